@@ -1,0 +1,101 @@
+"""Typed configuration shared by `ragshield eval`, `ragshield serve` and `build_system`.
+
+YAML files are validated by pydantic; unknown keys are errors (a typo must not silently
+change a security setting).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragshield.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CalibrationConfig(_Strict):
+    """Benign queries (JSONL with `query`) that trainable guards are fitted on."""
+
+    path: str
+    target_fpr: float = Field(0.01, gt=0.0, lt=1.0)
+    limit: int | None = Field(None, gt=0)
+
+
+class PolicyConfig(_Strict):
+    """Per-user blocking: >= `k` violations in the last `window` queries blocks for `block_seconds`.
+
+    `store` is `memory`, `sqlite:PATH` or `redis://HOST:PORT/DB`.
+    """
+
+    window: int = Field(20, gt=0)
+    k: int = Field(3, gt=0)
+    block_seconds: float = Field(3600.0, ge=0.0)
+    store: str = "memory"
+
+
+class SystemConfig(_Strict):
+    """One guarded RAG system: where its knowledge lives and how it answers.
+
+    `generator` and `oracle` are mappings with a `name` (`llama-cpp`, `openai-compatible`,
+    ...) and that generator's parameters; `defense_params` maps a defense name to keyword
+    parameters for its factory.
+    """
+
+    index: str | None = None
+    corpus: str | None = None
+    embedder: str = "all-MiniLM-L6-v2"
+    generator: dict[str, Any] = Field(default_factory=lambda: {"name": "llama-cpp"})
+    oracle: dict[str, Any] | None = None
+    k: int = Field(3, gt=0, le=100)
+    prompt_layout: str = "tgtb"
+    max_tokens: int = Field(256, gt=0)
+    defenses: list[str] = Field(default_factory=list)
+    defense_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    calibration: CalibrationConfig | None = None
+    policy: PolicyConfig | None = None
+    fail_closed: bool = True
+    seed: int = 0
+
+    @field_validator("generator")
+    @classmethod
+    def _has_name(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "name" not in value:
+            raise ValueError("generator needs a 'name' (llama-cpp, openai-compatible, transformers)")
+        return value
+
+    @property
+    def defense_spec(self) -> str:
+        """The defenses joined with `+` (`none` when empty)."""
+        names = [name for name in self.defenses if name != "none"]
+        return "+".join(names) if names else "none"
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """A YAML mapping from a file, with clear errors for missing or malformed files."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"config file not found: {file}")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{file} is not valid YAML: {error}") from error
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file} must hold a mapping of settings")
+    return data
+
+
+def validate(model: type[_Strict], data: dict[str, Any], source: str = "config") -> Any:
+    """Validate `data` against `model`, turning pydantic errors into one readable ConfigError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}" for item in error.errors()
+        )
+        raise ConfigError(f"invalid {source}: {problems}") from error

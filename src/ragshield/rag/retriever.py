@@ -1,0 +1,47 @@
+"""The retriever: embed the query, search the index, return the top-k WITH similarity scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragshield.rag.embedding import Embedder, make_embedder
+from ragshield.rag.index import FaissIndex, IndexManifest, NumpyIndex, VectorIndex, load_index
+from ragshield.types import Query, RetrievalResult
+
+
+class Retriever:
+    """Dense retrieval over a `VectorIndex`; similarities are cosine (higher = closer)."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex | FaissIndex | NumpyIndex) -> None:
+        self.embedder = embedder
+        self.index = index
+
+    def retrieve(self, query: Query, k: int) -> RetrievalResult:
+        vector = self.embedder.embed([query.text])[0]
+        return RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)))
+
+    def retrieve_many(self, queries: list[Query], k: int) -> list[RetrievalResult]:
+        """Batch retrieval (one embedding pass); same results as calling `retrieve` per query."""
+        vectors = self.embedder.embed([query.text for query in queries])
+        return [
+            RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)))
+            for query, vector in zip(queries, vectors, strict=True)
+        ]
+
+
+def open_retriever(directory: str | Path, embedder: Embedder | None = None) -> tuple[Retriever, IndexManifest]:
+    """Load an index folder and pair it with the embedder it was built with.
+
+    Raises:
+        IndexLoadError: the folder is missing or corrupt, or `embedder` differs from the manifest's.
+    """
+    from ragshield.errors import IndexLoadError
+
+    index, manifest = load_index(directory)
+    if embedder is None:
+        embedder = make_embedder(manifest.embedder)
+    elif embedder.name != manifest.embedder:
+        raise IndexLoadError(
+            f"index at {directory} was built with {manifest.embedder!r}, not {embedder.name!r}; rebuild it"
+        )
+    return Retriever(embedder, index), manifest
