@@ -1,0 +1,116 @@
+"""`build_defense` for the registry name `canary-rag`: injector + canary output guard (+ oracle)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ragshield.errors import BackendUnavailable, ConfigError
+from ragshield.guards.base import Defense
+from ragshield.guards.canary.canaries import DEFAULT_LENGTH
+from ragshield.guards.canary.injector import CanaryInjector
+from ragshield.guards.canary.monitor import CanaryGuard
+from ragshield.guards.canary.oracle import OracleConfig, OracleHealth, OraclePath, self_check
+
+if TYPE_CHECKING:
+    from ragshield.generators.base import Generator
+    from ragshield.guards.factory import DefenseContext
+
+log = logging.getLogger(__name__)
+
+NAME = "canary-rag"
+ORACLE_MODES = ("auto", "on", "off")
+
+
+def default_oracle_generator(target: Generator | None) -> Generator:
+    """A separate instance of the local model for the oracle path.
+
+    Same GGUF file as a llama.cpp target (the default SmolLM2-135M otherwise), in its own instance:
+    one llama.cpp instance serves one request at a time, so sharing it would serialise the two
+    paths. A small context window keeps its memory low (the oracle sees one cut chunk).
+    """
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+
+    model_path = target.model_path if isinstance(target, LlamaCppGenerator) else None
+    return LlamaCppGenerator(model_path=model_path, n_ctx=1024, name="canary-oracle")
+
+
+def build_defense(
+    context: DefenseContext,
+    *,
+    placement: str = "sentence-begin",
+    per_chunk: int = 2,
+    length: int = DEFAULT_LENGTH,
+    oracle: str = "auto",
+    min_share: float = 0.5,
+    oracle_max_tokens: int = 64,
+    oracle_passage_chars: int = 300,
+    oracle_timeout_s: float = 60.0,
+    oracle_layout: str = "completion",
+    **unknown: Any,
+) -> Defense:
+    """CanaryRAG (Xie et al., ACL 2026): canaries in the retrieved chunks, a streaming monitor, an oracle.
+
+    Args:
+        context: the system; `context.oracle_generator` is the oracle model (default: a separate
+            instance of the local model, see `default_oracle_generator`).
+        placement, per_chunk, length: see `CanaryInjector`.
+        oracle: `auto` (run the oracle when its model passes the self-check, else run without it
+            and say so in every verdict), `on` (run it even when the self-check fails: expect false
+            positives; for measurement) or `off`.
+        min_share, oracle_max_tokens, oracle_passage_chars, oracle_timeout_s, oracle_layout: see
+            `OracleConfig`.
+
+    Raises:
+        ConfigError: unknown parameter or invalid value; the oracle model is the target's instance.
+    """
+    if unknown:
+        raise ConfigError(f"unknown canary-rag parameter(s): {', '.join(sorted(unknown))}")
+    if oracle not in ORACLE_MODES:
+        raise ConfigError(f"canary-rag oracle must be one of {', '.join(ORACLE_MODES)}, got {oracle!r}")
+    injector = CanaryInjector(placement=placement, per_chunk=per_chunk, length=length, name=NAME)
+    config = OracleConfig(
+        min_share=min_share,
+        max_tokens=oracle_max_tokens,
+        passage_chars=oracle_passage_chars,
+        timeout_s=oracle_timeout_s,
+        layout=oracle_layout,
+    )
+    path, health, status, note = _oracle(context, oracle, config, injector)
+    guard = CanaryGuard(
+        name=NAME, oracle=path, health=health, oracle_note=note, oracle_status=status, fail_closed=context.fail_closed
+    )
+    return Defense(name=NAME, decorators=(injector,), output_guards=(guard,), fail_closed=context.fail_closed)
+
+
+def _oracle(
+    context: DefenseContext, mode: str, config: OracleConfig, injector: CanaryInjector
+) -> tuple[OraclePath | None, OracleHealth | None, str, str | None]:
+    """The oracle path to run (or None), its self-check, its status and the note verdicts carry."""
+    if mode == "off":
+        return None, None, "off", "oracle path off (configured)"
+    generator = context.oracle_generator
+    if generator is not None and generator is context.generator:
+        raise ConfigError(
+            "the oracle generator is the target generator instance; give the oracle its own instance "
+            "(two concurrent paths cannot share one model instance)"
+        )
+    if generator is None:
+        try:
+            generator = default_oracle_generator(context.generator)
+        except BackendUnavailable as error:
+            if mode == "on":
+                raise
+            return None, None, "disabled", f"oracle path disabled: no oracle model ({error})"
+    health = self_check(generator, config, injector=injector)  # generation errors fail the check
+    if health.healthy:
+        return OraclePath(generator, config), health, "on", None
+    if mode == "on":
+        log.warning("%s; running it anyway (oracle=on): expect false positives", health.reason)
+        return OraclePath(generator, config), health, "forced", f"oracle forced on although it {_failed(health)}"
+    log.warning("%s; running without the oracle path", health.reason)
+    return None, health, "disabled", f"oracle path disabled: {health.reason}"
+
+
+def _failed(health: OracleHealth) -> str:
+    return f"failed its self-check ({health.recovered_share:.0%} recovered on {health.probes} benign probes)"

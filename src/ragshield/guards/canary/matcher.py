@@ -1,0 +1,467 @@
+"""`CanaryMatcher`: finds canaries in text, plain or obfuscated, in one linear pass.
+
+Existing guards (Rebuff, Vigil) test ``canary in output``, which base64 alone defeats. This matcher
+normalises the text into four streams and runs one Aho-Corasick automaton (pyahocorasick) per
+stream over all canaries' patterns at once:
+
+* skeleton: NFKD (fullwidth, ligatures, accents split off), homoglyph folding (Cyrillic/Greek
+  look-alikes to Latin), casefolding, then every character that is not a letter or digit is dropped
+  (spaces, dots, dashes, newlines, zero-width and other format characters, combining marks).
+  Patterns: the canary and the reversed canary. Catches case, separators, zero-width, homoglyphs,
+  reversal and their mixes.
+* hex: the skeleton text before dropping, reduced to ``0-9 a-f x``. Patterns: the ASCII and UTF-16
+  hex of the canary, its reversal and upper-case variants, plain, ``0x``- and ``\\x``-joined.
+* decoded: percent-escapes and HTML character references decoded, then the skeleton. Catches
+  URL-encoding (all or some characters) and ``&#107;`` style escapes.
+* base64: case kept, only the base64 alphabet (url-safe folded to standard). Patterns: the base64 of
+  each variant at the three byte alignments (only the characters that depend on the canary alone).
+
+Streaming: `CanaryScanner.feed(delta)` keeps, per stream, the last (longest pattern - 1) normalised
+characters and scans ``tail + new``; only matches ending in the new part count. Every character is
+normalised once and scanned a bounded number of times, so the cost is linear in the output (no
+rescan of the accumulated text). Forms are named only when a hit occurs (rare), by re-reading a
+bounded raw window.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote
+
+from ragshield.errors import ConfigError, missing_extra
+from ragshield.guards.canary.canaries import MIN_LENGTH
+
+# raw characters per canary symbol that a supported form may use (separators, escapes such as
+# `\u006b` or `0x6b, `); the monitor's holdback is this times the longest canary
+CHARS_PER_SYMBOL = 8
+
+# Latin look-alikes (case kept: applied before casefolding, so upper-case Greek Eta is H, lower-case
+# eta is n). NFKD already folds fullwidth, mathematical and other compatibility forms.
+_CONFUSABLES = {
+    # Cyrillic
+    "А": "A",
+    "В": "B",
+    "Е": "E",
+    "К": "K",
+    "М": "M",
+    "Н": "H",
+    "О": "O",
+    "Р": "P",
+    "С": "C",
+    "Т": "T",
+    "Х": "X",
+    "У": "Y",
+    "Ѕ": "S",
+    "І": "I",
+    "Ј": "J",
+    "Ԁ": "D",
+    "Ԛ": "Q",
+    "Ԝ": "W",
+    "Ү": "Y",
+    "Ӏ": "I",
+    "а": "a",
+    "в": "b",
+    "е": "e",
+    "к": "k",
+    "м": "m",
+    "н": "h",
+    "о": "o",
+    "р": "p",
+    "с": "c",
+    "т": "t",
+    "х": "x",
+    "у": "y",
+    "ѕ": "s",
+    "і": "i",
+    "ј": "j",
+    "һ": "h",
+    "ԁ": "d",
+    "ԛ": "q",
+    "ԝ": "w",
+    "ӏ": "l",
+    "ь": "b",
+    "г": "r",
+    "п": "n",
+    "ү": "y",
+    "ɡ": "g",
+    # Greek
+    "Α": "A",
+    "Β": "B",
+    "Ε": "E",
+    "Ζ": "Z",
+    "Η": "H",
+    "Ι": "I",
+    "Κ": "K",
+    "Μ": "M",
+    "Ν": "N",
+    "Ο": "O",
+    "Ρ": "P",
+    "Τ": "T",
+    "Υ": "Y",
+    "Χ": "X",
+    "α": "a",
+    "β": "b",
+    "γ": "y",
+    "ε": "e",
+    "η": "n",
+    "ι": "i",
+    "κ": "k",
+    "ν": "v",
+    "ο": "o",
+    "ρ": "p",
+    "τ": "t",
+    "υ": "u",
+    "χ": "x",
+    "ω": "w",
+    "ϲ": "c",
+    "ϳ": "j",
+    # Latin and other look-alikes NFKD leaves alone
+    "ı": "i",
+    "ȷ": "j",
+    "ɑ": "a",
+    "ɩ": "i",
+    "ʏ": "y",
+    "ᴀ": "a",
+    "ᴄ": "c",
+    "ᴅ": "d",
+    "ᴇ": "e",
+    "ᴋ": "k",
+    "ᴍ": "m",
+    "ɴ": "n",
+    "ᴏ": "o",
+    "ᴘ": "p",
+    "ʀ": "r",
+    "ᴛ": "t",
+    "ᴜ": "u",
+    "ᴠ": "v",
+    "ᴡ": "w",
+    "ᴢ": "z",
+    "Ꭺ": "A",
+    "Ᏼ": "B",
+    "Ꮯ": "C",
+    "Ꭼ": "E",
+    "Ꮋ": "H",
+    "Ꭻ": "J",
+    "Ꮶ": "K",
+    "Ꮇ": "M",
+    "Ꮲ": "P",
+    "Ꭲ": "T",
+}
+# invisible characters that count as letters (so the drop-non-alphanumerics step would keep them)
+_INVISIBLE_LETTERS = ("\u115f", "\u1160", "\u3164", "\uffa0")
+_SKELETON_TABLE: dict[int, Any] = {ord(key): value for key, value in _CONFUSABLES.items()}
+_SKELETON_TABLE.update({ord(ch): None for ch in _INVISIBLE_LETTERS})
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_NOT_HEX = re.compile(r"[^0-9a-fx]+")
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
+_URLSAFE = str.maketrans({"-": "+", "_": "/"})
+_ENTITY_MAX = 12  # longest HTML character reference we wait for (`&#x0001f600;` is 12)
+
+ZERO_WIDTH_FORM = "zero-width"
+
+
+def _folded(text: str) -> str:
+    """NFKD + homoglyph folding + casefolding (separators still present)."""
+    return unicodedata.normalize("NFKD", text).translate(_SKELETON_TABLE).casefold()
+
+
+def skeleton(text: str) -> str:
+    """The letters and digits of `text` after NFKD, homoglyph folding and casefolding."""
+    return _NOT_ALNUM.sub("", _folded(text))
+
+
+@lru_cache(maxsize=4096)
+def _skeleton_char(char: str) -> str:
+    return skeleton(char)
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryHit:
+    """One canary found in text.
+
+    `canary` is the canary found (callers must not log it); `form` names the obfuscation, e.g.
+    `plain`, `case`, `separators`, `zero-width`, `homoglyph`, `reversed+separators`, `base64`,
+    `hex`, `url`, or `spread` (a separated form longer than the classification window);
+    `offset` is the number of raw characters of the scanned text consumed when it was found.
+    """
+
+    canary: str
+    form: str
+    offset: int
+
+
+def _variants(canary: str) -> list[tuple[str, str]]:
+    """(byte string variant, form prefix) pairs that encoded forms are built from."""
+    pairs = [(canary, ""), (canary[::-1], "reversed+"), (canary.upper(), ""), (canary.upper()[::-1], "reversed+")]
+    unique: dict[str, str] = {}
+    for text, prefix in pairs:
+        unique.setdefault(text, prefix)
+    return list(unique.items())
+
+
+def _base64_patterns(text: str) -> list[str]:
+    """Base64 substrings that encode `text` at byte alignments 0, 1 and 2 of any enclosing blob."""
+    data = text.encode("ascii")
+    patterns = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
+        start = (8 * offset + 5) // 6  # first character fed only by canary bits
+        end = (8 * (offset + len(data))) // 6  # one past the last such character
+        patterns.append(encoded[start:end])
+    return patterns
+
+
+def _hex_patterns(text: str) -> list[str]:
+    pairs = [f"{ord(char):02x}" for char in text]
+    return ["".join(pairs), "0x".join(pairs), "x".join(pairs), "".join("00" + pair for pair in pairs)]
+
+
+def _automaton(patterns: dict[str, tuple[str, str]]) -> Any:
+    try:
+        import ahocorasick
+    except ImportError as error:  # pragma: no cover - a core dependency
+        raise missing_extra("pyahocorasick", "models") from error
+    automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+    for pattern, value in patterns.items():
+        automaton.add_word(pattern, value)
+    if patterns:
+        automaton.make_automaton()
+    return automaton
+
+
+@dataclass
+class _Stream:
+    """One normalised stream: its automaton and the tail kept between deltas."""
+
+    automaton: Any
+    keep: int  # longest pattern - 1
+    tail: str = ""
+
+    def scan(self, new: str) -> list[tuple[str, str]]:
+        if not new or self.keep < 0:
+            return []
+        text = self.tail + new
+        boundary = len(self.tail)
+        found = [value for end, value in self.automaton.iter(text) if end >= boundary]
+        self.tail = text[-self.keep :] if self.keep else ""
+        return found
+
+
+class CanaryMatcher:
+    """Finds a fixed set of canaries in text, under obfuscation.
+
+    Args:
+        canaries: the canaries to look for (letters and digits, at least `MIN_LENGTH` long).
+        chars_per_symbol: raw characters per canary symbol a supported form may span; sets
+            `max_form_chars`, the holdback a streaming monitor needs.
+
+    Raises:
+        ConfigError: a canary is too short or holds characters other than ASCII letters/digits.
+    """
+
+    def __init__(self, canaries: Iterable[str], *, chars_per_symbol: int = CHARS_PER_SYMBOL) -> None:
+        self.canaries = tuple(dict.fromkeys(canaries))
+        for canary in self.canaries:
+            if len(canary) < MIN_LENGTH or not (canary.isascii() and canary.isalnum()):
+                raise ConfigError(
+                    f"a canary must be at least {MIN_LENGTH} ASCII letters or digits; draw them with new_canaries()"
+                )
+        self.chars_per_symbol = chars_per_symbol
+        longest = max((len(canary) for canary in self.canaries), default=0)
+        self.max_form_chars = chars_per_symbol * longest
+        plain: dict[str, tuple[str, str]] = {}
+        hexed: dict[str, tuple[str, str]] = {}
+        b64: dict[str, tuple[str, str]] = {}
+        for canary in self.canaries:
+            folded = skeleton(canary)
+            plain.setdefault(folded, (canary, ""))
+            plain.setdefault(folded[::-1], (canary, "reversed"))
+            for text, prefix in _variants(canary):
+                for pattern in _hex_patterns(text):
+                    hexed.setdefault(pattern, (canary, prefix + "hex"))
+                for pattern in _base64_patterns(text):
+                    b64.setdefault(pattern, (canary, prefix + "base64"))
+        self._patterns = {"skeleton": plain, "hex": hexed, "decoded": plain, "base64": b64}
+        self._automata = {name: _automaton(patterns) for name, patterns in self._patterns.items()}
+        self._keep = {
+            name: (max(map(len, patterns)) - 1 if patterns else -1) for name, patterns in self._patterns.items()
+        }
+
+    def scanner(self) -> CanaryScanner:
+        """A fresh incremental scanner over one stream of text."""
+        return CanaryScanner(self)
+
+    def find(self, text: str) -> list[CanaryHit]:
+        """Every canary occurrence in `text` with the form it was found under."""
+        scanner = self.scanner()
+        return scanner.feed(text) + scanner.flush()
+
+    def _stream(self, name: str) -> _Stream:
+        return _Stream(self._automata[name], self._keep[name])
+
+
+@dataclass
+class CanaryScanner:
+    """Incremental matching over a stream of deltas (one answer). Not thread-safe."""
+
+    matcher: CanaryMatcher
+    consumed: int = 0
+    _raw_tail: str = ""
+    _pending: str = ""  # raw characters held back from the decoded stream (an unfinished escape)
+    _credits: dict[str, int] = field(default_factory=dict)  # skeleton hits the decoded stream repeats
+
+    def __post_init__(self) -> None:
+        self._streams = {name: self.matcher._stream(name) for name in ("skeleton", "hex", "decoded", "base64")}
+        # long enough to classify any supported form that ends in the current delta
+        self._window = 2 * self.matcher.max_form_chars + 64
+
+    def feed(self, delta: str) -> list[CanaryHit]:
+        """Hits completed by `delta` (each occurrence is reported once per stream)."""
+        self.consumed += len(delta)
+        if not delta or not self.matcher.canaries:
+            return []
+        window = self._raw_tail + delta
+        folded = _folded(delta)
+        plain = _NOT_ALNUM.sub("", folded)
+        streams = self._streams
+        hits = self._classified(streams["skeleton"].scan(plain), window)
+        hits += self._encoded(streams["hex"].scan(_NOT_HEX.sub("", folded)))
+        hits += self._encoded(streams["base64"].scan(_base64_text(delta)))
+        hits += self._decoded(self._decode(delta, plain), window, hits)
+        self._raw_tail = window[-self._window :]
+        return hits
+
+    def flush(self) -> list[CanaryHit]:
+        """Hits in text held back by the decoded stream (an escape cut off at the end)."""
+        pending, self._pending = self._pending, ""
+        if not pending:
+            return []
+        decoded = skeleton(html.unescape(unquote(pending)))
+        return self._decoded(self._streams["decoded"].scan(decoded), self._raw_tail, [])
+
+    # -- the decoded stream ----------------------------------------------------------------
+
+    def _decode(self, delta: str, plain: str) -> list[tuple[str, str]]:
+        if not self._pending and "%" not in delta and "&" not in delta:
+            # nothing to decode: the decoded stream equals the skeleton stream (fast path)
+            return self._streams["decoded"].scan(plain)
+        text = self._pending + delta
+        hold = _unfinished_escape(text)
+        self._pending = text[hold:]
+        return self._streams["decoded"].scan(skeleton(html.unescape(unquote(text[:hold]))))
+
+    def _decoded(self, found: list[tuple[str, str]], window: str, skeleton_hits: list[CanaryHit]) -> list[CanaryHit]:
+        # the decoded stream also sees every plain occurrence: those were reported by the skeleton
+        # stream already, so each skeleton hit cancels one decoded hit of the same canary
+        for hit in skeleton_hits:
+            if not hit.form.endswith(("hex", "base64")):
+                self._credits[hit.canary] = self._credits.get(hit.canary, 0) + 1
+        hits = []
+        for canary, prefix in found:
+            if self._credits.get(canary, 0) > 0:
+                self._credits[canary] -= 1
+                continue
+            form = "html-entity" if "&" in window and "%" not in window else "url"
+            hits.append(CanaryHit(canary, f"{prefix}+{form}" if prefix else form, self.consumed))
+        return hits
+
+    # -- naming forms ----------------------------------------------------------------------
+
+    def _encoded(self, found: list[tuple[str, str]]) -> list[CanaryHit]:
+        return [CanaryHit(canary, form, self.consumed) for canary, form in found]
+
+    def _classified(self, found: list[tuple[str, str]], window: str) -> list[CanaryHit]:
+        if not found:
+            return []
+        spans = _SpanLookup(window)
+        wanted: dict[str, int] = {}
+        for canary, reversed_form in found:
+            key = _target(canary, reversed_form)
+            wanted[key] = wanted.get(key, 0) + 1
+        # the k hits of one target in this delta are its last k occurrences in the window
+        segments = {key: spans.last(key, count) for key, count in wanted.items()}
+        hits = []
+        for canary, reversed_form in found:
+            pending = segments[_target(canary, reversed_form)]
+            segment = pending.pop(0) if pending else None
+            form = _form_of(segment, canary, reversed_form) if segment is not None else "spread"
+            if reversed_form and form != "reversed":
+                form = f"reversed+{form}"
+            hits.append(CanaryHit(canary, form, self.consumed))
+        return hits
+
+
+def _target(canary: str, reversed_form: str) -> str:
+    folded = skeleton(canary)
+    return folded[::-1] if reversed_form else folded
+
+
+def _base64_text(delta: str) -> str:
+    return _NOT_BASE64.sub("", unicodedata.normalize("NFKD", delta).translate(_URLSAFE))
+
+
+def _unfinished_escape(text: str) -> int:
+    """Index where an escape that the next delta may finish starts (len(text) when none)."""
+    hold = len(text)
+    percent = text.rfind("%", max(0, len(text) - 2))
+    if percent != -1:
+        hold = percent
+    amp = text.rfind("&", max(0, len(text) - _ENTITY_MAX))
+    if amp != -1 and ";" not in text[amp:]:
+        hold = min(hold, amp)
+    return hold
+
+
+class _SpanLookup:
+    """Per-character skeleton of a raw window with a map back to raw positions (used on hits only)."""
+
+    def __init__(self, window: str) -> None:
+        self.window = window
+        parts: list[str] = []
+        owners: list[int] = []
+        for index, char in enumerate(window):
+            folded = _skeleton_char(char)
+            parts.append(folded)
+            owners.extend([index] * len(folded))
+        self.text = "".join(parts)
+        self.owners = owners
+
+    def last(self, target: str, count: int) -> list[str]:
+        """The raw segments of the last `count` occurrences of `target`, in text order."""
+        starts: list[int] = []
+        start = self.text.find(target)
+        while start != -1:
+            starts.append(start)
+            start = self.text.find(target, start + 1)
+        segments = []
+        for begin in starts[-count:]:
+            first, last = self.owners[begin], self.owners[begin + len(target) - 1]
+            segments.append(self.window[first : last + 1])
+        return segments
+
+
+def _form_of(segment: str, canary: str, reversed_form: str) -> str:
+    """Name the obfuscations that turn `canary` (or its reversal) into the raw `segment`."""
+    expected = canary[::-1] if reversed_form else canary
+    if segment == expected:
+        return "reversed" if reversed_form else "plain"
+    symbols = set(expected)
+    forms: set[str] = set()
+    for char in segment:
+        category = unicodedata.category(char)
+        if category == "Cf" or char in _INVISIBLE_LETTERS:
+            forms.add(ZERO_WIDTH_FORM)
+        elif category in ("Mn", "Me") or (char.isalnum() and not char.isascii()):
+            forms.add("homoglyph")
+        elif not char.isalnum():
+            forms.add("separators")
+        elif char not in symbols:  # an ASCII letter of the canary in the other case
+            forms.add("case")
+    return "+".join(sorted(forms)) if forms else "plain"

@@ -1,0 +1,191 @@
+"""`CanaryMonitor` and `CanaryGuard`: CanaryRAG's checks on one streamed answer.
+
+Target path: every delta goes through an incremental `CanaryScanner`; a canary in any supported form
+halts the stream. The pipeline withholds the last `holdback_chars` characters from the client until
+they are checked, and `holdback_chars` covers the longest supported form, so no part of a canary
+form ever reaches the client, however the form is split across deltas (a form spread wider than
+that is still detected and halts the stream, but its beginning may already have been released).
+
+Oracle path (optional): started when the monitor opens; its outcome is checked at every delta (an
+early violation halts the target at once) and awaited in `close`.
+
+Verdicts name the leaked chunk ids and the forms, never a canary. The score is the number of canary
+integrity violations: canaries exposed on the target path plus canaries the oracle failed to
+recover below its minimum share (higher = more suspicious; blocks at >= 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ragshield.errors import ConfigError
+from ragshield.guards.canary.matcher import CanaryHit, CanaryMatcher
+from ragshield.guards.canary.oracle import OracleHealth, OracleOutcome, OraclePath, OracleRun
+from ragshield.types import Action, JSONValue, RetrievalResult, Verdict
+
+THRESHOLD = 1.0  # one violated canary is enough: canaries do not occur by chance (see canaries.py)
+
+
+@dataclass
+class CanaryMonitor:
+    """An `OutputMonitor` for one answer (see the module docstring).
+
+    Args:
+        markers: chunk id -> canaries inserted for this request.
+        guard: the guard name used in verdicts.
+        oracle: the oracle run for this request (None: no oracle).
+        oracle_note: why the oracle is not running (or runs although unhealthy), stated in every
+            verdict (None: nothing to say).
+        oracle_status: `on`, `forced` (runs although it failed its self-check), `disabled`
+            (failed its self-check or has no model) or `off` (configured).
+        fail_closed: block when the oracle errs or times out (True) or allow, saying so (False).
+    """
+
+    markers: Mapping[str, tuple[str, ...]]
+    guard: str = "canary-rag"
+    oracle: OracleRun | None = None
+    oracle_note: str | None = None
+    oracle_status: str = "on"
+    fail_closed: bool = True
+    holdback_chars: int = field(init=False)
+    _hits: list[CanaryHit] = field(default_factory=list, init=False)
+    _decided: Verdict | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._owner = {canary: chunk_id for chunk_id, canaries in self.markers.items() for canary in canaries}
+        self._matcher = CanaryMatcher(self._owner)
+        self._scanner = self._matcher.scanner()
+        self.holdback_chars = self._matcher.max_form_chars
+
+    def observe(self, delta: str) -> Verdict | None:
+        """BLOCK when `delta` completes a canary form or the oracle already found a violation."""
+        if self._decided is not None:
+            return self._decided
+        hits = self._scanner.feed(delta)
+        if hits:
+            self._hits.extend(hits)
+            return self._decide(self._verdict(self.oracle.peek() if self.oracle else None, final=False))
+        if self.oracle is not None:
+            outcome = self.oracle.peek()
+            if outcome is not None and outcome.violated:
+                return self._decide(self._verdict(outcome, final=False))
+        return None
+
+    def close(self) -> Verdict:
+        """The final verdict: target hits in the held-back tail, then the oracle's outcome.
+
+        After a halt this returns the halting verdict again (the guard's one decision).
+        """
+        if self._decided is not None:
+            if self.oracle is not None:
+                self.oracle.cancel()
+            return self._decided
+        self._hits.extend(self._scanner.flush())
+        if self._hits:
+            if self.oracle is not None:
+                self.oracle.cancel()
+            return self._decide(self._verdict(self.oracle.peek() if self.oracle else None, final=True))
+        outcome = self.oracle.result() if self.oracle is not None else None
+        return self._verdict(outcome, final=True)
+
+    def redact(self, text: str) -> str:
+        return text  # CanaryRAG halts; it never rewrites released text
+
+    # -- verdicts ------------------------------------------------------------------------
+
+    def _decide(self, verdict: Verdict) -> Verdict:
+        if verdict.blocked:
+            self._decided = verdict
+        return verdict
+
+    def _verdict(self, outcome: OracleOutcome | None, *, final: bool) -> Verdict:
+        chunk_ids = sorted({self._owner[hit.canary] for hit in self._hits})
+        forms = sorted({hit.form for hit in self._hits})
+        leaked = len({hit.canary for hit in self._hits})
+        evidence: dict[str, JSONValue] = {"leaked_chunk_ids": chunk_ids, "forms": forms, "leaked_canaries": leaked}
+        evidence["oracle"] = self._oracle_evidence(outcome, final=final)
+        reasons = []
+        if leaked:
+            where = ", ".join(chunk_ids)
+            reasons.append(f"{leaked} canary(ies) of chunk(s) {where} in the output ({', '.join(forms)})")
+        shortfall = 0
+        error_block = False
+        if outcome is not None and outcome.error is not None:
+            reasons.append(f"oracle failed ({outcome.error}); {'failing closed' if self.fail_closed else 'ignored'}")
+            error_block = self.fail_closed
+        elif outcome is not None and outcome.violated:
+            shortfall = outcome.shortfall
+            reasons.append(
+                f"oracle recovered {outcome.recovered} of {outcome.expected} canaries of chunk {outcome.chunk_id} "
+                f"(needs {outcome.required}): suppression or obfuscation by the query"
+            )
+        elif self.oracle is not None and outcome is None and final:
+            reasons.append(f"oracle gave no answer in time; {'failing closed' if self.fail_closed else 'ignored'}")
+            error_block = self.fail_closed
+        score = float(leaked + shortfall) if not error_block else float("inf")
+        blocked = score >= THRESHOLD
+        if not reasons:
+            reasons.append("no canary in the output" + ("; oracle recovered its canaries" if outcome else ""))
+        if self.oracle_note:
+            reasons.append(self.oracle_note)
+        return Verdict(
+            guard=self.guard,
+            action=Action.BLOCK if blocked else Action.ALLOW,
+            score=score,
+            threshold=THRESHOLD,
+            reason="; ".join(reasons),
+            evidence=evidence,
+        )
+
+    def _oracle_evidence(self, outcome: OracleOutcome | None, *, final: bool) -> dict[str, JSONValue]:
+        if self.oracle is None:
+            return {"status": self.oracle_status, "result": "not run"}
+        if outcome is None:
+            return {"status": self.oracle_status, "result": "timeout" if final else "running"}
+        return {
+            "status": self.oracle_status,
+            "result": "error" if outcome.error else ("violated" if outcome.violated else "ok"),
+            "chunk_id": outcome.chunk_id,
+            "expected": outcome.expected,
+            "recovered": outcome.recovered,
+            "required": outcome.required,
+            "elapsed_ms": outcome.elapsed_ms,
+            "error": outcome.error,
+        }
+
+
+@dataclass
+class CanaryGuard:
+    """An `OutputGuard`: opens a `CanaryMonitor` (and starts the oracle) for each answer.
+
+    Args:
+        oracle: the oracle path (None: target path only).
+        health: the oracle's self-check (None when it did not run).
+        oracle_note, oracle_status: see `CanaryMonitor`.
+    """
+
+    name: str = "canary-rag"
+    oracle: OraclePath | None = None
+    health: OracleHealth | None = None
+    oracle_note: str | None = None
+    oracle_status: str = "on"
+    fail_closed: bool = True
+
+    def open(self, retrieval: RetrievalResult) -> CanaryMonitor:
+        """A monitor for an answer from the decorated `retrieval`.
+
+        Raises:
+            ConfigError: the retrieval has chunks but no canaries (the injector did not run).
+        """
+        if retrieval.hits and not any(retrieval.markers.get(hit.chunk.id) for hit in retrieval.hits):
+            raise ConfigError("canary-rag's output guard got a context without canaries; add its CanaryInjector")
+        run = self.oracle.start(retrieval) if self.oracle is not None else None
+        return CanaryMonitor(
+            retrieval.markers,
+            guard=self.name,
+            oracle=run,
+            oracle_note=self.oracle_note,
+            oracle_status=self.oracle_status,
+            fail_closed=self.fail_closed,
+        )
