@@ -69,8 +69,8 @@ class Attack(Protocol):
 class StatefulAttack:
     """Base class for attacks that learn from responses (RAG-Thief, Pirates, ...).
 
-    Subclasses implement `_reset()` (fresh state), `_observe(query, text)` (update on one
-    exchange) and `_propose(rng)` (the next query text, or None to stop). `next_query`
+    Subclasses implement `_reset()` (fresh state), `_observe(query, text, rng)` (update on
+    one exchange) and `_propose(rng)` (the next query text, or None to stop). `next_query`
     feeds the exchanges not yet observed to `_observe` first; an empty or shorter history
     than already observed means a new run, so the state is reset.
     """
@@ -86,7 +86,7 @@ class StatefulAttack:
     def _reset(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _observe(self, query: Query, text: str) -> None:  # pragma: no cover - overridden
+    def _observe(self, query: Query, text: str, rng: random.Random) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def _propose(self, rng: random.Random) -> str | None:  # pragma: no cover - overridden
@@ -98,7 +98,7 @@ class StatefulAttack:
             self._cursor = 0
             self._started = True
         for query, text in seen[self._cursor :]:
-            self._observe(query, text)
+            self._observe(query, text, rng)
         self._cursor = len(seen)
         proposal = self._propose(rng)
         return None if proposal is None else Query(proposal)
@@ -328,11 +328,14 @@ class AttackerLLM:
             self._generator = make_generator("llama-cpp")
         return self._generator
 
-    def ask(self, prompt: str, rng: random.Random, *, max_tokens: int | None = None) -> str:
+    def ask(
+        self, prompt: str, rng: random.Random, *, max_tokens: int | None = None, temperature: float | None = None
+    ) -> str:
+        """The attacker's answer to `prompt`, with a decoding seed drawn from `rng`."""
         request = GenerationRequest(
             messages=(ChatMessage("user", prompt),),
             max_tokens=max_tokens or self.max_tokens,
-            temperature=self.temperature,
+            temperature=self.temperature if temperature is None else temperature,
             seed=rng.randrange(2**31),
         )
         return complete(self.generator, request)
