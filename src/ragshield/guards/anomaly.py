@@ -1,0 +1,278 @@
+"""RetrievalAnomaly (`rag-ct-2s`): a two-sided, benign-fitted detector on the top-k score profile.
+
+RAG-CT (`ragshield.guards.rag_ct`) flags only *concentrated* retrievals (low entropy, large
+margin). On real data that premise holds for one attack family (queries that quote a record,
+RAG-Thief style) and fails for others: TGTB and PIDE queries mostly retrieve *flatter* and
+*lower* profiles than benign questions, because their text (a command plus bait) matches no
+record well. This detector therefore models what benign retrieval profiles look like and
+flags queries whose profile is unlikely under that model, in either direction.
+
+Features of the sorted top-k cosine scores s(1) >= ... >= s(k):
+
+    top-1 s(1), k-th score s(k), margin s(1) - s(2), spread std(s),
+    normalised entropy H^ of softmax(s / T) at the fitted temperature T
+
+(for k = 2: top-1 and margin only, the rest being functions of them). The features are
+standardised on benign traffic and modelled by a Gaussian mixture (components chosen by BIC)
+or an isolation forest. `score` is the negative log-density under the mixture (or the
+isolation forest's anomaly score): higher = more anomalous = more suspicious.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ragshield.errors import ConfigError, NotFittedError
+from ragshield.evaluation.calibration import threshold_at_fpr
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.factory import DefenseContext
+from ragshield.guards.rag_ct import ProfileLike, normalised_entropy, similarities_of, sorted_top_k
+from ragshield.types import RetrievalResult, Verdict
+
+Model = Literal["gmm", "iforest"]
+FORMAT = "ragshield.rag-ct-2s/1"
+
+
+def profile_feature_names(k: int) -> tuple[str, ...]:
+    """Names of the features `profile_features` returns for top-k profiles."""
+    if k == 2:
+        return ("top1", "margin")
+    return ("top1", "kth", "margin", "spread", "entropy")
+
+
+def profile_features(similarities: Sequence[float] | np.ndarray, k: int, temperature: float) -> np.ndarray:
+    """The feature vector of one retrieval's top-k scores (see the module docstring).
+
+    Raises:
+        InvalidSimilarityError: a score is NaN or infinite.
+        ConfigError: fewer than k scores (the index holds fewer chunks than k).
+    """
+    top = sorted_top_k(similarities, k)
+    if top.size < k:
+        raise ConfigError(
+            f"RetrievalAnomaly was fitted on top-{k} profiles but the retrieval has {top.size} hits; "
+            "retrieve k chunks (and index at least k)"
+        )
+    margin = float(top[0] - top[1])
+    if k == 2:
+        return np.array([top[0], margin])
+    return np.array([top[0], top[-1], margin, float(top.std()), normalised_entropy(top, temperature)])
+
+
+class RetrievalAnomaly:
+    """Two-sided retrieval-profile anomaly guard; `score` is higher = more anomalous.
+
+    Args:
+        k: profile length (the retrievals it checks must have at least k hits; k >= 2).
+        model: `gmm` (Gaussian mixture, components 1..`max_components` by BIC; default) or
+            `iforest` (scikit-learn IsolationForest).
+        max_components: the largest mixture size BIC may choose.
+        seed: random state of the model fit.
+        name: the guard name in verdicts.
+
+    Fitted attributes: `temperature_` (the median benign spread s(1) - s(k), so a typical
+    benign profile spans about one logit), `mean_`, `scale_` (feature standardisation),
+    `model_` (the fitted scikit-learn estimator), `threshold_`, `n_fit_`, `target_fpr_`.
+    """
+
+    def __init__(
+        self,
+        *,
+        k: int = 3,
+        model: Model = "gmm",
+        max_components: int = 4,
+        seed: int = 0,
+        name: str = "rag-ct-2s",
+    ) -> None:
+        if not isinstance(k, int) or k < 2:
+            raise ConfigError(f"RetrievalAnomaly needs k >= 2, got {k!r}")
+        if model not in ("gmm", "iforest"):
+            raise ConfigError(f"model must be 'gmm' or 'iforest', got {model!r}")
+        if max_components < 1:
+            raise ConfigError("max_components must be >= 1")
+        self.k = k
+        self.model: Model = model
+        self.max_components = max_components
+        self.seed = seed
+        self.name = name
+
+    @property
+    def fitted(self) -> bool:
+        return hasattr(self, "threshold_")
+
+    def _require_fitted(self) -> None:
+        if not self.fitted:
+            raise NotFittedError(
+                "RetrievalAnomaly is not fitted; call fit(benign_retrievals) or give the defense benign "
+                "calibration queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
+            )
+
+    # -- features and scores ---------------------------------------------------------------
+
+    def features(self, retrieval: ProfileLike) -> np.ndarray:
+        """The raw (unstandardised) features of a retrieval at the fitted temperature."""
+        self._require_fitted()
+        return profile_features(similarities_of(retrieval), self.k, self.temperature_)
+
+    def _score_rows(self, rows: np.ndarray) -> np.ndarray:
+        standardised = (rows - self.mean_) / self.scale_
+        # both estimators' score_samples are higher = more normal (log-density / -anomaly depth)
+        return -np.asarray(self.model_.score_samples(standardised), dtype=np.float64)
+
+    def score(self, retrieval: ProfileLike) -> float:
+        """Anomaly score of one retrieval (negative log-density for `gmm`); higher = more suspicious."""
+        return float(self._score_rows(self.features(retrieval)[None, :])[0])
+
+    def score_many(self, retrievals: Sequence[ProfileLike]) -> np.ndarray:
+        """Scores of many retrievals in one vectorised call."""
+        self._require_fitted()
+        rows = np.stack([profile_features(similarities_of(item), self.k, self.temperature_) for item in retrievals])
+        return self._score_rows(rows)
+
+    def check(self, retrieval: RetrievalResult) -> Verdict:
+        """BLOCK when the profile's anomaly score >= `threshold_` (too peaked OR too flat/low)."""
+        self._require_fitted()
+        raw = self.features(retrieval)
+        value = float(self._score_rows(raw[None, :])[0])
+        names = profile_feature_names(self.k)
+        # which way the profile deviates, so an operator can tell "too peaked" from "too flat"
+        z = (raw - self.mean_) / self.scale_
+        strongest = int(np.argmax(np.abs(z)))
+        evidence: dict[str, Any] = {
+            "features": {name: round(float(v), 6) for name, v in zip(names, raw, strict=True)},
+            "z": {name: round(float(v), 3) for name, v in zip(names, z, strict=True)},
+            "similarities": [round(v, 6) for v in retrieval.similarities[: self.k]],
+            "model": self.model,
+        }
+        direction = "above" if z[strongest] > 0 else "below"
+        return threshold_verdict(
+            self.name,
+            value,
+            self.threshold_,
+            flagged_reason=(
+                f"retrieval profile unlike benign traffic ({names[strongest]} {direction} the benign range; "
+                f"score {value:.2f} >= {self.threshold_:.2f})"
+            ),
+            passed_reason=f"retrieval profile typical of benign traffic (score {value:.2f} < {self.threshold_:.2f})",
+            evidence=evidence,
+        )
+
+    # -- calibration -----------------------------------------------------------------------
+
+    def fit(self, benign_retrievals: Sequence[ProfileLike], target_fpr: float = 0.01) -> RetrievalAnomaly:
+        """Fit the one-class model on benign retrievals and set `threshold_` at `target_fpr`.
+
+        Raises:
+            ConfigError: fewer than 20 benign retrievals, or retrievals with fewer than k hits.
+        """
+        profiles = [sorted_top_k(similarities_of(item), self.k) for item in benign_retrievals]
+        if len(profiles) < 20:
+            raise ConfigError(f"RetrievalAnomaly.fit needs at least 20 benign retrievals, got {len(profiles)}")
+        spreads = np.array([profile[0] - profile[-1] for profile in profiles])
+        self.temperature_ = float(max(np.median(spreads), 1e-3))
+        rows = np.stack([profile_features(profile, self.k, self.temperature_) for profile in profiles])
+        self.mean_ = rows.mean(axis=0)
+        scale = rows.std(axis=0)
+        self.scale_ = np.where(scale > 1e-9, scale, 1.0)
+        standardised = (rows - self.mean_) / self.scale_
+        self.model_ = self._fit_model(standardised)
+        self.n_fit_ = len(profiles)
+        self.target_fpr_ = float(target_fpr)
+        self.threshold_ = threshold_at_fpr(self._score_rows(rows), target_fpr)
+        return self
+
+    def _fit_model(self, standardised: np.ndarray) -> Any:
+        if self.model == "iforest":
+            from sklearn.ensemble import IsolationForest
+
+            return IsolationForest(n_estimators=200, random_state=self.seed).fit(standardised)
+        from sklearn.mixture import GaussianMixture
+
+        best: Any = None
+        best_bic = math.inf
+        # at least ~10 points per component keeps a full covariance estimable
+        for components in range(1, min(self.max_components, max(1, len(standardised) // 10)) + 1):
+            mixture = GaussianMixture(
+                n_components=components, covariance_type="full", reg_covar=1e-4, random_state=self.seed, n_init=2
+            ).fit(standardised)
+            bic = float(mixture.bic(standardised))
+            if bic < best_bic:
+                best, best_bic = mixture, bic
+        return best
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted detector (a JSON header and the pickled scikit-learn model).
+
+        Only load files you wrote yourself: the model part is a pickle.
+        """
+        self._require_fitted()
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        header = {
+            "format": FORMAT,
+            "params": {"k": self.k, "model": self.model, "max_components": self.max_components, "seed": self.seed},
+            "name": self.name,
+        }
+        state = {
+            "temperature_": self.temperature_,
+            "mean_": self.mean_,
+            "scale_": self.scale_,
+            "model_": self.model_,
+            "threshold_": self.threshold_,
+            "n_fit_": self.n_fit_,
+            "target_fpr_": self.target_fpr_,
+        }
+        with target.open("wb") as handle:
+            handle.write((json.dumps(header) + "\n").encode())
+            pickle.dump(state, handle)
+
+    @classmethod
+    def load(cls, path: str | Path) -> RetrievalAnomaly:
+        """A detector written by `save` (trusted files only).
+
+        Raises:
+            ConfigError: the file is missing or not a saved RetrievalAnomaly.
+        """
+        file = Path(path)
+        try:
+            with file.open("rb") as handle:
+                header = json.loads(handle.readline())
+                if header.get("format") != FORMAT:
+                    raise ConfigError(f"{file} is not a saved RetrievalAnomaly (format {header.get('format')!r})")
+                state = pickle.load(handle)
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError) as error:
+            raise ConfigError(f"cannot read a saved RetrievalAnomaly from {file}: {type(error).__name__}") from error
+        detector = cls(**header["params"], name=header.get("name", "rag-ct-2s"))
+        for key, value in state.items():
+            setattr(detector, key, value)
+        return detector
+
+
+def build_defense(context: DefenseContext, **params: Any) -> Defense:
+    """RAG-CT two-sided: a benign-fitted density model of the top-k retrieval-score profile.
+
+    Needs benign `context.calibration` (fitted at `context.target_fpr`) or `load=PATH`.
+    Other parameters are RetrievalAnomaly's options; `k` defaults to the system's k.
+    """
+    load = params.pop("load", None)
+    if load is not None:
+        guard = RetrievalAnomaly.load(load)
+    else:
+        params.setdefault("k", max(2, context.k))
+        guard = RetrievalAnomaly(**params)
+        if not context.calibration:
+            raise ConfigError(
+                "defense 'rag-ct-2s' must be fitted on benign queries: pass --fit BENIGN.jsonl (scan), "
+                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
+            )
+        guard.fit(context.calibration, context.target_fpr)
+    return Defense(name=guard.name, query_guards=(guard,))

@@ -1,0 +1,189 @@
+"""QueryShield (`query-shield`): RAG-CT OR RetrievalAnomaly OR ExtractionIntent, calibrated jointly.
+
+Each detector sees a different side of an extraction query: RAG-CT and RetrievalAnomaly the
+shape of its retrieval (one-sided and two-sided), ExtractionIntent its wording. The shield
+blocks when ANY of them fires. Their thresholds are chosen together on the same benign
+calibration queries (`ragshield.evaluation.calibration.union_thresholds`) so that the
+*union* meets the target false-positive rate, not each detector separately.
+
+The verdict `score` is the largest standardised exceedance over the component thresholds,
+max_i (score_i - threshold_i) / scale_i, with scale_i the benign interquartile range of
+detector i: higher = more suspicious, and the shield blocks when it is >= 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragshield.errors import ConfigError, NotFittedError
+from ragshield.evaluation.calibration import union_thresholds
+from ragshield.guards.anomaly import RetrievalAnomaly
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.factory import DefenseContext
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.rag_ct import RagCT
+from ragshield.rag.embedding import Embedder
+from ragshield.types import RetrievalResult, Verdict
+
+COMPONENTS: tuple[str, ...] = ("rag-ct", "rag-ct-2s", "intent")
+
+
+class _Scorer(Protocol):
+    name: str
+
+    def fit(self, benign: Sequence[RetrievalResult], target_fpr: float = ...) -> Any: ...
+
+    def score(self, retrieval: RetrievalResult) -> float: ...
+
+
+class QueryShield:
+    """The union of the query-time detectors; `score` >= 0 blocks (see the module docstring).
+
+    Args:
+        detectors: the component detectors (default: calibrated RagCT, RetrievalAnomaly and
+            ExtractionIntent built from `k` and `embedder`).
+        k: retrieval profile length for the default retrieval detectors.
+        embedder: the RAG system's embedder, for the default ExtractionIntent.
+        name: the guard name in verdicts.
+
+    Fitted attributes: `thresholds_` (per detector name), `scales_`, `calibration_fpr_` (the
+    union's FPR on the calibration queries), `n_fit_`, `target_fpr_`.
+    """
+
+    def __init__(
+        self,
+        *,
+        detectors: Sequence[_Scorer] | None = None,
+        k: int = 3,
+        embedder: Embedder | None = None,
+        name: str = "query-shield",
+    ) -> None:
+        if detectors is None:
+            if embedder is None:
+                raise ConfigError("QueryShield needs the RAG system's embedder for its ExtractionIntent part")
+            defaults: tuple[_Scorer, ...] = (RagCT(k=k), RetrievalAnomaly(k=k), ExtractionIntent(embedder=embedder))
+            detectors = defaults
+        names = [detector.name for detector in detectors]
+        if not names or len(set(names)) != len(names):
+            raise ConfigError(f"QueryShield needs detectors with distinct names, got {names}")
+        self.detectors: tuple[_Scorer, ...] = tuple(detectors)
+        self.k = k
+        self.embedder = embedder
+        self.name = name
+
+    @property
+    def fitted(self) -> bool:
+        return hasattr(self, "thresholds_")
+
+    def _require_fitted(self) -> None:
+        if not self.fitted:
+            raise NotFittedError(
+                "QueryShield is not fitted; call fit(benign_retrievals) or give the defense benign calibration "
+                "queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
+            )
+
+    def score_matrix(self, retrievals: Sequence[RetrievalResult]) -> np.ndarray:
+        """Raw component scores, one row per retrieval, one column per detector (in order)."""
+        columns = []
+        for detector in self.detectors:
+            many = getattr(detector, "score_many", None)
+            values = many(retrievals) if many is not None else [detector.score(r) for r in retrievals]
+            columns.append(np.asarray(values, dtype=np.float64))
+        return np.stack(columns, axis=1)
+
+    def fit(self, benign_retrievals: Sequence[RetrievalResult], target_fpr: float = 0.01) -> QueryShield:
+        """Fit every detector on the benign retrievals, then set joint thresholds so the union's
+        FPR on them is at most `target_fpr`."""
+        benign = list(benign_retrievals)
+        for detector in self.detectors:
+            detector.fit(benign, target_fpr)
+        matrix = self.score_matrix(benign)
+        thresholds, union_fpr = union_thresholds(list(matrix.T), target_fpr)
+        quartiles = np.percentile(matrix, [25, 75], axis=0)
+        spread = quartiles[1] - quartiles[0]
+        fallback = matrix.std(axis=0)
+        scales = np.where(spread > 1e-12, spread, np.where(fallback > 1e-12, fallback, 1.0))
+        self.thresholds_ = {d.name: float(t) for d, t in zip(self.detectors, thresholds, strict=True)}
+        self.scales_ = {d.name: float(s) for d, s in zip(self.detectors, scales, strict=True)}
+        self.calibration_fpr_ = float(union_fpr)
+        self.n_fit_ = len(benign)
+        self.target_fpr_ = float(target_fpr)
+        return self
+
+    def exceedances(self, scores: np.ndarray) -> np.ndarray:
+        """(score_i - threshold_i) / scale_i for a (n, d) matrix of component scores."""
+        self._require_fitted()
+        names = [d.name for d in self.detectors]
+        thresholds = np.array([self.thresholds_[name] for name in names])
+        scales = np.array([self.scales_[name] for name in names])
+        return (np.atleast_2d(scores) - thresholds) / scales
+
+    def score(self, retrieval: RetrievalResult) -> float:
+        """The largest standardised exceedance; >= 0 means at least one detector fires."""
+        return float(self.exceedances(self.score_matrix([retrieval]))[0].max())
+
+    def check(self, retrieval: RetrievalResult) -> Verdict:
+        """BLOCK when any component's score reaches its jointly calibrated threshold."""
+        self._require_fitted()
+        raw = self.score_matrix([retrieval])[0]
+        exceed = self.exceedances(raw)[0]
+        names = [d.name for d in self.detectors]
+        fired = [name for name, value in zip(names, exceed, strict=True) if value >= 0]
+        value = float(exceed.max())
+        evidence: dict[str, Any] = {
+            "components": {
+                name: {"score": round(float(s), 6), "threshold": round(self.thresholds_[name], 6)}
+                for name, s in zip(names, raw, strict=True)
+            },
+            "fired": fired,
+            "similarities": [round(v, 6) for v in retrieval.similarities[: self.k]],
+        }
+        return threshold_verdict(
+            self.name,
+            value,
+            0.0,
+            flagged_reason=f"flagged by {', '.join(fired)}",
+            passed_reason="no query-time detector fired",
+            evidence=evidence,
+        )
+
+
+def build_defense(context: DefenseContext, **params: Any) -> Defense:
+    """Query shield: RAG-CT OR two-sided retrieval anomaly OR extraction intent, jointly calibrated.
+
+    Needs benign `context.calibration`; the union is calibrated at `context.target_fpr`.
+    Parameters: `components` (a subset of rag-ct, rag-ct-2s, intent) and per-component
+    options as `rag_ct`, `anomaly`, `intent` mappings.
+    """
+    components = tuple(params.pop("components", COMPONENTS))
+    unknown = sorted(set(components) - set(COMPONENTS))
+    if unknown or not components:
+        raise ConfigError(f"query-shield components must be among {', '.join(COMPONENTS)}; got {list(components)}")
+    options = {
+        "rag-ct": params.pop("rag_ct", {}),
+        "rag-ct-2s": params.pop("anomaly", {}),
+        "intent": params.pop("intent", {}),
+    }
+    if params:
+        raise ConfigError(f"unknown query-shield parameters: {', '.join(sorted(params))}")
+    if not context.calibration:
+        raise ConfigError(
+            "defense 'query-shield' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
+            "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
+        )
+    k = max(2, context.k)
+    detectors: list[_Scorer] = []
+    if "rag-ct" in components:
+        detectors.append(RagCT(**{"k": k, **options["rag-ct"]}))
+    if "rag-ct-2s" in components:
+        detectors.append(RetrievalAnomaly(**{"k": k, "seed": context.seed, **options["rag-ct-2s"]}))
+    if "intent" in components:
+        if context.embedder is None:
+            raise ConfigError("query-shield's intent part needs the RAG system's embedder (DefenseContext.embedder)")
+        detectors.append(ExtractionIntent(**{"embedder": context.embedder, **options["intent"]}))
+    shield = QueryShield(detectors=detectors, k=k, embedder=context.embedder)
+    shield.fit(context.calibration, context.target_fpr)
+    return Defense(name=shield.name, query_guards=(shield,))
