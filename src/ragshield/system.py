@@ -61,7 +61,9 @@ def build_system(
     if oracle_generator is None and config.oracle is not None:
         oracle_generator = make_generator(config.oracle)
     if calibration is None and config.calibration is not None:
-        calibration = calibration_retrievals(retriever, config.calibration.path, config.k, limit=config.calibration.limit)
+        calibration = calibration_retrievals(
+            retriever, config.calibration.path, config.k, limit=config.calibration.limit
+        )
     if policy is None and config.policy is not None:
         policy = make_policy(config.policy.model_dump())
     context = DefenseContext(

@@ -17,7 +17,7 @@ import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class Action(str, Enum):
+class Action(StrEnum):
     """What a guard decided for one query or one output."""
 
     ALLOW = "allow"

@@ -37,8 +37,12 @@ def index_corpus(corpus: str, out: Path, *, embedder_name: str, chunker: str, li
     documents = load_corpus(corpus, limit=limit)
     embedder = make_embedder(embedder_name)
     with Progress(
-        TextColumn("[bold]indexing"), BarColumn(), TextColumn("{task.completed}/{task.total} chunks"),
-        TimeElapsedColumn(), console=err_console, transient=False,
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} chunks"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
     ) as progress:
         task = progress.add_task("index", total=None)
 
@@ -85,7 +89,9 @@ def verdict_table(response: Response) -> Table:
 def register(app: typer.Typer) -> None:
     @app.command("index")
     def index_command(
-        corpus: Annotated[str, typer.Option(help="synthetic[:N] | healthcaremagic:PATH | enron:PATH | jsonl:PATH | hf:NAME")],
+        corpus: Annotated[
+            str, typer.Option(help="synthetic[:N] | healthcaremagic:PATH | enron:PATH | jsonl:PATH | hf:NAME")
+        ],
         out: Annotated[Path, typer.Option(help="index folder to write")],
         embedder: Annotated[str, typer.Option(help="sentence-transformers model name")] = DEFAULT_EMBEDDER,
         chunker: Annotated[str, typer.Option(help="record (one record per chunk) | recursive (1500/100)")] = "record",
@@ -98,7 +104,9 @@ def register(app: typer.Typer) -> None:
     def ask_command(
         question: Annotated[str, typer.Argument(help="the question")],
         index: Annotated[Path, typer.Option(help="index folder from `ragshield index`")],
-        defense: Annotated[str, typer.Option(help="defense name(s) joined by '+', see `ragshield list defenses`")] = "none",
+        defense: Annotated[
+            str, typer.Option(help="defense name(s) joined by '+', see `ragshield list defenses`")
+        ] = "none",
         generator: Annotated[str, typer.Option(help="generator name")] = "llama-cpp",
         k: Annotated[int, typer.Option(help="chunks to retrieve")] = 3,
         layout: Annotated[str, typer.Option(help="prompt layout: tgtb | chat")] = "tgtb",
@@ -148,7 +156,8 @@ def register(app: typer.Typer) -> None:
         for question in DEMO_QUESTIONS:
             response = pipeline.answer(Query(question, user_id="demo"))
             hits = ", ".join(
-                f"{hit.chunk.id} ({hit.similarity:.2f})" for hit in (response.retrieval.hits if response.retrieval else ())
+                f"{hit.chunk.id} ({hit.similarity:.2f})"
+                for hit in (response.retrieval.hits if response.retrieval else ())
             )
             answer = " ".join(response.text.split())[:240]
             table.add_row(question, hits, answer, f"{response.timings_ms.get('total', 0):.0f}")

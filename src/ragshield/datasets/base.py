@@ -80,4 +80,3 @@ def require_file(path: str | None, kind: str) -> Path:
     if not file.is_file():
         raise ConfigError(f"corpus file not found: {file}")
     return file
-

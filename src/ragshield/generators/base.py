@@ -14,7 +14,8 @@ from ragshield.types import GenerationRequest
 class Generator(Protocol):
     """Streams text deltas for a request. Backends raise `GenerationError` on failure."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def stream(self, request: GenerationRequest) -> Iterator[str]: ...
 

@@ -78,9 +78,7 @@ class LlamaCppGenerator:
         if not path.is_file():
             raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
         try:
-            self._llama = Llama(
-                model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0
-            )
+            self._llama = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0)
         except Exception as error:
             raise BackendUnavailable(
                 f"llama.cpp cannot load {path.name} ({type(error).__name__}); check that it is a valid GGUF file"
@@ -133,7 +131,9 @@ class LlamaCppGenerator:
                         excess = len(joined) - len(fitted)
                         content = messages[longest]["content"]
                         middle = len(content) // 2
-                        messages[longest]["content"] = content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
+                        messages[longest]["content"] = (
+                            content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
+                        )
                     for part in llama.create_chat_completion(messages=messages, **settings):
                         text = part["choices"][0]["delta"].get("content") or ""
                         if text:

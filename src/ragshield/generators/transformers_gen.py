@@ -29,7 +29,7 @@ class TransformersGenerator:
                 raise missing_extra("transformers", "hf") from error
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(self.model_name)
-                self._model = AutoModelForCausalLM.from_pretrained(self.model_name).to(self.device)
+                self._model = AutoModelForCausalLM.from_pretrained(self.model_name).to(self.device)  # type: ignore[arg-type]
             except Exception as error:
                 raise BackendUnavailable(f"cannot load transformers model {self.model_name!r}: {error}") from error
         return self._model, self._tokenizer

@@ -24,7 +24,8 @@ from ragshield.types import Action, JSONValue, Query, RetrievalResult, Verdict
 class QueryGuard(Protocol):
     """Decides on a query from its retrieval, before any generation."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def check(self, retrieval: RetrievalResult) -> Verdict: ...
 
@@ -33,7 +34,8 @@ class QueryGuard(Protocol):
 class ContextDecorator(Protocol):
     """Returns a new retrieval whose chunk texts are changed for this request only."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def decorate(self, retrieval: RetrievalResult) -> RetrievalResult: ...
 
@@ -61,7 +63,8 @@ class OutputMonitor(Protocol):
 class OutputGuard(Protocol):
     """Opens one `OutputMonitor` per answer, given the (decorated) retrieval it answers from."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def open(self, retrieval: RetrievalResult) -> OutputMonitor: ...
 
@@ -157,7 +160,8 @@ class AllowAllMonitor:
 class QueryRewriter(Protocol):
     """Rewrites a query before retrieval (the query-rephrasing baseline)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def rewrite(self, query: Query) -> Query: ...
 
@@ -171,7 +175,8 @@ class ViolationPolicy(Protocol):
     this query made the user blocked.
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def blocked_verdict(self, user_id: str) -> Verdict | None: ...
 

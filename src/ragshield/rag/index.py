@@ -164,7 +164,9 @@ def read_manifest(directory: str | Path) -> IndexManifest:
             f"index at {folder} is incomplete or corrupt ({type(error).__name__}); rebuild it with: ragshield index"
         ) from error
     if manifest.format_version != FORMAT_VERSION:
-        raise IndexLoadError(f"index at {folder} has format {manifest.format_version}; rebuild it with: ragshield index")
+        raise IndexLoadError(
+            f"index at {folder} has format {manifest.format_version}; rebuild it with: ragshield index"
+        )
     return manifest
 
 

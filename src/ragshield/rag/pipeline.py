@@ -242,8 +242,8 @@ class RagPipeline:
                 produced.append(delta)
                 produced_length += len(delta)
                 for name, monitor in monitors:
-                    verdict = self._observe(name, monitor, delta, run)
-                    if verdict is not None and verdict.blocked:
+                    seen = self._observe(name, monitor, delta, run)
+                    if seen is not None and seen.blocked:
                         halted = True
                         break
                 if halted:
@@ -299,6 +299,7 @@ class RagPipeline:
 
     def _observe(self, name: str, monitor: OutputMonitor, delta: str, run: _Run) -> Verdict | None:
         started = _now()
+        verdict: Verdict | None
         try:
             verdict = monitor.observe(delta)
         except Exception as error:

@@ -49,10 +49,13 @@ class PromptBuilder:
     def build(self, retrieval: RetrievalResult) -> GenerationRequest:
         context = self.context_text(retrieval)
         question = retrieval.query.text
-        settings = {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
         if self.layout == "tgtb":
             prompt = f"context: {context}\nquestion: {question}\nanswer:"
-            return GenerationRequest(messages=(ChatMessage("user", prompt),), prompt=prompt, **settings)
-        user = f"Context:\n{context}\n\nQuestion: {question}"
-        messages = (ChatMessage("system", self.system_prompt), ChatMessage("user", user))
-        return GenerationRequest(messages=messages, **settings)
+            messages: tuple[ChatMessage, ...] = (ChatMessage("user", prompt),)
+        else:
+            prompt = None
+            user = f"Context:\n{context}\n\nQuestion: {question}"
+            messages = (ChatMessage("system", self.system_prompt), ChatMessage("user", user))
+        return GenerationRequest(
+            messages=messages, prompt=prompt, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+        )
