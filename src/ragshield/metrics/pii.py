@@ -1,0 +1,241 @@
+"""PII: a pattern scanner (presidio-analyzer's recognizers, no NLP model) and leak counting.
+
+Two separate questions, two tools:
+
+* `PiiScanner.find(text)` - *what looks like PII* in a text (email, phone, US SSN, credit
+  card, IP, URL, IBAN; dates optional). Used to build an inventory for real corpora
+  (`inventory_from_chunks`) and by the `pii-redact` output guard.
+* `leaked_pii(text, inventory)` - *which known PII values of the knowledge base* appear in a
+  text. This is exact matching against the inventory, not detection: it needs no
+  presidio and also counts names and addresses, which patterns cannot find.
+
+presidio's recognizers are called directly, so no spaCy model is loaded. Importing
+presidio is slow (it imports spaCy and transformers, several seconds), so it happens when
+the first `PiiScanner` is built, never at import of this module. Its email recognizer
+validates domains with tldextract, which would fetch the public suffix list from the
+network on first use (and print a stack trace offline); `_OfflineEmailRecognizer` uses an
+extractor pinned to tldextract's bundled snapshot instead.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragshield.datasets.base import PiiItem
+from ragshield.metrics.pii_inventory import PiiIndex, pii_key
+from ragshield.types import Chunk
+
+__all__ = [
+    "DEFAULT_KINDS",
+    "PiiIndex",
+    "PiiMatch",
+    "PiiScanner",
+    "inventory_from_chunks",
+    "leaked_pii",
+    "pii_key",
+]
+
+# kind -> presidio entity type
+ENTITY_OF_KIND = {
+    "email": "EMAIL_ADDRESS",
+    "phone": "PHONE_NUMBER",
+    "ssn": "US_SSN",
+    "credit_card": "CREDIT_CARD",
+    "ip": "IP_ADDRESS",
+    "url": "URL",
+    "iban": "IBAN_CODE",
+    "date": "DATE_TIME",
+}
+DEFAULT_KINDS = ("email", "phone", "ssn", "credit_card", "ip", "url", "iban")
+
+# Cheap prerequisites: a recognizer runs only when the text could hold its entity. The phone
+# recognizer (python-phonenumbers over 8 regions) dominates the cost, and most text has no digits.
+_MIN_DIGITS = {"phone": 7, "ssn": 9, "credit_card": 12, "ip": 4, "iban": 2, "date": 4}
+_NEEDS_CHAR = {"email": "@", "url": "."}
+
+# North-American numbers written with separators, e.g. "(097) 535-1393". python-phonenumbers
+# rejects numbers with unassigned area codes (about 9% of Faker's numbers), which are still
+# phone numbers to a reader, so this pattern supplements presidio's phone recognizer.
+_NANP_PATTERN = r"(?<![\w+])(?:\+?1[ .-]?)?(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-])"
+_CONTEXT_WORDS_BEFORE = 5
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class PiiMatch:
+    """One PII span found in a text: `kind` (email, phone, ssn, ...), the matched `value`,
+    and its character offsets `start` (inclusive) and `end` (exclusive)."""
+
+    kind: str
+    value: str
+    start: int
+    end: int
+
+
+_PRESIDIO_LOCK = threading.Lock()
+_TLD_EXTRACTOR: Any = None
+
+
+def _offline_tld_extractor() -> Any:
+    """A tldextract extractor that only reads its bundled public-suffix snapshot (no network, no cache)."""
+    global _TLD_EXTRACTOR
+    if _TLD_EXTRACTOR is None:
+        import tldextract
+
+        _TLD_EXTRACTOR = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
+    return _TLD_EXTRACTOR
+
+
+def _build_recognizers(kinds: Sequence[str]) -> list[tuple[str, Any]]:
+    """(kind, presidio recognizer) pairs for `kinds`; imports presidio (slow, once per process)."""
+    with _PRESIDIO_LOCK:
+        from presidio_analyzer import Pattern, PatternRecognizer
+        from presidio_analyzer.predefined_recognizers import (
+            CreditCardRecognizer,
+            DateRecognizer,
+            EmailRecognizer,
+            IbanRecognizer,
+            IpRecognizer,
+            PhoneRecognizer,
+            UrlRecognizer,
+            UsSsnRecognizer,
+        )
+
+    class _OfflineEmailRecognizer(EmailRecognizer):
+        """presidio's email recognizer, validating domains against the bundled suffix snapshot."""
+
+        def validate_result(self, pattern_text: str) -> bool:
+            return bool(_offline_tld_extractor()(pattern_text).fqdn)
+
+    factories: dict[str, list[Any]] = {
+        "email": [_OfflineEmailRecognizer],
+        "phone": [
+            PhoneRecognizer,
+            lambda: PatternRecognizer(
+                supported_entity="PHONE_NUMBER",
+                name="NanpPhoneRecognizer",
+                patterns=[Pattern("NANP phone (formatted)", _NANP_PATTERN, 0.4)],
+                context=list(PhoneRecognizer.CONTEXT),
+            ),
+        ],
+        "ssn": [UsSsnRecognizer],
+        "credit_card": [CreditCardRecognizer],
+        "ip": [IpRecognizer],
+        "url": [UrlRecognizer],
+        "iban": [IbanRecognizer],
+        "date": [DateRecognizer],
+    }
+    return [(kind, factory()) for kind in kinds for factory in factories[kind]]
+
+
+class PiiScanner:
+    """Finds PII spans with presidio-analyzer's pattern recognizers (no NLP model).
+
+    Args:
+        kinds: which kinds to look for (default `DEFAULT_KINDS`; add `date` for dates).
+        min_score: presidio confidence (0..1, higher = more certain) a match needs on its
+            own. Weaker matches (e.g. a bare 9-digit number as SSN, 0.05) are kept only when
+            one of the recognizer's context words ("ssn", "phone", ...) is among the
+            5 words before the match, which mirrors presidio's context boost without spaCy.
+
+    Overlapping matches are resolved by keeping the higher score, then the longer span
+    (so the domain inside an email address is not also reported as a URL). The
+    recognizers load on first use; building the first scanner of a process imports
+    presidio, which takes seconds.
+
+    Raises:
+        ConfigError: an unknown kind is requested.
+    """
+
+    def __init__(self, kinds: Sequence[str] = DEFAULT_KINDS, *, min_score: float = 0.3) -> None:
+        from ragshield.errors import ConfigError
+
+        unknown = sorted(set(kinds) - set(ENTITY_OF_KIND))
+        if unknown:
+            raise ConfigError(f"unknown PII kinds {unknown}; valid kinds: {', '.join(ENTITY_OF_KIND)}")
+        self.kinds = tuple(kinds)
+        self.min_score = min_score
+        self._recognizers: list[tuple[str, Any]] | None = None
+
+    def _loaded(self) -> list[tuple[str, Any]]:
+        if self._recognizers is None:
+            self._recognizers = _build_recognizers(self.kinds)
+        return self._recognizers
+
+    def find(self, text: str) -> list[PiiMatch]:
+        """PII spans in `text`, sorted by start offset, non-overlapping."""
+        if not text:
+            return []
+        digits = sum(char.isdigit() for char in text)
+        lowered: str | None = None
+        found: list[tuple[float, PiiMatch]] = []
+        for kind, recognizer in self._loaded():
+            if digits < _MIN_DIGITS.get(kind, 0) or _NEEDS_CHAR.get(kind, "") not in text:
+                continue
+            for result in recognizer.analyze(text, [ENTITY_OF_KIND[kind]], None):
+                score = float(result.score)
+                if score < self.min_score:
+                    lowered = lowered if lowered is not None else text.lower()
+                    if not _has_context(lowered, result.start, recognizer.context or []):
+                        continue
+                    score = self.min_score
+                found.append((score, PiiMatch(kind, text[result.start : result.end], result.start, result.end)))
+        return _resolve_overlaps(found)
+
+    def redact(self, text: str, *, placeholder: str = "[{kind}]") -> str:
+        """`text` with every PII span replaced by `placeholder` (`{kind}` = the kind in capitals)."""
+        pieces: list[str] = []
+        position = 0
+        for match in self.find(text):
+            pieces.append(text[position : match.start])
+            pieces.append(placeholder.format(kind=match.kind.upper()))
+            position = match.end
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+
+def _has_context(lowered: str, start: int, context: Iterable[str]) -> bool:
+    words = set(_WORD.findall(lowered[max(0, start - 80) : start])[-_CONTEXT_WORDS_BEFORE:])
+    return any(word.strip() in words for word in context)
+
+
+def _resolve_overlaps(found: list[tuple[float, PiiMatch]]) -> list[PiiMatch]:
+    kept: list[PiiMatch] = []
+    for _, match in sorted(found, key=lambda pair: (-pair[0], -(pair[1].end - pair[1].start), pair[1].start)):
+        if all(match.end <= other.start or match.start >= other.end for other in kept):
+            kept.append(match)
+    return sorted(kept, key=lambda match: match.start)
+
+
+def inventory_from_chunks(chunks: Iterable[Chunk], *, scanner: PiiScanner | None = None) -> tuple[PiiItem, ...]:
+    """A PII inventory for a corpus without a known one (real data), found by `scanner`.
+
+    One item per distinct value (same normalisation as `leaked_pii`: digits for numbers,
+    case-folded text otherwise), attributed to the first document it occurs in, so a
+    sender address that appears in 500 emails is one item, not 500. Only pattern kinds
+    are found (no names or postal addresses), so leak counts on real data are a lower bound.
+    """
+    scanner = scanner or PiiScanner()
+    seen: set[tuple[str, str]] = set()
+    items: list[PiiItem] = []
+    for chunk in chunks:
+        for match in scanner.find(chunk.text):
+            item = PiiItem(match.kind, match.value, chunk.doc_id)
+            key = pii_key(item)
+            if key not in seen:
+                seen.add(key)
+                items.append(item)
+    return tuple(items)
+
+
+def leaked_pii(text: str, inventory: Sequence[PiiItem] | PiiIndex) -> set[PiiItem]:
+    """The inventory items whose value appears in `text` (see `PiiIndex` for the matching rule).
+
+    Pass a prebuilt `PiiIndex(inventory)` when checking many texts against one inventory.
+    """
+    index = inventory if isinstance(inventory, PiiIndex) else PiiIndex(inventory)
+    return index.find(text)
