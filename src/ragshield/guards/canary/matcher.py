@@ -37,125 +37,13 @@ from urllib.parse import unquote
 
 from ragshield.errors import ConfigError, missing_extra
 from ragshield.guards.canary.canaries import MIN_LENGTH
+from ragshield.guards.canary.confusables import CONFUSABLES as _CONFUSABLES
+from ragshield.guards.canary.confusables import INVISIBLE_LETTERS as _INVISIBLE_LETTERS
 
 # raw characters per canary symbol that a supported form may use (separators, escapes such as
 # `\u006b` or `0x6b, `); the monitor's holdback is this times the longest canary
 CHARS_PER_SYMBOL = 8
 
-# Latin look-alikes (case kept: applied before casefolding, so upper-case Greek Eta is H, lower-case
-# eta is n). NFKD already folds fullwidth, mathematical and other compatibility forms.
-_CONFUSABLES = {
-    # Cyrillic
-    "А": "A",
-    "В": "B",
-    "Е": "E",
-    "К": "K",
-    "М": "M",
-    "Н": "H",
-    "О": "O",
-    "Р": "P",
-    "С": "C",
-    "Т": "T",
-    "Х": "X",
-    "У": "Y",
-    "Ѕ": "S",
-    "І": "I",
-    "Ј": "J",
-    "Ԁ": "D",
-    "Ԛ": "Q",
-    "Ԝ": "W",
-    "Ү": "Y",
-    "Ӏ": "I",
-    "а": "a",
-    "в": "b",
-    "е": "e",
-    "к": "k",
-    "м": "m",
-    "н": "h",
-    "о": "o",
-    "р": "p",
-    "с": "c",
-    "т": "t",
-    "х": "x",
-    "у": "y",
-    "ѕ": "s",
-    "і": "i",
-    "ј": "j",
-    "һ": "h",
-    "ԁ": "d",
-    "ԛ": "q",
-    "ԝ": "w",
-    "ӏ": "l",
-    "ь": "b",
-    "г": "r",
-    "п": "n",
-    "ү": "y",
-    "ɡ": "g",
-    # Greek
-    "Α": "A",
-    "Β": "B",
-    "Ε": "E",
-    "Ζ": "Z",
-    "Η": "H",
-    "Ι": "I",
-    "Κ": "K",
-    "Μ": "M",
-    "Ν": "N",
-    "Ο": "O",
-    "Ρ": "P",
-    "Τ": "T",
-    "Υ": "Y",
-    "Χ": "X",
-    "α": "a",
-    "β": "b",
-    "γ": "y",
-    "ε": "e",
-    "η": "n",
-    "ι": "i",
-    "κ": "k",
-    "ν": "v",
-    "ο": "o",
-    "ρ": "p",
-    "τ": "t",
-    "υ": "u",
-    "χ": "x",
-    "ω": "w",
-    "ϲ": "c",
-    "ϳ": "j",
-    # Latin and other look-alikes NFKD leaves alone
-    "ı": "i",
-    "ȷ": "j",
-    "ɑ": "a",
-    "ɩ": "i",
-    "ʏ": "y",
-    "ᴀ": "a",
-    "ᴄ": "c",
-    "ᴅ": "d",
-    "ᴇ": "e",
-    "ᴋ": "k",
-    "ᴍ": "m",
-    "ɴ": "n",
-    "ᴏ": "o",
-    "ᴘ": "p",
-    "ʀ": "r",
-    "ᴛ": "t",
-    "ᴜ": "u",
-    "ᴠ": "v",
-    "ᴡ": "w",
-    "ᴢ": "z",
-    "Ꭺ": "A",
-    "Ᏼ": "B",
-    "Ꮯ": "C",
-    "Ꭼ": "E",
-    "Ꮋ": "H",
-    "Ꭻ": "J",
-    "Ꮶ": "K",
-    "Ꮇ": "M",
-    "Ꮲ": "P",
-    "Ꭲ": "T",
-}
-# invisible characters that count as letters (so the drop-non-alphanumerics step would keep them)
-_INVISIBLE_LETTERS = ("\u115f", "\u1160", "\u3164", "\uffa0")
 _SKELETON_TABLE: dict[int, Any] = {ord(key): value for key, value in _CONFUSABLES.items()}
 _SKELETON_TABLE.update({ord(ch): None for ch in _INVISIBLE_LETTERS})
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -169,7 +57,10 @@ ZERO_WIDTH_FORM = "zero-width"
 
 def _folded(text: str) -> str:
     """NFKD + homoglyph folding + casefolding (separators still present)."""
-    return unicodedata.normalize("NFKD", text).translate(_SKELETON_TABLE).casefold()
+    # folded before NFKD (which turns some look-alikes, e.g. lunate sigma, into other letters) and
+    # again after casefolding (lower-case entries then catch upper-case look-alikes too)
+    table = _SKELETON_TABLE
+    return unicodedata.normalize("NFKD", text.translate(table)).translate(table).casefold().translate(table)
 
 
 def skeleton(text: str) -> str:

@@ -1,0 +1,305 @@
+"""Per-user blocking: >= k integrity violations in a user's last W queries blocks the user.
+
+Extraction needs many probes, so counting violations over a sliding window turns a per-query
+detector into a per-user one, and the window bounds how often a benign user is blocked by chance:
+with a per-query false-positive rate p, a window of W benign queries reaches k false alarms with
+probability P(Binomial(W, p) >= k) (`false_block_bound`, CanaryRAG appendix B.1).
+
+State lives in a `WindowStore`: in memory (one process), SQLite (default for the service: survives
+restarts; several processes on one host share the file) or Redis (several service replicas share
+one state).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ragshield.errors import ConfigError, missing_extra
+from ragshield.types import Action, Verdict
+
+POLICY_NAME = "violation-policy"
+STORE_FORMS = "memory | sqlite:PATH | redis://HOST:PORT/DB"
+
+
+def false_block_bound(p: float, window: int, k: int) -> float:
+    """P(Binomial(window, p) >= k): the chance that `window` benign queries, each a false positive
+    with probability `p`, trigger a block (>= `k` violations).
+
+    Raises:
+        ConfigError: `p` outside [0, 1], `window` < 1 or `k` < 0.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ConfigError(f"p is a probability; got {p}")
+    if window < 1:
+        raise ConfigError(f"window must be at least 1, got {window}")
+    if k < 0:
+        raise ConfigError(f"k must be 0 or more, got {k}")
+    if k == 0:
+        return 1.0
+    if k > window:
+        return 0.0
+    from scipy.stats import binom
+
+    return float(binom.sf(k - 1, window, p))
+
+
+class WindowStore(Protocol):
+    """Violation windows and block deadlines per user id (times are Unix seconds)."""
+
+    def push(self, user_id: str, violated: bool, window: int) -> int:
+        """Append one query to the user's window (keeping the last `window`); return its violations."""
+        ...
+
+    def clear(self, user_id: str) -> None: ...
+
+    def block(self, user_id: str, until: float) -> None: ...
+
+    def blocked_until(self, user_id: str) -> float:
+        """The user's block deadline (0 when never blocked)."""
+        ...
+
+
+class MemoryStore:
+    """State in this process only (tests, single-process tools)."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, deque[bool]] = {}
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def push(self, user_id: str, violated: bool, window: int) -> int:
+        with self._lock:
+            events = self._windows.setdefault(user_id, deque(maxlen=window))
+            if events.maxlen != window:
+                events = self._windows[user_id] = deque(events, maxlen=window)
+            events.append(violated)
+            return sum(events)
+
+    def clear(self, user_id: str) -> None:
+        with self._lock:
+            self._windows.pop(user_id, None)
+
+    def block(self, user_id: str, until: float) -> None:
+        with self._lock:
+            self._until[user_id] = until
+
+    def blocked_until(self, user_id: str) -> float:
+        with self._lock:
+            return self._until.get(user_id, 0.0)
+
+
+class SQLiteStore:
+    """State in a SQLite file (WAL mode): survives restarts; processes on one host share it.
+
+    Each call is one transaction (`BEGIN IMMEDIATE`), so concurrent writers never lose an event.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connection() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "user_id TEXT NOT NULL, violated INTEGER NOT NULL)"
+            )
+            db.execute("CREATE INDEX IF NOT EXISTS events_user ON events (user_id, seq)")
+            db.execute("CREATE TABLE IF NOT EXISTS blocks (user_id TEXT PRIMARY KEY, until REAL NOT NULL)")
+
+    def _connection(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            except sqlite3.Error as error:
+                raise ConfigError(f"cannot open the policy store {self.path}: {error}; check the path") from error
+            self._local.db = db
+        return db
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return result
+
+    def push(self, user_id: str, violated: bool, window: int) -> int:
+        def work(db: sqlite3.Connection) -> int:
+            db.execute("INSERT INTO events (user_id, violated) VALUES (?, ?)", (user_id, int(violated)))
+            db.execute(
+                "DELETE FROM events WHERE user_id = ? AND seq NOT IN "
+                "(SELECT seq FROM events WHERE user_id = ? ORDER BY seq DESC LIMIT ?)",
+                (user_id, user_id, window),
+            )
+            row = db.execute("SELECT COALESCE(SUM(violated), 0) FROM events WHERE user_id = ?", (user_id,)).fetchone()
+            return int(row[0])
+
+        return int(self._transaction(work))
+
+    def clear(self, user_id: str) -> None:
+        self._transaction(lambda db: db.execute("DELETE FROM events WHERE user_id = ?", (user_id,)))
+
+    def block(self, user_id: str, until: float) -> None:
+        self._transaction(
+            lambda db: db.execute(
+                "INSERT INTO blocks (user_id, until) VALUES (?, ?) "
+                "ON CONFLICT(user_id) DO UPDATE SET until = excluded.until",
+                (user_id, until),
+            )
+        )
+
+    def blocked_until(self, user_id: str) -> float:
+        row = self._connection().execute("SELECT until FROM blocks WHERE user_id = ?", (user_id,)).fetchone()
+        return float(row[0]) if row else 0.0
+
+
+class RedisStore:
+    """State in Redis: several service replicas share one policy.
+
+    A window is a list trimmed to its last W entries; push is one MULTI/EXEC transaction. A block is
+    a key that expires with the block.
+    """
+
+    def __init__(self, url: str, *, prefix: str = "ragshield:policy:", client: Any = None) -> None:
+        if client is None:
+            try:
+                import redis
+            except ImportError as error:
+                raise missing_extra("redis", "redis") from error
+            client = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
+        self.url = url
+        self.prefix = prefix
+        self._client = client
+
+    def _key(self, kind: str, user_id: str) -> str:
+        return f"{self.prefix}{kind}:{user_id}"
+
+    def push(self, user_id: str, violated: bool, window: int) -> int:
+        key = self._key("window", user_id)
+        pipe = self._client.pipeline(transaction=True)
+        pipe.lpush(key, int(violated))
+        pipe.ltrim(key, 0, window - 1)
+        pipe.lrange(key, 0, window - 1)
+        _, _, events = pipe.execute()
+        return sum(int(event) for event in events)
+
+    def clear(self, user_id: str) -> None:
+        self._client.delete(self._key("window", user_id))
+
+    def block(self, user_id: str, until: float) -> None:
+        seconds = until - time.time()
+        key = self._key("block", user_id)
+        if seconds <= 0:
+            self._client.delete(key)
+            return
+        self._client.set(key, repr(until), px=max(1, int(seconds * 1000)))
+
+    def blocked_until(self, user_id: str) -> float:
+        value = self._client.get(self._key("block", user_id))
+        return float(value) if value is not None else 0.0
+
+
+@dataclass
+class SlidingWindowPolicy:
+    """A `ViolationPolicy`: >= `k` violations in a user's last `window` queries blocks the user for
+    `block_seconds`.
+
+    The verdict score is the number of violations in the window (higher = more suspicious); the
+    threshold is `k`. A block clears the window, so after the block the user starts afresh.
+    """
+
+    store: WindowStore
+    window: int = 20
+    k: int = 3
+    block_seconds: float = 3600.0
+    name: str = POLICY_NAME
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        validate(self.window, self.k, self.block_seconds)
+
+    def blocked_verdict(self, user_id: str) -> Verdict | None:
+        """A BLOCK verdict while `user_id` is blocked, else None."""
+        until = self.store.blocked_until(user_id)
+        remaining = until - self.clock()
+        if remaining <= 0:
+            return None
+        return Verdict(
+            guard=self.name,
+            action=Action.BLOCK,
+            score=float(self.k),
+            threshold=float(self.k),
+            reason=f"user is blocked for {remaining:.0f} more seconds after repeated integrity violations",
+            evidence={"blocked_until": until, "window": self.window, "k": self.k},
+        )
+
+    def record(self, user_id: str, *, violated: bool) -> Verdict | None:
+        """Note one answered query; a BLOCK verdict when this violation makes the user blocked."""
+        count = self.store.push(user_id, violated, self.window)
+        if not violated or count < self.k:
+            return None
+        until = self.clock() + self.block_seconds
+        self.store.block(user_id, until)
+        self.store.clear(user_id)
+        return Verdict(
+            guard=self.name,
+            action=Action.BLOCK,
+            score=float(count),
+            threshold=float(self.k),
+            reason=f"{count} violations in the last {self.window} queries (limit {self.k}): "
+            f"user blocked for {self.block_seconds:.0f} seconds",
+            evidence={"violations": count, "window": self.window, "k": self.k, "blocked_until": until},
+        )
+
+    def false_block_bound(self, p: float) -> float:
+        """This policy's chance of blocking a benign user within one window at per-query FPR `p`."""
+        return false_block_bound(p, self.window, self.k)
+
+
+def validate(window: int, k: int, block_seconds: float) -> None:
+    if window < 1:
+        raise ConfigError(f"policy window must be at least 1 query, got {window}")
+    if not 1 <= k <= window:
+        raise ConfigError(f"policy k must be between 1 and the window ({window}), got {k}")
+    if block_seconds < 0:
+        raise ConfigError(f"policy block_seconds must be 0 or more, got {block_seconds}")
+
+
+def make_store(store: str) -> WindowStore:
+    """A store from its spec: `memory`, `sqlite:PATH` or `redis://HOST:PORT/DB`.
+
+    Raises:
+        ConfigError: the spec has another form.
+        BackendUnavailable: `redis://` without the redis package (pip install 'ragshield[redis]').
+    """
+    if store == "memory":
+        return MemoryStore()
+    if store.startswith("sqlite:"):
+        path = store.removeprefix("sqlite:").removeprefix("//")
+        if not path:
+            raise ConfigError(f"the sqlite policy store needs a file path: sqlite:PATH (got {store!r})")
+        return SQLiteStore(path)
+    if store.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore(store)
+    raise ConfigError(f"unknown policy store {store!r}; use {STORE_FORMS}")
+
+
+def make_policy(
+    window: int = 20, k: int = 3, block_seconds: float = 3600.0, store: str = "memory"
+) -> SlidingWindowPolicy:
+    """The per-user blocking policy from `PolicyConfig` settings (see `SlidingWindowPolicy`)."""
+    validate(window, k, block_seconds)
+    return SlidingWindowPolicy(make_store(store), window=window, k=k, block_seconds=block_seconds)

@@ -1,0 +1,82 @@
+"""CanaryInjector: placements, markers, fresh canaries per request, knowledge base untouched."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragshield.errors import ConfigError
+from ragshield.guards.base import ContextDecorator
+from ragshield.guards.canary import CanaryInjector
+from ragshield.guards.canary.injector import sentence_spans
+from ragshield.rag.retriever import Retriever
+from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
+
+TEXT = "I have a cough. It is worse at night! Should I worry? Thanks for your help."
+
+
+def _retrieval(*texts: str) -> RetrievalResult:
+    hits = tuple(ScoredChunk(Chunk(f"c{i}", f"d{i}", text), 0.9 - i / 10, i) for i, text in enumerate(texts))
+    return RetrievalResult(Query("what about my cough?"), hits)
+
+
+def test_injector_is_a_context_decorator() -> None:
+    assert isinstance(CanaryInjector(), ContextDecorator)
+
+
+def test_sentence_begin_is_the_default_and_opens_sentences() -> None:
+    decorated = CanaryInjector(per_chunk=2).decorate(_retrieval(TEXT))
+    text = decorated.hits[0].chunk.text
+    first, second = decorated.markers["c0"]
+    assert text.startswith(f"{first} I have a cough.")
+    assert f"{second} Should I worry?" in text  # spread: sentence 0 and sentence 2 of 4
+    assert text.replace(f"{first} ", "").replace(f"{second} ", "") == TEXT
+
+
+def test_sentence_end_goes_before_the_full_stop() -> None:
+    decorated = CanaryInjector(placement="sentence-end", per_chunk=1).decorate(_retrieval(TEXT))
+    (canary,) = decorated.markers["c0"]
+    assert decorated.hits[0].chunk.text.endswith(f"your help {canary}.")
+
+
+def test_intra_chunk_goes_between_words() -> None:
+    for _ in range(20):
+        decorated = CanaryInjector(placement="intra-chunk", per_chunk=2).decorate(_retrieval(TEXT))
+        text = decorated.hits[0].chunk.text
+        for canary in decorated.markers["c0"]:
+            assert f" {canary} " in text
+        assert " ".join(word for word in text.split() if word not in decorated.markers["c0"]) == TEXT
+
+
+def test_every_chunk_gets_its_own_fresh_canaries_and_markers() -> None:
+    retrieval = _retrieval(TEXT, "Second record. With two sentences.", "no punctuation at all")
+    injector = CanaryInjector(per_chunk=2)
+    first, second = injector.decorate(retrieval), injector.decorate(retrieval)
+    assert set(first.markers) == {"c0", "c1", "c2"}
+    for hit in first.hits:
+        assert all(canary in hit.chunk.text for canary in first.markers[hit.chunk.id])
+    all_first = {c for canaries in first.markers.values() for c in canaries}
+    all_second = {c for canaries in second.markers.values() for c in canaries}
+    assert len(all_first) == 6 and not all_first & all_second
+    assert [hit.similarity for hit in first.hits] == retrieval.similarities
+    assert first.query == retrieval.query
+
+
+def test_the_knowledge_base_and_the_input_retrieval_are_never_modified(fake_retriever: Retriever) -> None:
+    retrieval = fake_retriever.retrieve(Query("headache and chest pain"), 3)
+    before = [hit.chunk.text for hit in retrieval.hits]
+    decorated = CanaryInjector().decorate(retrieval)
+    assert [hit.chunk.text for hit in retrieval.hits] == before and retrieval.markers == {}
+    again = fake_retriever.retrieve(Query("headache and chest pain"), 3)
+    assert [hit.chunk.text for hit in again.hits] == before
+    assert all(hit.chunk.text != original for hit, original in zip(decorated.hits, before, strict=True))
+
+
+def test_sentence_spans_cover_sentences_and_newlines() -> None:
+    text = "One. Two!\nthree without stop\nFour?"
+    assert [text[a:b] for a, b in sentence_spans(text)] == ["One.", "Two!", "three without stop\n", "Four?"]
+
+
+@pytest.mark.parametrize("params", [{"placement": "middle"}, {"per_chunk": 0}, {"length": 5}])
+def test_bad_settings_are_config_errors(params: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        CanaryInjector(**params)  # type: ignore[arg-type]
