@@ -59,7 +59,9 @@ class WindowStore(Protocol):
 
     def clear(self, user_id: str) -> None: ...
 
-    def block(self, user_id: str, until: float) -> None: ...
+    def block(self, user_id: str, until: float, seconds: float) -> None:
+        """Block the user until `until`, `seconds` from now (stores that expire keys use it)."""
+        ...
 
     def blocked_until(self, user_id: str) -> float:
         """The user's block deadline (0 when never blocked)."""
@@ -86,7 +88,7 @@ class MemoryStore:
         with self._lock:
             self._windows.pop(user_id, None)
 
-    def block(self, user_id: str, until: float) -> None:
+    def block(self, user_id: str, until: float, seconds: float) -> None:
         with self._lock:
             self._until[user_id] = until
 
@@ -152,7 +154,7 @@ class SQLiteStore:
     def clear(self, user_id: str) -> None:
         self._transaction(lambda db: db.execute("DELETE FROM events WHERE user_id = ?", (user_id,)))
 
-    def block(self, user_id: str, until: float) -> None:
+    def block(self, user_id: str, until: float, seconds: float) -> None:
         self._transaction(
             lambda db: db.execute(
                 "INSERT INTO blocks (user_id, until) VALUES (?, ?) "
@@ -199,8 +201,7 @@ class RedisStore:
     def clear(self, user_id: str) -> None:
         self._client.delete(self._key("window", user_id))
 
-    def block(self, user_id: str, until: float) -> None:
-        seconds = until - time.time()
+    def block(self, user_id: str, until: float, seconds: float) -> None:
         key = self._key("block", user_id)
         if seconds <= 0:
             self._client.delete(key)
@@ -252,7 +253,7 @@ class SlidingWindowPolicy:
         if not violated or count < self.k:
             return None
         until = self.clock() + self.block_seconds
-        self.store.block(user_id, until)
+        self.store.block(user_id, until, self.block_seconds)
         self.store.clear(user_id)
         return Verdict(
             guard=self.name,
