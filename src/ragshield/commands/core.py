@@ -145,8 +145,10 @@ def register(app: typer.Typer) -> None:
     def demo_command(
         out: Annotated[Path, typer.Option(help="working folder")] = Path("runs/demo"),
         records: Annotated[int, typer.Option(help="synthetic records to index")] = 2000,
+        grid: Annotated[bool, typer.Option(help="then run the quick attack x defense grid")] = True,
     ) -> None:
-        """Index the synthetic PII corpus with the real models and answer a few questions."""
+        """Index the synthetic PII corpus with the real models, answer a few questions, then run
+        the quick attack x defense grid and print its leakage table."""
         index_dir = out / "index"
         index_corpus(f"synthetic:{records}", index_dir, embedder_name=DEFAULT_EMBEDDER, chunker="record", limit=None)
         pipeline = build_system(SystemConfig(index=str(index_dir), max_tokens=96))
@@ -162,6 +164,10 @@ def register(app: typer.Typer) -> None:
             answer = " ".join(response.text.split())[:240]
             table.add_row(question, hits, answer, f"{response.timings_ms.get('total', 0):.0f}")
         console.print(table)
+        if grid:
+            from ragshield.evaluation.demo import run_demo_grid
+
+            run_demo_grid(out / "grid", console)
 
     @app.command("list")
     def list_command(
