@@ -183,7 +183,9 @@ class PiiScanner:
                     if not _has_context(lowered, result.start, recognizer.context or []):
                         continue
                     score = self.min_score
-                found.append((score, PiiMatch(kind, text[result.start : result.end], result.start, result.end)))
+                start, end = _trimmed(text, result.start, result.end)
+                if end > start:
+                    found.append((score, PiiMatch(kind, text[start:end], start, end)))
         return _resolve_overlaps(found)
 
     def redact(self, text: str, *, placeholder: str = "[{kind}]") -> str:
@@ -196,6 +198,15 @@ class PiiScanner:
             position = match.end
         pieces.append(text[position:])
         return "".join(pieces)
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without surrounding whitespace (phonenumbers' matches can start with a space)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def _has_context(lowered: str, start: int, context: Iterable[str]) -> bool:
