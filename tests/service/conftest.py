@@ -1,0 +1,60 @@
+"""Fixtures for service tests (helpers live in service_helpers.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from service_helpers import BENIGN, Served, running, serve_config
+
+from ragshield.types import RetrievalResult
+
+
+@pytest.fixture(scope="session")
+def benign_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("benign") / "benign.jsonl"
+    path.write_text("".join(json.dumps({"query": q}) + "\n" for q in BENIGN), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def echo_server(
+    synthetic_index: Path, synthetic_retriever: Any, benign_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    """WORST CASE target: EchoContextGenerator copies its whole context (canaries included).
+
+    Canaries at sentence ends (so the start of a chunk streams out before the first canary),
+    a SQLite blocking policy (window 10, k 3), the labelled echo model.
+    """
+    from ragshield.generators.scripted import EchoContextGenerator
+
+    tmp = tmp_path_factory.mktemp("echo-service")
+    config = serve_config(
+        synthetic_index,
+        benign_file,
+        tmp,
+        defense_params={"canary-rag": {"oracle": "off", "placement": "sentence-end"}},
+        policy={"window": 10, "k": 3, "block_seconds": 3600, "store": f"sqlite:{tmp / 'policy.db'}"},
+    )
+    sink: list[RetrievalResult] = []
+    with running(config, synthetic_retriever, EchoContextGenerator(), sink=sink) as (server, state):
+        yield Served(server, state, config, sink)
+
+
+@pytest.fixture(scope="session")
+def smol_server(
+    synthetic_index: Path,
+    synthetic_retriever: Any,
+    smollm: Any,
+    benign_file: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Served]:
+    """The real SmolLM2-135M behind RAG-CT + intent + CanaryRAG, chat layout, 48-token answers."""
+    tmp = tmp_path_factory.mktemp("smol-service")
+    config = serve_config(synthetic_index, benign_file, tmp, generator={"name": "llama-cpp"}, prompt_layout="chat")
+    sink: list[RetrievalResult] = []
+    with running(config, synthetic_retriever, smollm, sink=sink) as (server, state):
+        yield Served(server, state, config, sink)
