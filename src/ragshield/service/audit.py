@@ -10,7 +10,9 @@ Verdict evidence is by contract ids, hashes and numbers already; `Scrubber` enfo
 second time, because a guard bug must not turn the audit log into a copy of the knowledge
 base. Any string (or whitespace-separated token) that contains one of this request's
 canaries, or of 8+ characters that occurs in a retrieved chunk or in the query, is replaced
-by `sha256:<16 hex>`; strings over `MAX_STRING_CHARS` are hashed whole.
+by `sha256:<16 hex>`; strings over `MAX_STRING_CHARS` are hashed whole. This can only catch
+values of this request (its chunks, its query, its canaries), and may over-hash a common
+phrase that also occurs in a chunk: it is a backstop, not the contract.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ragshield.types import JSONValue, Response, RetrievalResult, Verdict
 
 MAX_STRING_CHARS = 200
 MIN_SECRET_TOKEN_CHARS = 8
+_PUNCTUATION = ".,;:!?()[]{}'\""
 
 
 def digest(text: str) -> str:
@@ -53,11 +56,26 @@ class Scrubber:
         return len(text) >= MIN_SECRET_TOKEN_CHARS and any(text in source for source in self._texts)
 
     def string(self, text: str) -> str:
-        """`text` with every secret token hashed (the whole string when it is long or secret)."""
+        """`text` with every secret span hashed (the whole string when it is long or secret).
+
+        Spans are runs of space-separated tokens, longest first from each position, so a
+        multi-word value such as a phone number or a name is hashed whole.
+        """
         if len(text) > MAX_STRING_CHARS or self._secret(text):
             return digest(text)
         tokens = text.split(" ")
-        cleaned = [digest(token) if self._secret(token.strip(".,;:!?()[]{}'\"")) else token for token in tokens]
+        cleaned: list[str] = []
+        start = 0
+        while start < len(tokens):
+            for end in range(len(tokens), start, -1):
+                span = " ".join(tokens[start:end]).strip(_PUNCTUATION)
+                if span and self._secret(span):
+                    cleaned.append(digest(span))
+                    start = end
+                    break
+            else:
+                cleaned.append(tokens[start])
+                start += 1
         return " ".join(cleaned)
 
     def value(self, value: JSONValue) -> JSONValue:

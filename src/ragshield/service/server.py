@@ -32,8 +32,9 @@ class BackgroundServer:
         RuntimeError: the server did not start within `start_timeout_s` seconds.
     """
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int | None = None,
-                 start_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0
+    ) -> None:
         try:
             import uvicorn
         except ImportError as error:  # pragma: no cover - depends on the install
@@ -41,8 +42,9 @@ class BackgroundServer:
         self.host = host
         self.port = port or free_port(host)
         self.start_timeout_s = start_timeout_s
-        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=3)
+        config = uvicorn.Config(
+            app, host=host, port=self.port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="ragshield-uvicorn", daemon=True)
 
@@ -69,6 +71,7 @@ class BackgroundServer:
     def __enter__(self) -> BackgroundServer:
         return self.start()
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.stop()
