@@ -1,0 +1,380 @@
+"""The evaluation harness: attacks x defenses (x benign traffic) through `RagPipeline`.
+
+One run is one knowledge base and one target generator (the grid over datasets and
+generators is one config, and one output folder, each). The retriever, the target model, the
+attacker model and CanaryRAG's oracle model are built ONCE and shared by every defense; each
+defense gets its own `RagPipeline` from `build_system`, and every query goes through
+`RagPipeline.answer` (attacks through `run_attack`), so defenses, timings and refusals are
+exactly what a client gets.
+
+Cells run defense by defense, in config order (put the cheap, important ones first): for each
+defense every attack, then the benign set. A finished cell's transcript is cached under
+`OUT/transcripts/` with a fingerprint of its settings (`ragshield.evaluation.cells`): a rerun
+skips it, so an interrupted run resumes, and a changed setting reruns only the cells it
+touches. A cell that raises is recorded as failed and the grid goes on; the report lists it.
+
+After the grid, `ragshield.evaluation.report.build_report` computes the metrics and writes
+`results.json`, `report.md` and the plots; `ragshield report OUT` does the same later from
+the transcripts alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from ragshield.config import SystemConfig
+from ragshield.datasets.base import load_corpus
+from ragshield.evaluation.cells import (
+    BENIGN,
+    TranscriptCache,
+    cell_name,
+    fingerprint,
+    topk_cell_name,
+    write_run_file,
+)
+from ragshield.evaluation.config import HOLDOUT, AttackSpec, EvalConfig
+from ragshield.evaluation.gencache import CachingGenerator
+from ragshield.evaluation.report import ResultTable, build_report
+from ragshield.evaluation.workload import (
+    BenignItem,
+    holdout_items,
+    read_benign_file,
+    split_holdout,
+    window,
+    write_benign,
+)
+from ragshield.generators.base import Generator, make_generator
+from ragshield.rag.build import build_index
+from ragshield.rag.embedding import Embedder, make_embedder
+from ragshield.rag.pipeline import RagPipeline
+from ragshield.rag.retriever import Retriever, open_retriever
+from ragshield.system import build_system, make_policy
+from ragshield.types import Query, RetrievalResult, Transcript
+
+log = logging.getLogger(__name__)
+
+BENIGN_FILE = "benign_queries.jsonl"
+CACHE_FILE = "generation_cache.jsonl"  # generated text (holds knowledge-base text): never commit it
+
+
+class EvalProgress(Protocol):
+    """Receives the grid's progress (the CLI draws bars from it)."""
+
+    def start(self, cell: str, total: int) -> None: ...
+
+    def advance(self, cell: str, done: int, total: int) -> None: ...
+
+    def finish(self, cell: str, *, cached: bool, failed: bool = False) -> None: ...
+
+
+class NullProgress:
+    """Progress that goes nowhere (the default)."""
+
+    def start(self, cell: str, total: int) -> None:
+        return None
+
+    def advance(self, cell: str, done: int, total: int) -> None:
+        return None
+
+    def finish(self, cell: str, *, cached: bool, failed: bool = False) -> None:
+        return None
+
+
+@dataclass
+class Parts:
+    """The models every cell shares. Pass your own to `run_evaluation` to reuse loaded models
+    (or, in unit tests, FAKES); missing ones are built from the config."""
+
+    embedder: Embedder | None = None
+    generator: Generator | None = None
+    attacker: Generator | None = None
+    oracle: Generator | None = None
+
+
+@dataclass
+class _Run:
+    """State of one evaluation (never leaves this module)."""
+
+    config: EvalConfig
+    out_dir: Path
+    retriever: Retriever
+    generator: Generator
+    attacker: Generator
+    parts: Parts
+    calibration: tuple[RetrievalResult, ...]
+    calibration_items: list[BenignItem]
+    benign: list[BenignItem]
+    base_print: dict[str, Any]
+    index_dir: Path
+    pipelines: dict[tuple[str, int], RagPipeline] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def run_evaluation(
+    config: EvalConfig,
+    out_dir: str | Path,
+    *,
+    progress: EvalProgress | None = None,
+    parts: Parts | None = None,
+) -> ResultTable:
+    """Run (or resume) the grid of `config` into `out_dir`, then write the report.
+
+    Returns the result table (also written as `out_dir/results.json`).
+
+    Raises:
+        ConfigError: invalid corpus, benign or calibration settings (before any model runs).
+    """
+    sink = progress or NullProgress()
+    run = _prepare(config, Path(out_dir), parts or Parts())
+    cache = TranscriptCache(run.out_dir)
+    # leakage first (the main result), then benign traffic, then the top-k sweep: an
+    # interrupted run has the most important cells
+    for defense in config.defenses:
+        for spec in config.attacks:
+            _attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
+    for defense in config.defenses if run.benign else ():
+        _benign_cell(run, cache, sink, defense)
+    if config.topk_sweep is not None:
+        sweep = config.topk_sweep
+        spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
+        spec = spec.model_copy(update={"budget": sweep.budget})
+        for defense in sweep.defenses:
+            for k in sweep.values:
+                if k == config.k and defense in config.defenses:
+                    continue  # the report reads the main cell's first `budget` queries (same seed, same queries)
+                _attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
+    _write_run(run, finished=True)
+    return build_report(run.out_dir, embedder=run.retriever.embedder)
+
+
+# -- preparation -----------------------------------------------------------------------------
+
+
+def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> _Run:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    corpus = load_corpus(config.corpus, limit=config.corpus_limit)
+    kept, held = split_holdout(corpus, config.holdout, seed=config.seed)
+    held_items = holdout_items(held)
+    calibration_items = _calibration_items(config, held_items)
+    benign = _benign_items(config, held_items, len(calibration_items))  # validated before any model loads
+    embedder = parts.embedder or make_embedder(config.embedder)
+    index_dir = Path(config.index) if config.index else out_dir / "index"
+    manifest, _ = build_index(kept, embedder, index_dir, corpus_spec=config.corpus)
+    retriever, _ = open_retriever(index_dir, embedder)
+    target = parts.generator or make_generator(config.generator)
+    generator: Generator = CachingGenerator(target, out_dir / CACHE_FILE) if config.replay_cache else target
+    attacker = parts.attacker or (make_generator(config.attacker) if config.attacker else generator)
+    calibration = tuple(retriever.retrieve_many([item.query for item in calibration_items], config.k))
+    write_benign(out_dir / BENIGN_FILE, benign)
+    base_print = {
+        "corpus": config.corpus,
+        "corpus_limit": config.corpus_limit,
+        "holdout": config.holdout,
+        "corpus_hash": manifest.corpus_hash,
+        "embedder": embedder.name,
+        "generator": config.generator if parts.generator is None else generator.name,
+        "attacker": config.attacker if parts.attacker is None else attacker.name,
+        "oracle": config.oracle if parts.oracle is None else parts.oracle.name,
+        "layout": config.prompt_layout,
+        "max_tokens": config.max_tokens,
+        "max_chunk_chars": config.max_chunk_chars,
+        "calibration": [config.calibration.model_dump() if config.calibration else None, _ids(calibration_items)],
+        "policy": config.policy.model_dump() if config.policy else None,
+        "fail_closed": config.fail_closed,
+        "seed": config.seed,
+        "attack_data": config.attack_data,
+    }
+    if config.replay_cache:  # replayed answers are identical, but say how the cells were produced
+        base_print["replay_cache"] = True
+    run = _Run(
+        config=config,
+        out_dir=out_dir,
+        retriever=retriever,
+        generator=generator,
+        attacker=attacker,
+        parts=parts,
+        calibration=calibration,
+        calibration_items=calibration_items,
+        benign=benign,
+        base_print=base_print,
+        index_dir=index_dir,
+    )
+    _write_run(run, finished=False)
+    return run
+
+
+def _ids(items: list[BenignItem]) -> str:
+    return fingerprint({"ids": [(item.query.id, item.query.text) for item in items]})
+
+
+def _calibration_items(config: EvalConfig, held: list[BenignItem]) -> list[BenignItem]:
+    spec = config.calibration
+    if spec is None:
+        return []
+    if spec.path == HOLDOUT:
+        return held[: spec.limit or len(held) // 2]
+    return window(read_benign_file(spec.path), 0, spec.limit)
+
+
+def _benign_items(config: EvalConfig, held: list[BenignItem], calibration_used: int) -> list[BenignItem]:
+    spec = config.benign
+    if spec is None:
+        return []
+    if spec.path == HOLDOUT:
+        skip = calibration_used if config.calibration is not None and config.calibration.path == HOLDOUT else 0
+        return window(held, skip + spec.offset, spec.limit)
+    return window(read_benign_file(spec.path), spec.offset, spec.limit)
+
+
+def _write_run(run: _Run, *, finished: bool) -> None:
+    write_run_file(
+        run.out_dir,
+        {
+            "config": run.config.model_dump(mode="json"),
+            "index": str(run.index_dir),
+            "kb_size": len(run.retriever.index),
+            "embedder": run.retriever.embedder.name,
+            "generator": run.generator.name,
+            "attacker": run.attacker.name,
+            "benign_queries": len(run.benign),
+            "calibration_queries": len(run.calibration_items),
+            # similarity scores only (no text): `ragshield report` re-fits RAG-CT on them
+            "calibration_profiles": [retrieval.similarities for retrieval in run.calibration],
+            "failures": dict(run.failures),
+            "finished": finished,
+            "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
+
+
+# -- pipelines -------------------------------------------------------------------------------
+
+
+def _needs_oracle(defense: str) -> bool:
+    return "canary-rag" in defense.split("+")
+
+
+def _oracle(run: _Run) -> Generator | None:
+    """CanaryRAG's oracle model, built once: the config's, else a second local-model instance."""
+    if run.parts.oracle is None:
+        if run.config.oracle is not None:
+            run.parts.oracle = make_generator(run.config.oracle)
+        else:
+            from ragshield.guards.canary.defense import default_oracle_generator
+
+            target = run.generator.inner if isinstance(run.generator, CachingGenerator) else run.generator
+            run.parts.oracle = default_oracle_generator(target)
+    return run.parts.oracle
+
+
+def _pipeline(run: _Run, defense: str, k: int) -> RagPipeline:
+    """The pipeline of one defense at retrieval depth k (cached unless a per-user policy is
+    configured: then every cell starts with a fresh policy state)."""
+    key = (defense, k)
+    if key in run.pipelines:
+        return run.pipelines[key]
+    config: SystemConfig = run.config.system_config(defense, k=k, index=str(run.index_dir))
+    calibration = run.calibration
+    if k != run.config.k and calibration:
+        calibration = tuple(run.retriever.retrieve_many([item.query for item in run.calibration_items], k))
+    pipeline = build_system(
+        config,
+        retriever=run.retriever,
+        generator=run.generator,
+        oracle_generator=_oracle(run) if _needs_oracle(defense) else None,
+        policy=make_policy(run.config.policy.model_dump()) if run.config.policy else None,
+        calibration=calibration,
+    )
+    # TGTB cuts each context to 2048 characters; SystemConfig has no such field yet
+    pipeline.prompt_builder = replace(pipeline.prompt_builder, max_chunk_chars=run.config.max_chunk_chars)
+    if run.config.policy is None:
+        run.pipelines[key] = pipeline
+    return pipeline
+
+
+# -- cells -----------------------------------------------------------------------------------
+
+
+def _defense_print(run: _Run, defense: str) -> dict[str, Any]:
+    names = defense.split("+")
+    return {"defense": defense, "params": {name: run.config.defense_params.get(name, {}) for name in names}}
+
+
+def _run_cell(
+    run: _Run,
+    cache: TranscriptCache,
+    sink: EvalProgress,
+    name: str,
+    settings: dict[str, Any],
+    total: int,
+    produce: Callable[[Callable[[int, int], None]], Transcript],
+) -> None:
+    sink.start(name, total)
+
+    def report(done: int, budget: int) -> None:
+        sink.advance(name, done, budget)
+
+    try:
+        _, cached = cache.run(name, fingerprint({**run.base_print, **settings}), lambda: produce(report))
+    except KeyboardInterrupt:
+        raise
+    except Exception as error:  # one broken cell must not sink hours of grid
+        log.exception("cell %s failed", name)
+        run.failures[name] = f"{type(error).__name__}: {error}"
+        _write_run(run, finished=False)
+        sink.finish(name, cached=False, failed=True)
+        return
+    run.failures.pop(name, None)
+    sink.finish(name, cached=cached)
+
+
+def _attack_cell(
+    run: _Run, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, defense: str, *, k: int, sweep: bool
+) -> None:
+    from ragshield.attacks import make_attack, run_attack
+
+    name = topk_cell_name(k, spec.cell, defense) if sweep else cell_name(spec.cell, defense)
+    settings = {"attack": spec.model_dump(mode="json"), "k": k, **_defense_print(run, defense)}
+
+    def produce(report: Callable[[int, int], None]) -> Transcript:
+        attack = make_attack(
+            spec.name,
+            attacker=run.attacker,
+            embedder=run.retriever.embedder,
+            data_dir=run.config.attack_data,
+            **spec.params,
+        )
+        pipeline = _pipeline(run, defense, k)
+        transcript = run_attack(attack, pipeline, budget=spec.budget, seed=run.config.seed, progress=report)
+        return replace(transcript, name=spec.cell, defense=defense)
+
+    _run_cell(run, cache, sink, name, settings, spec.budget, produce)
+
+
+def _benign_cell(run: _Run, cache: TranscriptCache, sink: EvalProgress, defense: str) -> None:
+    name = cell_name(BENIGN, defense)
+    settings = {"benign": _ids(run.benign), "k": run.config.k, **_defense_print(run, defense)}
+
+    def produce(report: Callable[[int, int], None]) -> Transcript:
+        pipeline = _pipeline(run, defense, run.config.k)
+        responses = []
+        replay = run.generator if isinstance(run.generator, CachingGenerator) else None
+        if replay is not None:
+            replay.enabled = False  # benign latency is a reported metric: always generate
+        try:
+            for number, item in enumerate(run.benign):
+                # one user id per benign query: a per-user policy must not pool strangers' queries
+                query = Query(item.query.text, user_id=f"benign-{number:05d}", id=item.query.id)
+                responses.append(pipeline.answer(query))
+                report(number + 1, len(run.benign))
+        finally:
+            if replay is not None:
+                replay.enabled = True
+        return Transcript("benign", BENIGN, defense, tuple(responses), run.config.seed)
+
+    _run_cell(run, cache, sink, name, settings, len(run.benign), produce)

@@ -1,0 +1,455 @@
+"""Metrics, `results.json`, `report.md` and plots of an evaluation folder, from its transcripts alone.
+
+`build_report(OUT)` never runs a generator: it reads the cached transcripts, the index's
+chunks and the run's settings (`run.json`), scores leakage with `ragshield.metrics`, and
+writes:
+
+* `results.json`: `attack_rows` (`attack`, `defense`, `ulc`, `pii`, `asr`, `crr`, `queries`,
+  `blocked`), `benign_rows` (`defense`, `fpr`, `utility`, `latency_p50_ms`,
+  `latency_p95_ms`), plus `meta` and `detail` (drill-down: repeat@20, PII by kind, TPR,
+  relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep);
+* `report.md` (`ragshield.evaluation.tables`) and PNG plots (`ragshield.evaluation.plots`).
+
+Per-cell metrics are cached in `metrics.json` (keyed by the cell's fingerprint and finish
+time), so a rebuild after a resumed run scores only the new cells. The embedder (for CRR's
+cosine condition and utility similarity) is loaded only when something must be scored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.evaluation import rescoring
+from ragshield.evaluation.cells import BENIGN, TranscriptCache, read_run_file, split_cell_name
+from ragshield.evaluation.config import EvalConfig
+from ragshield.metrics import (
+    LeakageScorer,
+    added_latency,
+    detection_rates,
+    inventory_from_chunks,
+    latency_summary,
+    utility_metrics,
+)
+from ragshield.metrics.leakage import is_blocked
+from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+
+log = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.json"
+REPORT_FILE = "report.md"
+METRICS_FILE = "metrics.json"
+PII_CACHE = "pii_inventory.jsonl"  # derived from the knowledge base: holds PII values, never commit it
+METRIC_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AttackRow:
+    """Leakage of one attack against one defense. `asr`, `crr` in [0, 1]; higher = more leakage."""
+
+    attack: str
+    defense: str
+    ulc: int
+    pii: int
+    asr: float
+    crr: float
+    queries: int
+    blocked: int
+
+
+@dataclass(frozen=True)
+class BenignRow:
+    """Cost of one defense to benign users: `fpr` = share of benign queries blocked or refused;
+    `utility` = similarity metrics of the answers (higher = better); latency in milliseconds."""
+
+    defense: str
+    fpr: float
+    utility: Mapping[str, float]
+    latency_p50_ms: float
+    latency_p95_ms: float
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """Everything `results.json` holds."""
+
+    attack_rows: tuple[AttackRow, ...]
+    benign_rows: tuple[BenignRow, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def attacks(self) -> list[str]:
+        return list(dict.fromkeys(row.attack for row in self.attack_rows))
+
+    @property
+    def defenses(self) -> list[str]:
+        found = [row.defense for row in self.attack_rows] + [row.defense for row in self.benign_rows]
+        order = list(self.meta.get("defense_order", []))
+        return [name for name in order if name in found] + [n for n in dict.fromkeys(found) if n not in order]
+
+    def row(self, attack: str, defense: str) -> AttackRow | None:
+        return next((r for r in self.attack_rows if r.attack == attack and r.defense == defense), None)
+
+    def benign(self, defense: str) -> BenignRow | None:
+        return next((r for r in self.benign_rows if r.defense == defense), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "meta": dict(self.meta),
+            "attack_rows": [asdict(row) for row in self.attack_rows],
+            "benign_rows": [{**asdict(row), "utility": dict(row.utility)} for row in self.benign_rows],
+            "detail": dict(self.detail),
+        }
+
+
+class _KnowledgeBase:
+    """The chunks, PII inventory and embedder of a run, each loaded on first use."""
+
+    def __init__(self, out_dir: Path, run: Mapping[str, Any], config: EvalConfig, embedder: Any) -> None:
+        self.out_dir = out_dir
+        self.index_dir = Path(run["index"])
+        self.embedder_name = str(run["embedder"])
+        self.config = config
+        self._embedder = embedder
+        self._chunks: list[Chunk] | None = None
+        self._pii: tuple[PiiItem, ...] | None = None
+        self._scorer: LeakageScorer | None = None
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        if self._chunks is None:
+            path = self.index_dir / "chunks.jsonl"
+            if not path.is_file():
+                from ragshield.errors import ConfigError
+
+                raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
+            self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
+        return self._chunks
+
+    @property
+    def pii(self) -> tuple[PiiItem, ...]:
+        """The exact inventory when the corpus has one (synthetic), else PII found by scanning the chunks."""
+        if self._pii is None:
+            exact = read_pii(self.index_dir / "pii.jsonl")
+            cached = read_pii(self.out_dir / PII_CACHE)
+            if exact is not None:
+                self._pii = exact
+            elif cached is not None:
+                self._pii = cached
+            else:
+                self._pii = inventory_from_chunks(self.chunks)
+                write_jsonl(self.out_dir / PII_CACHE, (item.to_dict() for item in self._pii))
+        return self._pii
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from ragshield.rag.embedding import make_embedder
+
+            self._embedder = make_embedder(self.embedder_name)
+        return self._embedder
+
+    @property
+    def scorer(self) -> LeakageScorer:
+        if self._scorer is None:
+            self._scorer = LeakageScorer(
+                self.chunks, self.pii, self.embedder, max_chunk_chars=self.config.max_chunk_chars
+            )
+        return self._scorer
+
+
+def _metric_cache(out_dir: Path) -> dict[str, Any]:
+    path = out_dir / METRICS_FILE
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError:
+        data = {}
+    return data
+
+
+def _cached(cache: dict[str, Any], name: str, key: str, compute: Callable[[], Any]) -> Any:
+    entry = cache.get(name)
+    if entry is None or entry.get("key") != key:
+        entry = cache[name] = {"key": key, "value": compute()}
+    return entry["value"]
+
+
+def build_report(
+    out_dir: str | Path,
+    *,
+    embedder: Any = None,
+    plots: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> ResultTable:
+    """Score every cached transcript of `out_dir` and write results.json, report.md and plots.
+
+    `embedder` reuses an already loaded embedder (else the run's is loaded when needed).
+
+    Raises:
+        ConfigError: `out_dir` holds no evaluation.
+    """
+    from ragshield.evaluation.tables import render_markdown
+
+    folder = Path(out_dir)
+    run = read_run_file(folder)
+    config = EvalConfig.model_validate(run["config"])
+    kb = _KnowledgeBase(folder, run, config, embedder)
+    cells = TranscriptCache(folder)
+    transcripts = cells.transcripts()
+    cache = _metric_cache(folder)
+    keys = {name: _key(cells, name, kb.embedder_name) for name in transcripts}
+    say = progress or (lambda _message: None)
+
+    attack_rows: list[AttackRow] = []
+    cell_detail: dict[str, dict[str, Any]] = {}
+    leaks: dict[str, list[bool]] = {}
+    for name, transcript in _ordered(transcripts, config):
+        attack, defense = split_cell_name(name)
+        if attack == BENIGN:
+            continue
+        say(f"scoring {name}")
+        value = _cached(cache, name, keys[name], lambda t=transcript: _leakage(kb, t))  # type: ignore[misc]
+        numbers = value["leakage"]
+        leaks[name] = value["leaks"]
+        attack_rows.append(
+            AttackRow(
+                attack,
+                defense,
+                int(numbers["ulc"]),
+                int(numbers["pii"]),
+                float(numbers["asr"]),
+                float(numbers["crr"]),
+                int(numbers["queries"]),
+                int(numbers["blocked"]),
+            )
+        )
+        cell_detail[name] = {**numbers, "tpr": numbers["blocked"] / numbers["queries"] if numbers["queries"] else None}
+
+    benign_rows, benign_detail = _benign(kb, folder, transcripts, cache, keys)
+    _write_metric_cache(folder, cache)
+    detail: dict[str, Any] = {
+        "cells": cell_detail,
+        "benign": benign_detail,
+        "relative_crr": _relative_crr(attack_rows),
+        "seconds": cells.seconds(),
+        "rescoring": _rescoring(transcripts, leaks, run, config),
+        "topk": _topk(cells, kb, config, transcripts),
+        "failures": run.get("failures", {}),
+    }
+    meta = {
+        "corpus": config.corpus,
+        "dataset": _dataset(config.corpus),
+        "kb_size": run.get("kb_size"),
+        "embedder": run.get("embedder"),
+        "generator": run.get("generator"),
+        "attacker": run.get("attacker"),
+        "k": config.k,
+        "max_tokens": config.max_tokens,
+        "max_chunk_chars": config.max_chunk_chars,
+        "seed": config.seed,
+        "benign_queries": run.get("benign_queries"),
+        "calibration_queries": run.get("calibration_queries"),
+        "target_fpr": config.calibration.target_fpr if config.calibration else None,
+        "budgets": {spec.cell: spec.budget for spec in config.attacks},
+        "attack_order": [spec.cell for spec in config.attacks],
+        "defense_order": list(config.defenses),
+        "finished": run.get("finished", False),
+        "updated": run.get("updated"),
+        "crr_rule": next((c.get("crr_rule") for c in cell_detail.values()), None),
+        "pii_inventory": "exact (corpus inventory)" if (kb.index_dir / "pii.jsonl").is_file() else "scanned",
+        "pii_items_in_kb": len(kb.pii) if attack_rows else None,
+    }
+    table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)
+    (folder / RESULTS_FILE).write_text(json.dumps(table.as_dict(), indent=1, default=_json_default), encoding="utf-8")
+    images: list[str] = []
+    if plots:
+        from ragshield.evaluation.plots import write_plots
+
+        images = write_plots(table, folder)
+    (folder / REPORT_FILE).write_text(render_markdown(table, images), encoding="utf-8")
+    return table
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def _key(cells: TranscriptCache, name: str, embedder: str) -> str:
+    record = cells.record(name)
+    return f"{METRIC_VERSION}:{embedder}:{record.fingerprint if record else ''}:{record.finished if record else ''}"
+
+
+def _write_metric_cache(folder: Path, cache: dict[str, Any]) -> None:
+    path = folder / METRICS_FILE
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(cache, default=_json_default), encoding="utf-8")
+    temporary.replace(path)
+
+
+def _dataset(corpus: str) -> str:
+    return corpus.partition(":")[0]
+
+
+def _ordered(transcripts: Mapping[str, Transcript], config: EvalConfig) -> list[tuple[str, Transcript]]:
+    """Cells in config order (defense, then attack), unknown cells last."""
+    attacks = [spec.cell for spec in config.attacks] + [BENIGN]
+
+    def rank(name: str) -> tuple[int, int, str]:
+        attack, defense = split_cell_name(name)
+        d = config.defenses.index(defense) if defense in config.defenses else len(config.defenses)
+        a = attacks.index(attack) if attack in attacks else len(attacks)
+        return d, a, name
+
+    return sorted(transcripts.items(), key=lambda item: rank(item[0]))
+
+
+def _leakage(kb: _KnowledgeBase, transcript: Transcript) -> dict[str, Any]:
+    report = kb.scorer.score(transcript)
+    flags = rescoring.query_leaks(transcript, kb.scorer.pii_index)
+    return {"leakage": report.as_dict(), "leaks": flags}
+
+
+def _relative_crr(rows: Sequence[AttackRow]) -> dict[str, float | None]:
+    """CanaryRAG's relative mean CRR: mean over attacks of CRR(defense) / CRR(none); None when
+    no attack recovered any chunk undefended."""
+    base = {row.attack: row.crr for row in rows if row.defense == "none"}
+    result: dict[str, float | None] = {}
+    for defense in dict.fromkeys(row.defense for row in rows):
+        ratios = [row.crr / base[row.attack] for row in rows if row.defense == defense and base.get(row.attack)]
+        result[defense] = float(np.mean(ratios)) if ratios else None
+    return result
+
+
+def _benign(
+    kb: _KnowledgeBase,
+    folder: Path,
+    transcripts: Mapping[str, Transcript],
+    cache: dict[str, Any],
+    keys: Mapping[str, str],
+) -> tuple[list[BenignRow], dict[str, Any]]:
+    from ragshield.evaluation.harness import BENIGN_FILE
+    from ragshield.evaluation.workload import read_benign
+
+    references = {item.query.id: item.reference for item in read_benign(folder / BENIGN_FILE)}
+    baseline = transcripts.get(f"{BENIGN}__none")
+    rows: list[BenignRow] = []
+    detail: dict[str, Any] = {}
+    for name, transcript in transcripts.items():
+        first, defense = split_cell_name(name)
+        if first != BENIGN or not transcript.responses:
+            continue
+        key = keys[name] + (f"|{keys[f'{BENIGN}__none']}" if baseline is not None else "")
+        utility = _cached(cache, name, key, lambda t=transcript: _utility(kb, t, baseline, references))  # type: ignore[misc]
+        latency = latency_summary(transcript.responses)
+        rates = detection_rates([is_blocked(r) for r in transcript.responses], [])
+        rows.append(BenignRow(defense, float(rates["fpr"] or 0.0), utility, latency["p50_ms"], latency["p95_ms"]))
+        added = added_latency(transcript.responses, baseline.responses) if baseline is not None else None
+        detail[defense] = {
+            "blocked": sum(map(is_blocked, transcript.responses)),
+            "n": len(transcript.responses),
+            "latency": latency,
+            "added_latency": added,
+            "latencies_ms": [r.timings_ms.get("total") for r in transcript.responses],
+        }
+    return rows, detail
+
+
+def _utility(
+    kb: _KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
+) -> dict[str, float]:
+    answers = [response.text for response in transcript.responses]
+    result: dict[str, float] = {}
+    gold = [references.get(response.query.id, "") for response in transcript.responses]
+    if any(reference.strip() for reference in gold):
+        for key, value in utility_metrics(answers, gold, kb.embedder).items():
+            result[f"reference_{key}"] = float(value)
+    if baseline is not None and transcript.defense != "none":
+        undefended = {response.query.id: response.text for response in baseline.responses}
+        pairs = [undefended.get(response.query.id, "") for response in transcript.responses]
+        if any(text.strip() for text in pairs):
+            for key, value in utility_metrics(answers, pairs, kb.embedder).items():
+                result[f"undefended_{key}"] = float(value)
+    return result
+
+
+def _rescoring(
+    transcripts: Mapping[str, Transcript], leaks: Mapping[str, list[bool]], run: Mapping[str, Any], config: EvalConfig
+) -> dict[str, Any]:
+    """RAG-CT re-scored on the undefended transcripts: the threshold sweep and the mode ablation."""
+    attacks = {split_cell_name(n)[0]: n for n in transcripts if n.endswith("__none") and not n.startswith(BENIGN)}
+    benign = transcripts.get(f"{BENIGN}__none")
+    if not attacks:
+        return {}
+    calibration = [row for row in run.get("calibration_profiles", []) if len(row) >= 2]
+    target = config.calibration.target_fpr if config.calibration else None
+    benign_rows = rescoring.profiles(benign) if benign is not None else []
+    result: dict[str, Any] = {"modes": {}}
+    for mode in rescoring.MODES:
+        for variant, fpr in (("paper", None), ("calibrated", target)):
+            if variant == "calibrated" and (fpr is None or not calibration):
+                continue
+            scored: dict[str, rescoring.ScoredQueries] = {}
+            for attack, name in attacks.items():
+                scores, threshold = rescoring.score_profiles(
+                    rescoring.profiles(transcripts[name]),
+                    mode=mode,
+                    k=config.k,
+                    calibration=calibration,
+                    target_fpr=fpr,
+                )
+                scored[attack] = rescoring.ScoredQueries(tuple(scores), tuple(leaks[name]))
+            benign_scores, _ = rescoring.score_profiles(
+                benign_rows, mode=mode, k=config.k, calibration=calibration, target_fpr=fpr
+            )
+            result["modes"][f"{mode}/{variant}"] = {
+                "threshold": threshold,
+                "asr": {a: rescoring.asr_at(s, threshold) for a, s in scored.items()},
+                "undefended_asr": {a: float(np.mean(s.leaks)) if s.leaks else 0.0 for a, s in scored.items()},
+                "auroc": {a: rescoring.safe_auroc(benign_scores, list(s.scores)) for a, s in scored.items()},
+                "benign_fpr": float(np.mean(np.asarray(benign_scores) >= threshold)) if benign_scores else None,
+            }
+            if mode == "combined" and variant == "paper":
+                result["threshold_sweep"] = rescoring.threshold_sweep(scored, benign_scores)
+    return result
+
+
+def _topk(
+    cells: TranscriptCache, kb: _KnowledgeBase, config: EvalConfig, transcripts: Mapping[str, Transcript]
+) -> list[dict[str, Any]]:
+    """ASR / ULC / PII at each top-k of the sweep (the main cell's first `budget` queries at the main k)."""
+    sweep = config.topk_sweep
+    if sweep is None:
+        return []
+    rows: list[dict[str, Any]] = []
+    found = cells.sweep_transcripts()
+    for defense in sweep.defenses:
+        for k in sweep.values:
+            main = transcripts.get(f"{sweep.attack}__{defense}") if k == config.k else None
+            if main is not None:
+                transcript: Transcript | None = Transcript(
+                    main.kind, main.name, main.defense, main.responses[: sweep.budget], main.seed
+                )
+            else:
+                transcript = found.get(f"topk-{k}__{sweep.attack}__{defense}")
+            if transcript is None:
+                continue
+            numbers = kb.scorer.score(transcript).as_dict()
+            rows.append(
+                {
+                    "k": k,
+                    "attack": sweep.attack,
+                    "defense": defense,
+                    **{key: numbers[key] for key in ("ulc", "pii", "asr", "crr", "queries", "blocked")},
+                }
+            )
+    return rows
