@@ -8,14 +8,15 @@ and every benchmark calls these functions, so "1% FPR" means the same thing ever
   `n` benign calibration scores (the empirical FPR on the calibration set is <= f). It sits
   half-way between the last benign score it must let through and the next larger one, so a
   new benign query scoring a hair above a calibration score is not flagged by construction;
-* `tpr_at_fpr(benign, attack, f)` is the share of attack scores at or above that threshold.
+* `ragshield.metrics.detection.tpr_at_fpr(benign, attack, f)` is the share of attack scores at
+  or above that threshold.
 
 With `n` calibration scores the smallest FPR that can be resolved is about `1 / n`: at a 1%
 target use several hundred benign queries, otherwise the threshold lands above the largest
 benign score and the real FPR on new traffic is unknown.
 
-The ROC helpers (`roc_curve`, `auroc`) live here too until `ragshield.metrics.detection`
-takes them over; both must agree with `threshold_at_fpr` on ties (`>=` blocks).
+AUROC and TPR at a target FPR are computed by `ragshield.metrics.detection` (`auroc`,
+`tpr_at_fpr`), whose `tpr_at_fpr` calls `threshold_at_fpr` here.
 """
 
 from __future__ import annotations
@@ -95,40 +96,6 @@ def flag_rate(scores: Iterable[float], threshold: float) -> float:
     if array.size == 0:
         return float("nan")
     return float(np.mean(array >= threshold))
-
-
-def tpr_at_fpr(benign_scores: Iterable[float], attack_scores: Iterable[float], target_fpr: float) -> float:
-    """Share of attack scores flagged at the threshold `threshold_at_fpr(benign_scores, target_fpr)`."""
-    return flag_rate(attack_scores, threshold_at_fpr(benign_scores, target_fpr))
-
-
-def roc_curve(benign_scores: Iterable[float], attack_scores: Iterable[float]) -> tuple[np.ndarray, np.ndarray]:
-    """(fpr, tpr) points for every distinct threshold, from (0, 0) to (1, 1), attacks = positives."""
-    benign = as_scores(benign_scores, what="benign scores")
-    attack = as_scores(attack_scores, what="attack scores")
-    thresholds = np.unique(np.concatenate([benign, attack]))[::-1]
-    benign_sorted = np.sort(benign)
-    attack_sorted = np.sort(attack)
-    # number of scores >= t for each threshold t, via binary search on the sorted arrays
-    fp = benign.size - np.searchsorted(benign_sorted, thresholds, side="left")
-    tp = attack.size - np.searchsorted(attack_sorted, thresholds, side="left")
-    fpr = np.concatenate([[0.0], fp / benign.size])
-    tpr = np.concatenate([[0.0], tp / attack.size])
-    return fpr, tpr
-
-
-def auroc(benign_scores: Iterable[float], attack_scores: Iterable[float]) -> float:
-    """Area under the ROC curve: P(attack score > benign score) + 0.5 P(tie).
-
-    0.5 is chance; below 0.5 the score is inverted (attacks look *less* suspicious).
-    """
-    benign = as_scores(benign_scores, what="benign scores")
-    attack = as_scores(attack_scores, what="attack scores")
-    from scipy.stats import rankdata
-
-    ranks = rankdata(np.concatenate([attack, benign]))  # average ranks: ties count one half
-    rank_sum = float(ranks[: attack.size].sum())
-    return (rank_sum - attack.size * (attack.size + 1) / 2.0) / (attack.size * benign.size)
 
 
 def union_thresholds(benign_score_columns: Sequence[Iterable[float]], target_fpr: float) -> tuple[list[float], float]:

@@ -31,9 +31,10 @@ from typing import Any, Literal
 import numpy as np
 
 from ragshield.errors import ConfigError, RagShieldError
-from ragshield.evaluation.calibration import auroc, threshold_at_fpr
+from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.factory import DefenseContext
+from ragshield.metrics.detection import auroc
 from ragshield.types import RetrievalResult, Verdict
 
 Mode = Literal["combined", "entropy", "margin"]
