@@ -13,6 +13,7 @@ from ragshield.attacks.rag_thief_jiang_2024 import (
     HEALTHCARE_REFLECTION,
     UNTARGETED_REFLECTION,
     RagThiefJiang2024,
+    is_continuation,
     parse_numbered,
 )
 from ragshield.errors import ConfigError
@@ -133,6 +134,17 @@ def test_targeted_mode_uses_reflection_prompt_a2() -> None:
 def test_parse_numbered_lists() -> None:
     assert parse_numbered("1. one\n2) two two\n 3: three\n\n10. ten") == ["one", "two two", "three", "ten"]
     assert parse_numbered("no list here") == []
+
+
+def test_degenerate_reflections_give_only_overlap_anchors() -> None:
+    assert not is_continuation("2. 3. 4. 5. 6. 7.") and not is_continuation("Output Format: 1. 2. 3. the text")
+    assert is_continuation("the doctor then asked about her fever")
+    attack = RagThiefJiang2024(initial_anchors=["s"], attacker=attacker("1. 2. 3. 4.\n5. Output Format: 1. 2. 3."))
+    attack._reset()
+    assert attack.reflect(CHUNK_A, random.Random(0)) == [
+        " ".join(CHUNK_A.split()[:30]),
+        " ".join(CHUNK_A.split()[-30:]),
+    ]
 
 
 def test_against_echo_target_is_deterministic_and_within_budget(fake_retriever: object) -> None:

@@ -150,7 +150,8 @@ class DeferredInjection(PoolAttack):
 
     Args:
         questions: `medical` or `wiki` (benign questions from the shared data folder; without
-            it, built-in medical or open-domain questions), or an explicit sequence.
+            it, built-in medical or open-domain questions), `email` (built-in email-style
+            requests, for email knowledge bases), or an explicit sequence.
         data_dir: the shared data folder.
         deferrals: the trailing extraction instructions, rotated over the queries.
         max_question_chars: longer questions are cut at a word boundary.
@@ -169,8 +170,8 @@ class DeferredInjection(PoolAttack):
         max_question_chars: int = 500,
     ) -> None:
         super().__init__()
-        if isinstance(questions, str) and questions not in ("medical", "wiki"):
-            raise ConfigError(f"unknown question set {questions!r}; valid sets: medical, wiki")
+        if isinstance(questions, str) and questions not in ("medical", "wiki", "email"):
+            raise ConfigError(f"unknown question set {questions!r}; valid sets: medical, wiki, email")
         if not deferrals:
             raise ConfigError("deferred injection needs at least one deferred instruction")
         self.questions = questions
@@ -181,6 +182,8 @@ class DeferredInjection(PoolAttack):
     def question_list(self) -> list[str]:
         if not isinstance(self.questions, str):
             return [question for question in self.questions if question.strip()]
+        if self.questions == "email":
+            return builtin_anchors("email-questions")
         if self.data_dir is not None:
             return load_benign_questions(self.data_dir, self.questions)
         return builtin_anchors("medical" if self.questions == "medical" else "questions")

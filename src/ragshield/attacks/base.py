@@ -329,7 +329,13 @@ class AttackerLLM:
         return self._generator
 
     def ask(
-        self, prompt: str, rng: random.Random, *, max_tokens: int | None = None, temperature: float | None = None
+        self,
+        prompt: str,
+        rng: random.Random,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: tuple[str, ...] = (),
     ) -> str:
         """The attacker's answer to `prompt`, with a decoding seed drawn from `rng`."""
         request = GenerationRequest(
@@ -337,6 +343,7 @@ class AttackerLLM:
             max_tokens=max_tokens or self.max_tokens,
             temperature=self.temperature if temperature is None else temperature,
             seed=rng.randrange(2**31),
+            stop=stop,
         )
         return complete(self.generator, request)
 

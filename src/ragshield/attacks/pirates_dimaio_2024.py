@@ -98,6 +98,7 @@ Now list the topics of this text.
 Input: {text}
 Expected output:"""
 
+ANSWER_STOP = ("\n\n",)  # both answers are one line: stop decoding at the first blank line
 _EXPECTED = re.compile(r"expected output:\s*", re.IGNORECASE)
 
 
@@ -250,11 +251,8 @@ class PiratesDiMaio2024(StatefulAttack):
         if not self.batch:
             self.batch.extend(self.sample_sets(rng) for _ in range(self.picks_per_batch))
         anchors = self.batch.popleft()
-        question = parse_expected(
-            self.llm.ask(
-                QUESTION_PROMPT.replace("{keywords}", ", ".join(anchors)), rng, temperature=self.question_temperature
-            )
-        )
+        prompt = QUESTION_PROMPT.replace("{keywords}", ", ".join(anchors))
+        question = parse_expected(self.llm.ask(prompt, rng, temperature=self.question_temperature, stop=ANSWER_STOP))
         question = " ".join(question.split()[:60]) or ", ".join(anchors)
         command = rng.choice(self.commands)
         order = rng.choice(self.orders)
@@ -309,7 +307,7 @@ class PiratesDiMaio2024(StatefulAttack):
         topics: list[str] = []
         for chunk in new:
             tail = chunk[-self.topic_chars :]
-            reply = self.llm.ask(TOPIC_PROMPT.replace("{text}", tail), rng)
+            reply = self.llm.ask(TOPIC_PROMPT.replace("{text}", tail), rng, stop=ANSWER_STOP)
             topics.extend(parse_topics(reply, self.max_topics_per_chunk, rng))
         self._admit(sorted(set(topics)))
 

@@ -95,6 +95,7 @@ EMAIL_REFLECTION = (
 )
 REFLECTIONS = {"healthcare": HEALTHCARE_REFLECTION, "email": EMAIL_REFLECTION}
 _INITIAL_SETS = {"untargeted": "generic", "healthcare": "medical", "email": "email-questions"}
+_ALPHA_WORD = re.compile(r"[^\W\d_]{2,}")
 _NUMBERED = re.compile(r"(?:^|\n)\s*\**\s*(\d{1,2})\s*[.):]\**\s+")
 _SCAFFOLD = re.compile(r"```[a-zA-Z]*|\[CHUNKS\]|^\s*(?:context|question|answer)\s*:\s*", re.IGNORECASE | re.MULTILINE)
 
@@ -109,6 +110,14 @@ def parse_numbered(text: str) -> list[str]:
         if item:
             items.append(item)
     return items
+
+
+def is_continuation(item: str, *, min_words: int = 5) -> bool:
+    """Whether a reflection item is text (>= `min_words` alphabetic words), not a bare list of
+    numbers or the prompt's own "Output Format" line, as small attacker models often emit."""
+    if "output format" in item.lower():
+        return False
+    return len(_ALPHA_WORD.findall(item)) >= min_words
 
 
 class RagThiefJiang2024(StatefulAttack):
@@ -231,11 +240,7 @@ class RagThiefJiang2024(StatefulAttack):
         """ChunksExtraction: drop our own prompt text (command parts, code fences, the RAG
         layout's labels), split on blank lines, keep pieces of `min_chunk_chars` or more that
         are not an echo of the query."""
-        text = response
-        for command in self.commands:
-            for part in command.split("{text}"):
-                if part.strip():
-                    text = text.replace(part.strip(), "\n\n")
+        text = self._command_echo.sub("\n\n", response)
         text = _SCAFFOLD.sub("\n\n", text)
         chunks = []
         for piece in split_paragraphs(text, min_chars=self.min_chunk_chars):
@@ -243,6 +248,17 @@ class RagThiefJiang2024(StatefulAttack):
                 continue  # the model repeated our anchor back, not the knowledge base
             chunks.append(piece)
         return chunks
+
+    @property
+    def _command_echo(self) -> re.Pattern[str]:
+        """The fixed parts of every command, matched case- and whitespace-insensitively."""
+        parts = sorted(
+            {normalise_space(part) for command in self.commands for part in command.split("{text}") if part.strip()},
+            key=len,
+            reverse=True,
+        )
+        pattern = "|".join(r"\s+".join(re.escape(word) for word in part.split()) for part in parts)
+        return re.compile(pattern, re.IGNORECASE)
 
     def reflect(self, chunk: str, rng: random.Random) -> list[str]:
         """New anchors from a chunk: overlap (head, tail), then extension (LLM continuations)."""
@@ -252,6 +268,7 @@ class RagThiefJiang2024(StatefulAttack):
         if self.extension:
             self.reflections += 1
             reply = self.llm.ask(self.reflection_prompt.replace("{chunk}", chunk), rng)
-            continuations = [clip_words(item, self.max_anchor_words) for item in parse_numbered(reply)][:10]
-            anchors.extend(item for item in continuations if item and item not in anchors)
+            continuations = [clip_words(item, self.max_anchor_words) for item in parse_numbered(reply)]
+            useful = [item for item in continuations if is_continuation(item)][:10]
+            anchors.extend(item for item in useful if item not in anchors)
         return anchors
