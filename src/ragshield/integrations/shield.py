@@ -20,7 +20,9 @@ blocks slightly sooner than the integrated pipeline would: the conservative side
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import RagShieldError
@@ -259,3 +261,46 @@ class Shield:
                 response = item
         assert response is not None  # the pipeline always ends with a Response
         return response
+
+
+@dataclass
+class GuardedRun:
+    """What the query-side adapter decided during one framework call (a chain run, a query).
+
+    The framework adapters link their retriever (or node postprocessor) to their stream monitor
+    through `CURRENT_RUN`, a context variable: frameworks run retrieval in worker threads with a
+    copy of the caller's context, which still points at this object.
+    """
+
+    user_id: str | None = None
+    decisions: list[QueryDecision] = field(default_factory=list)
+
+    def decorated(self, query: Query) -> RetrievalResult:
+        """All allowed decorated retrievals of the run merged (hits re-ranked, markers joined);
+        an empty retrieval for `query` when nothing was retrieved through a guarded retriever."""
+        results = [d.decorated for d in self.decisions if d.decorated is not None]
+        if not results:
+            return RetrievalResult(query=query, hits=())
+        seen: dict[str, ScoredChunk] = {}
+        markers: dict[str, tuple[str, ...]] = {}
+        for result in results:
+            for hit in result.hits:
+                seen.setdefault(hit.chunk.id, hit)
+            for chunk_id, canaries in result.markers.items():
+                markers[chunk_id] = (*markers.get(chunk_id, ()), *canaries)
+        hits = scored_chunks((hit.chunk, hit.similarity) for hit in seen.values())
+        return RetrievalResult(query=results[0].query, hits=hits, markers=markers)
+
+
+CURRENT_RUN: ContextVar[GuardedRun | None] = ContextVar("ragshield_guarded_run", default=None)
+
+
+@contextmanager
+def guarded_run(user_id: str | None = None) -> Iterator[GuardedRun]:
+    """Open a `GuardedRun` for the code inside the `with` block (and the threads it starts)."""
+    run = GuardedRun(user_id=user_id)
+    token = CURRENT_RUN.set(run)
+    try:
+        yield run
+    finally:
+        CURRENT_RUN.reset(token)
