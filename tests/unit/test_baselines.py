@@ -285,3 +285,22 @@ def test_pii_redact_leaves_clean_text_alone(fake_retriever: Any, redact_context:
 def test_pii_redact_holdback_must_be_positive(redact_context: DefenseContext) -> None:
     with pytest.raises(ConfigError, match="holdback"):
         build_defense("pii-redact", redact_context, {"pii-redact": {"holdback_chars": 0}})
+
+
+@pytest.mark.parametrize("delta_chars", [2, 9])
+def test_pii_redact_streaming_equals_redacting_the_whole_answer(
+    delta_chars: int, fake_retriever: Any, redact_context: DefenseContext
+) -> None:
+    from ragshield.datasets.synthetic import make_synthetic_corpus
+    from ragshield.metrics.pii import leaked_pii
+
+    corpus = make_synthetic_corpus(8, seed=3)
+    assert corpus.pii is not None
+    answer = "\n\n".join(document.text for document in corpus.documents)  # ~3,500 characters, 8 records
+    defense = build_defense("pii-redact", redact_context)
+    guard = defense.output_guards[0]
+    response = RagPipeline(
+        fake_retriever, ScriptedGenerator([answer], delta_chars=delta_chars), defense=defense
+    ).answer("q?")
+    assert response.text == guard.scanner.redact(answer)
+    assert leaked_pii(response.text, [item for item in corpus.pii if item.kind in ("email", "phone", "ssn")]) == set()
