@@ -207,3 +207,15 @@ def test_registry_factory_fits_on_calibration_or_runs_paper_exact() -> None:
     fitted = build_defense("rag-ct", DefenseContext(k=5, calibration=calibration, target_fpr=0.05)).query_guards[0]
     assert isinstance(paper, RagCT) and not paper.fitted and paper.threshold == 0.5
     assert isinstance(fitted, RagCT) and fitted.fitted and fitted.k == 5 and fitted.target_fpr_ == 0.05
+
+
+@pytest.mark.parametrize("mode", ["combined", "entropy", "margin"])
+def test_vectorised_scores_equal_single_scores(mode: str) -> None:
+    rng = random.Random(4)
+    profiles = [*_profiles(rng, 50, 0.5, 0.05), [0.2, 0.2, 0.2], [0.9, 0.1, 0.0, 0.5]]
+    detector = RagCT(mode=mode, temperature=0.05, margin_range=(0.0, 0.2))  # type: ignore[arg-type]
+    expected = [detector.score_similarities(p) for p in profiles]
+    assert detector.score_many(profiles) == pytest.approx(expected, abs=1e-12)
+    assert detector.score_many([[0.5, 0.4], *profiles]) == pytest.approx(
+        [detector.score_similarities([0.5, 0.4]), *expected], abs=1e-12
+    )

@@ -189,6 +189,13 @@ class RetrievalAnomaly:
         return self
 
     def _fit_model(self, standardised: np.ndarray) -> Any:
+        from threadpoolctl import threadpool_limits
+
+        # a few thousand 5-d rows: BLAS threads only add contention (10x slower on a busy 2-core box)
+        with threadpool_limits(limits=1):
+            return self._fit_estimator(standardised)
+
+    def _fit_estimator(self, standardised: np.ndarray) -> Any:
         if self.model == "iforest":
             from sklearn.ensemble import IsolationForest
 

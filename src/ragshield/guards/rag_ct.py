@@ -188,6 +188,27 @@ class RagCT:
         """A for a retrieval (or a list of its similarity scores)."""
         return self.score_similarities(similarities_of(retrieval))
 
+    def score_many(self, retrievals: Sequence[ProfileLike]) -> np.ndarray:
+        """A for many retrievals; vectorised when every profile has at least k scores."""
+        tops = [sorted_top_k(similarities_of(item), self.k) for item in retrievals]
+        if not tops or any(top.size < self.k for top in tops):
+            return np.array([self.score_similarities(top) for top in tops], dtype=np.float64)
+        matrix = np.stack(tops)
+        logits = matrix / self._temperature()
+        logits -= logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        p = weights / weights.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plogp = np.where(p > 0, p * np.log(p), 0.0)
+        entropy = -plogp.sum(axis=1) / math.log(self.k)
+        low, high = self._margin_range()
+        margin = np.clip((matrix[:, 0] - matrix[:, 1] - low) / (high - low), 0.0, 1.0)
+        if self.mode == "entropy":
+            return 1.0 - entropy
+        if self.mode == "margin":
+            return margin
+        return self.alpha * (1.0 - entropy) + self.beta * margin
+
     def check(self, retrieval: RetrievalResult) -> Verdict:
         """BLOCK when A >= the active threshold; evidence holds the numbers, never chunk text."""
         parts = self.components(retrieval.similarities)
@@ -252,7 +273,7 @@ class RagCT:
             if labelled is None:
                 raise ConfigError("fit_temperature=True needs labelled=(retrievals, is_attack) to choose T")
             self.temperature_ = self._best_temperature(*labelled)
-        self.threshold_ = threshold_at_fpr([self.score(profile) for profile in usable], target_fpr)
+        self.threshold_ = threshold_at_fpr(self.score_many(usable), target_fpr)
         self.n_fit_ = len(usable)
         self.target_fpr_ = float(target_fpr)
         return self
@@ -264,7 +285,7 @@ class RagCT:
         best_t, best_auc = self.temperature, -1.0
         for temperature in (*TEMPERATURE_GRID, self.temperature):
             self.temperature_ = temperature
-            scores = np.array([self.score(item) for item in retrievals])
+            scores = self.score_many(retrievals)
             value = auroc(scores[~flags], scores[flags])
             # ties keep the larger (closer to the paper's T = 1) temperature
             if value > best_auc + 1e-12 or (abs(value - best_auc) <= 1e-12 and temperature > best_t):
