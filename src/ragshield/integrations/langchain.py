@@ -251,13 +251,13 @@ class RagshieldEmbeddings(Embeddings):
 class GeneratorLLM(LLM):
     """A ragshield `Generator` (SmolLM2 through llama.cpp, an OpenAI-compatible endpoint, ...) as a
     LangChain LLM. The prompt goes to the model as a completion request, or as one user chat
-    message with `chat=True`."""
+    message with `chat_mode=True`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     generator: Any
     max_tokens: int = 256
-    chat: bool = False
+    chat_mode: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -266,7 +266,7 @@ class GeneratorLLM(LLM):
     def _request(self, prompt: str, stop: list[str] | None) -> GenerationRequest:
         return GenerationRequest(
             messages=(ChatMessage("user", prompt),),
-            prompt=None if self.chat else prompt,
+            prompt=None if self.chat_mode else prompt,
             max_tokens=self.max_tokens,
             stop=tuple(stop or ()),
         )

@@ -212,14 +212,14 @@ class RagshieldEmbedding(BaseEmbedding):
 class GeneratorLLM(CustomLLM):
     """A ragshield `Generator` (SmolLM2 through llama.cpp, an OpenAI-compatible endpoint, ...) as a
     LlamaIndex LLM; prompts go to the model as completion requests, or as one user chat message
-    with `chat=True`."""
+    with `chat_mode=True`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     generator: Any
     max_tokens: int = 256
     context_window: int = 2048
-    chat: bool = False
+    chat_mode: bool = False
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -231,7 +231,9 @@ class GeneratorLLM(CustomLLM):
 
     def _request(self, prompt: str) -> GenerationRequest:
         return GenerationRequest(
-            messages=(ChatMessage("user", prompt),), prompt=None if self.chat else prompt, max_tokens=self.max_tokens
+            messages=(ChatMessage("user", prompt),),
+            prompt=None if self.chat_mode else prompt,
+            max_tokens=self.max_tokens,
         )
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
