@@ -39,13 +39,12 @@ def _check_vectors(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
     return vectors
 
 
-class NumpyIndex:
-    """Brute-force exact inner-product search in numpy (for tiny corpora and tests)."""
+class _ChunkTable:
+    """The chunk list an index keeps beside its vectors (row i of the vectors = chunk i)."""
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
         self._chunks: list[Chunk] = []
-        self._vectors = np.zeros((0, dimension), dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -53,6 +52,14 @@ class NumpyIndex:
     @property
     def chunks(self) -> list[Chunk]:
         return list(self._chunks)
+
+
+class NumpyIndex(_ChunkTable):
+    """Brute-force exact inner-product search in numpy (for tiny corpora and tests)."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self._vectors = np.zeros((0, dimension), dtype=np.float32)
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         vectors = _check_vectors(chunks, vectors)
@@ -69,21 +76,12 @@ class NumpyIndex:
         return [ScoredChunk(self._chunks[i], float(scores[i]), rank) for rank, i in enumerate(top)]
 
 
-class FaissIndex:
+class FaissIndex(_ChunkTable):
     """FAISS exact inner-product index (`IndexFlatIP`) with the chunk table beside it."""
 
     def __init__(self, dimension: int) -> None:
-        faiss = _faiss()
-        self.dimension = dimension
-        self._index: Any = faiss.IndexFlatIP(dimension)
-        self._chunks: list[Chunk] = []
-
-    def __len__(self) -> int:
-        return len(self._chunks)
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        return list(self._chunks)
+        super().__init__(dimension)
+        self._index: Any = _faiss().IndexFlatIP(dimension)
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         vectors = _check_vectors(chunks, vectors)
