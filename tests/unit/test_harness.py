@@ -153,7 +153,7 @@ def test_an_interrupted_run_resumes_at_the_first_unfinished_cell(
     recorder = Recorder()
     run_evaluation(make_config(), tmp_path, progress=recorder, parts=parts())
     cached = {cell for cell, was_cached, _ in recorder.finished if was_cached}
-    assert cached == {"tgtb__none", "pide__none"}
+    assert cached == {"tgtb__none", "pide__none", "benign__none"}
 
 
 class ExplodingAttack:
@@ -290,3 +290,18 @@ def test_cache_lists_transcripts_by_cell(grid: tuple[Path, CountingEcho, Recorde
     out, _, _ = grid
     names = set(TranscriptCache(out).transcripts())
     assert names == {f"{a}__{d}" for a in ("tgtb", "pide", "benign") for d in ("none", "rule-based")}
+
+
+def test_two_processes_can_share_one_folder_by_defense(tmp_path: Path) -> None:
+    config = make_config()
+    run_evaluation(config, tmp_path, parts=parts(), only=["rule-based"])
+    first = TranscriptCache(tmp_path)
+    assert first.record("tgtb__rule-based") is not None and first.record("tgtb__none") is None
+    assert json.loads((tmp_path / "run.json").read_text())["finished"] is False
+    recorder = Recorder()
+    run_evaluation(config, tmp_path, progress=recorder, parts=parts(), only=["none"])
+    assert {cell for cell, cached, _ in recorder.finished if not cached} == {"tgtb__none", "pide__none", "benign__none"}
+    assert json.loads((tmp_path / "run.json").read_text())["finished"] is True
+    assert len(json.loads((tmp_path / "results.json").read_text())["attack_rows"]) == 4
+    with pytest.raises(ConfigError, match="not in the config"):
+        run_evaluation(config, tmp_path, parts=parts(), only=["canary-rag"])

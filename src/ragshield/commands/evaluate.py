@@ -20,6 +20,10 @@ def register(app: typer.Typer) -> None:
     def eval_command(
         config: Annotated[Path, typer.Option(help="evaluation YAML (see configs/*.yaml)")],
         out: Annotated[Path, typer.Option(help="output folder (transcripts, results.json, report.md, plots)")],
+        defense: Annotated[
+            list[str] | None,
+            typer.Option(help="run only this configured defense (repeatable); other processes may run the rest"),
+        ] = None,
     ) -> None:
         """Run (or resume) an attacks x defenses grid; finished cells are cached and skipped."""
         from ragshield.evaluation.config import load_eval_config
@@ -27,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
         settings = load_eval_config(config)
         with Progress(*bar_columns(), console=err_console) as bars:
-            table = run_evaluation(settings, out, progress=BarProgress(bars))
+            table = run_evaluation(settings, out, progress=BarProgress(bars), only=defense or None)
         print_summary(console, table, out, title=f"leakage: {settings.corpus}")
         if table.detail.get("failures"):
             raise typer.Exit(1)

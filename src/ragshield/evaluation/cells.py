@@ -9,15 +9,18 @@ Folder layout (`OUT/`):
 
 * `transcripts/<attack>__<defense>.jsonl`, `transcripts/benign__<defense>.jsonl`,
   `transcripts/sweeps/topk-<k>__<attack>__<defense>.jsonl`;
-* `cells.json`: file name -> {fingerprint, seconds, finished};
+* `cells.json`: file name -> {fingerprint, seconds, finished} (merged under a lock, so several
+  processes can run disjoint cells of one folder, e.g. `ragshield eval --defense ...`);
 * `run.json`: the validated config and the knowledge-base facts `ragshield report` needs.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -85,12 +88,19 @@ class TranscriptCache:
             log.warning("%s is unreadable (%s); every cell will be rerun", path, type(error).__name__)
             return {}
 
-    def _write_records(self) -> None:
+    def _write_records(self, name: str) -> None:
+        """Record cell `name`, merging with what other processes recorded meanwhile (several
+        processes may run disjoint cells of one folder; a lock file serialises the merge)."""
         path = self.root / CELLS_FILE
-        temporary = path.with_suffix(".json.tmp")
-        data = {name: record.__dict__ for name, record in sorted(self._records.items())}
-        temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        temporary.replace(path)
+        with (self.root / (CELLS_FILE + ".lock")).open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            merged = self._read_records()
+            merged[name] = self._records[name]
+            self._records = merged
+            temporary = path.with_suffix(f".json.{os.getpid()}.tmp")
+            data = {key: record.__dict__ for key, record in sorted(merged.items())}
+            temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            temporary.replace(path)
 
     def path(self, name: str) -> Path:
         """The transcript file of a cell (`topk-...` cells live under `sweeps/`)."""
@@ -99,6 +109,10 @@ class TranscriptCache:
 
     def record(self, name: str) -> CellRecord | None:
         return self._records.get(name)
+
+    def refresh(self) -> None:
+        """Re-read `cells.json` (cells other processes finished meanwhile)."""
+        self._records = self._read_records()
 
     def cached(self, name: str, print_: str) -> Transcript | None:
         """The finished transcript of a cell when its fingerprint is `print_`, else None."""
@@ -123,12 +137,12 @@ class TranscriptCache:
         seconds = time.perf_counter() - started
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".jsonl.tmp")
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
         transcript.write_jsonl(temporary)
         temporary.replace(path)
         finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self._records[name] = CellRecord(print_, round(seconds, 2), finished)
-        self._write_records()
+        self._write_records(name)
         return transcript, False
 
     def transcripts(self) -> dict[str, Transcript]:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from ragshield.config import SystemConfig
 from ragshield.datasets.base import load_corpus
+from ragshield.errors import ConfigError
 from ragshield.evaluation.cells import (
     BENIGN,
     TranscriptCache,
@@ -121,34 +122,44 @@ def run_evaluation(
     *,
     progress: EvalProgress | None = None,
     parts: Parts | None = None,
+    only: Sequence[str] | None = None,
 ) -> ResultTable:
     """Run (or resume) the grid of `config` into `out_dir`, then write the report.
 
+    `only` restricts this process to some of the config's defenses: several processes can run
+    disjoint defenses of one folder at once (the cell records are merged under a lock).
     Returns the result table (also written as `out_dir/results.json`).
 
     Raises:
-        ConfigError: invalid corpus, benign or calibration settings (before any model runs).
+        ConfigError: invalid corpus, benign or calibration settings, or an `only` name that is
+            not a configured defense (before any model runs).
     """
     sink = progress or NullProgress()
+    if only is not None:
+        unknown = sorted(set(only) - set(config.defenses))
+        if unknown:
+            raise ConfigError(f"--defense {', '.join(unknown)} is not in the config's defenses: {config.defenses}")
+    defenses = [name for name in config.defenses if only is None or name in only]
     run = _prepare(config, Path(out_dir), parts or Parts())
     cache = TranscriptCache(run.out_dir)
-    # leakage first (the main result), then benign traffic, then the top-k sweep: an
-    # interrupted run has the most important cells
-    for defense in config.defenses:
+    # defense by defense (in config order: put the important, cheap ones first), each with its
+    # attacks then its benign traffic, so an interrupted run has whole defenses
+    for defense in defenses:
         for spec in config.attacks:
             _attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
-    for defense in config.defenses if run.benign else ():
-        _benign_cell(run, cache, sink, defense)
-    if config.topk_sweep is not None:
+        if run.benign:
+            _benign_cell(run, cache, sink, defense)
+    if config.topk_sweep is not None and (only is None or any(d in only for d in config.topk_sweep.defenses)):
         sweep = config.topk_sweep
         spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
         spec = spec.model_copy(update={"budget": sweep.budget})
-        for defense in sweep.defenses:
+        for defense in [name for name in sweep.defenses if only is None or name in only]:
             for k in sweep.values:
                 if k == config.k and defense in config.defenses:
                     continue  # the report reads the main cell's first `budget` queries (same seed, same queries)
                 _attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
-    _write_run(run, finished=True)
+    cache.refresh()
+    _write_run(run, finished=_complete(config, cache, bool(run.benign)))
     return build_report(run.out_dir, embedder=run.retriever.embedder)
 
 
@@ -206,6 +217,12 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> _Run:
     )
     _write_run(run, finished=False)
     return run
+
+
+def _complete(config: EvalConfig, cache: TranscriptCache, benign: bool) -> bool:
+    """Whether every main-grid cell of the config is recorded (other processes included)."""
+    firsts = [spec.cell for spec in config.attacks] + ([BENIGN] if benign else [])
+    return all(cache.record(cell_name(first, d)) is not None for d in config.defenses for first in firsts)
 
 
 def _ids(items: list[BenignItem]) -> str:
