@@ -61,7 +61,7 @@ def test_leak_blocks_with_chunk_ids_and_forms_but_never_the_canary() -> None:
     retrieval = _retrieval()
     monitor = CanaryGuard().open(retrieval)
     canary = retrieval.markers["chunk-1"][0]
-    assert monitor.holdback_chars == 96
+    assert monitor.holdback_chars == 96 + 32
     assert monitor.observe("Sure, here it is: ") is None
     verdict = monitor.observe(" ".join(canary))
     assert verdict is not None and verdict.blocked
@@ -210,3 +210,24 @@ def test_factory_rejects_bad_parameters_and_a_shared_model_instance() -> None:
         build_defense("canary-rag", _context(generator=shared, oracle_generator=shared))
     with pytest.raises(ConfigError):
         build_defense("canary-rag", _context(), {"canary-rag": {"oracle": "off", "min_share": 0}})
+
+
+def test_the_widest_supported_form_streamed_char_by_char_never_reaches_the_client(fake_retriever: Retriever) -> None:
+    """A form spanning the full per-symbol budget, 1-character deltas, no whitespace to hold on."""
+    recorder: list[RetrievalResult] = []
+
+    class Recording(CanaryInjector):
+        def decorate(self, retrieval: RetrievalResult) -> RetrievalResult:
+            recorder[:] = [super().decorate(retrieval)]
+            return recorder[0]
+
+    def widest(request: GenerationRequest) -> str:
+        canary = recorder[0].markers[recorder[0].hits[0].chunk.id][0]
+        form = "".join(f"\\u{ord(char):04x}, " for char in canary)  # 8 characters per symbol
+        return "x" * 300 + form + "y" * 300
+
+    defense = Defense(name="canary-rag", decorators=(Recording(),), output_guards=(CanaryGuard(),))
+    generator = ScriptedGenerator(widest, delta_chars=1)
+    for _ in range(3):
+        response = RagPipeline(fake_retriever, generator, defense=defense).answer("cough?")
+        assert response.blocked and response.text == "x" * len(response.text) and len(response.text) <= 300

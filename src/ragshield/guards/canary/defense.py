@@ -47,6 +47,7 @@ def build_defense(
     oracle_passage_chars: int = 300,
     oracle_timeout_s: float = 60.0,
     oracle_layout: str = "completion",
+    oracle_early_halt: bool = True,
     **unknown: Any,
 ) -> Defense:
     """CanaryRAG (Xie et al., ACL 2026): canaries in the retrieved chunks, a streaming monitor, an oracle.
@@ -60,6 +61,8 @@ def build_defense(
             positives; for measurement) or `off`.
         min_share, oracle_max_tokens, oracle_passage_chars, oracle_timeout_s, oracle_layout: see
             `OracleConfig`.
+        oracle_early_halt: halt the target as soon as the oracle reports a violation (see
+            `CanaryMonitor.early_halt`).
 
     Raises:
         ConfigError: unknown parameter or invalid value; the oracle model is the target's instance.
@@ -78,7 +81,13 @@ def build_defense(
     )
     path, health, status, note = _oracle(context, oracle, config, injector)
     guard = CanaryGuard(
-        name=NAME, oracle=path, health=health, oracle_note=note, oracle_status=status, fail_closed=context.fail_closed
+        name=NAME,
+        oracle=path,
+        health=health,
+        oracle_note=note,
+        oracle_status=status,
+        fail_closed=context.fail_closed,
+        early_halt=oracle_early_halt,
     )
     return Defense(name=NAME, decorators=(injector,), output_guards=(guard,), fail_closed=context.fail_closed)
 

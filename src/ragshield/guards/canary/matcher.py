@@ -49,23 +49,56 @@ _SKELETON_TABLE.update({ord(ch): None for ch in _INVISIBLE_LETTERS})
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _NOT_HEX = re.compile(r"[^0-9a-fx]+")
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
-_URLSAFE = str.maketrans({"-": "+", "_": "/"})
+_ASCII_ALNUM = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _ascii_deleter(keep: bytes) -> bytes:
+    return bytes(code for code in range(128) if code not in keep)
+
+
+# for ASCII text, bytes.translate deletes characters ~10x faster than a regex substitution
+_DROP_NOT_ALNUM = _ascii_deleter(_ASCII_ALNUM)
+_DROP_NOT_HEX = _ascii_deleter(b"0123456789abcdefx")
+_DROP_NOT_BASE64 = _ascii_deleter(_ASCII_ALNUM + b"+/")
+
+
+def _keep(text: str, pattern: re.Pattern[str], drop: bytes) -> str:
+    """`text` without the characters `pattern` matches (`drop`: the same set, for ASCII text)."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, drop).decode("ascii")
+    return pattern.sub("", text)
+
+
+_CONFUSABLE = re.compile("[" + re.escape("".join(_CONFUSABLES) + "".join(_INVISIBLE_LETTERS)) + "]")
 _ENTITY_MAX = 12  # longest HTML character reference we wait for (`&#x0001f600;` is 12)
 
 ZERO_WIDTH_FORM = "zero-width"
 
 
 def _folded(text: str) -> str:
-    """NFKD + homoglyph folding + casefolding (separators still present)."""
-    # folded before NFKD (which turns some look-alikes, e.g. lunate sigma, into other letters) and
-    # again after casefolding (lower-case entries then catch upper-case look-alikes too)
+    """NFKD + homoglyph folding + casefolding (separators still present).
+
+    Equal to translate -> NFKD -> translate -> casefold -> translate with the look-alike table
+    (folding before NFKD, which turns some look-alikes such as lunate sigma into other letters, and
+    after casefolding, so lower-case entries catch upper-case look-alikes too). Each step works per
+    character, so the result does not depend on how the text is split into deltas. The table steps
+    run only when a look-alike is present: `str.translate` with a dict is slow.
+    """
+    if text.isascii():  # the common case: NFKD and the table change nothing
+        return text.lower()
     table = _SKELETON_TABLE
-    return unicodedata.normalize("NFKD", text.translate(table)).translate(table).casefold().translate(table)
+    if _CONFUSABLE.search(text) is not None:
+        text = text.translate(table)
+    text = unicodedata.normalize("NFKD", text)
+    if _CONFUSABLE.search(text) is not None:
+        text = text.translate(table)
+    text = text.casefold()
+    return text.translate(table) if _CONFUSABLE.search(text) is not None else text
 
 
 def skeleton(text: str) -> str:
     """The letters and digits of `text` after NFKD, homoglyph folding and casefolding."""
-    return _NOT_ALNUM.sub("", _folded(text))
+    return _keep(_folded(text), _NOT_ALNUM, _DROP_NOT_ALNUM)
 
 
 @lru_cache(maxsize=4096)
@@ -220,10 +253,10 @@ class CanaryScanner:
             return []
         window = self._raw_tail + delta
         folded = _folded(delta)
-        plain = _NOT_ALNUM.sub("", folded)
+        plain = _keep(folded, _NOT_ALNUM, _DROP_NOT_ALNUM)
         streams = self._streams
         hits = self._classified(streams["skeleton"].scan(plain), window)
-        hits += self._encoded(streams["hex"].scan(_NOT_HEX.sub("", folded)))
+        hits += self._encoded(streams["hex"].scan(_keep(folded, _NOT_HEX, _DROP_NOT_HEX)))
         hits += self._encoded(streams["base64"].scan(_base64_text(delta)))
         hits += self._decoded(self._decode(delta, plain), window, hits)
         self._raw_tail = window[-self._window :]
@@ -295,7 +328,8 @@ def _target(canary: str, reversed_form: str) -> str:
 
 
 def _base64_text(delta: str) -> str:
-    return _NOT_BASE64.sub("", unicodedata.normalize("NFKD", delta).translate(_URLSAFE))
+    text = delta if delta.isascii() else unicodedata.normalize("NFKD", delta)
+    return _keep(text.replace("-", "+").replace("_", "/"), _NOT_BASE64, _DROP_NOT_BASE64)  # url-safe folded
 
 
 def _unfinished_escape(text: str) -> int:

@@ -40,6 +40,11 @@ class CanaryMonitor:
         oracle_status: `on`, `forced` (runs although it failed its self-check), `disabled`
             (failed its self-check or has no model) or `off` (configured).
         fail_closed: block when the oracle errs or times out (True) or allow, saying so (False).
+        early_halt: check the oracle at every delta and halt the target as soon as it reports a
+            violation (True); False waits for `close` (the answer streams on meanwhile).
+        scan_chars: deltas are buffered and scanned once this many characters are pending (fewer
+            calls per token); the holdback grows by the same amount, so nothing unscanned is
+            ever released.
     """
 
     markers: Mapping[str, tuple[str, ...]]
@@ -48,25 +53,37 @@ class CanaryMonitor:
     oracle_note: str | None = None
     oracle_status: str = "on"
     fail_closed: bool = True
+    early_halt: bool = True
+    scan_chars: int = 32
     holdback_chars: int = field(init=False)
     _hits: list[CanaryHit] = field(default_factory=list, init=False)
+    _pending: list[str] = field(default_factory=list, init=False)
+    _pending_chars: int = field(default=0, init=False)
     _decided: Verdict | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._owner = {canary: chunk_id for chunk_id, canaries in self.markers.items() for canary in canaries}
         self._matcher = CanaryMatcher(self._owner)
         self._scanner = self._matcher.scanner()
-        self.holdback_chars = self._matcher.max_form_chars
+        # a form ends at most `scan_chars - 1` characters before the scanned point, and spans at
+        # most `max_form_chars`: withholding their sum keeps every unchecked form from the client
+        self.holdback_chars = self._matcher.max_form_chars + max(1, self.scan_chars)
 
     def observe(self, delta: str) -> Verdict | None:
-        """BLOCK when `delta` completes a canary form or the oracle already found a violation."""
+        """BLOCK when the scanned text completes a canary form or the oracle found a violation."""
         if self._decided is not None:
             return self._decided
-        hits = self._scanner.feed(delta)
+        self._pending.append(delta)
+        self._pending_chars += len(delta)
+        hits: list[CanaryHit] = []
+        if self._pending_chars >= self.scan_chars:
+            hits = self._scanner.feed("".join(self._pending))
+            self._pending.clear()
+            self._pending_chars = 0
         if hits:
             self._hits.extend(hits)
             return self._decide(self._verdict(self.oracle.peek() if self.oracle else None, final=False))
-        if self.oracle is not None:
+        if self.oracle is not None and self.early_halt:
             outcome = self.oracle.peek()
             if outcome is not None and outcome.violated:
                 return self._decide(self._verdict(outcome, final=False))
@@ -81,12 +98,15 @@ class CanaryMonitor:
             if self.oracle is not None:
                 self.oracle.cancel()
             return self._decided
-        self._hits.extend(self._scanner.flush())
+        self._hits.extend(self._scanner.feed("".join(self._pending)) + self._scanner.flush())
+        self._pending.clear()
         if self._hits:
             if self.oracle is not None:
                 self.oracle.cancel()
             return self._decide(self._verdict(self.oracle.peek() if self.oracle else None, final=True))
         outcome = self.oracle.result() if self.oracle is not None else None
+        if self.oracle is not None and outcome is None:
+            self.oracle.cancel()  # timed out: stop paying for a late answer
         return self._verdict(outcome, final=True)
 
     def redact(self, text: str) -> str:
@@ -162,7 +182,7 @@ class CanaryGuard:
     Args:
         oracle: the oracle path (None: target path only).
         health: the oracle's self-check (None when it did not run).
-        oracle_note, oracle_status: see `CanaryMonitor`.
+        oracle_note, oracle_status, early_halt: see `CanaryMonitor`.
     """
 
     name: str = "canary-rag"
@@ -171,6 +191,7 @@ class CanaryGuard:
     oracle_note: str | None = None
     oracle_status: str = "on"
     fail_closed: bool = True
+    early_halt: bool = True
 
     def open(self, retrieval: RetrievalResult) -> CanaryMonitor:
         """A monitor for an answer from the decorated `retrieval`.
@@ -188,4 +209,5 @@ class CanaryGuard:
             oracle_note=self.oracle_note,
             oracle_status=self.oracle_status,
             fail_closed=self.fail_closed,
+            early_halt=self.early_halt,
         )

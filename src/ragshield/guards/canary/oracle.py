@@ -278,6 +278,8 @@ def self_check(
         run = path.start(retrieval)
         outcome = run.result() if run is not None else None
         if outcome is None:
+            if run is not None:
+                run.cancel()  # stop paying for a late answer
             errors.append("timeout")
             shares.append(0.0)
             continue
