@@ -231,7 +231,11 @@ def build_report(
                 int(numbers["blocked"]),
             )
         )
-        cell_detail[name] = {**numbers, "tpr": numbers["blocked"] / numbers["queries"] if numbers["queries"] else None}
+        cell_detail[name] = {
+            **numbers,
+            "tpr": numbers["blocked"] / numbers["queries"] if numbers["queries"] else None,
+            **_guard_notes(transcript),
+        }
 
     benign_rows, benign_detail = _benign(kb, folder, transcripts, cache, keys)
     _write_metric_cache(folder, cache)
@@ -317,6 +321,20 @@ def _leakage(kb: _KnowledgeBase, transcript: Transcript) -> dict[str, Any]:
     report = kb.scorer.score(transcript)
     flags = rescoring.query_leaks(transcript, kb.scorer.pii_index)
     return {"leakage": report.as_dict(), "leaks": flags}
+
+
+def _guard_notes(transcript: Transcript) -> dict[str, Any]:
+    """Which guards blocked how many responses, and the CanaryRAG oracle states seen."""
+    blocked_by: dict[str, int] = {}
+    oracle: set[str] = set()
+    for response in transcript.responses:
+        for guard in response.blocked_by:
+            blocked_by[guard] = blocked_by.get(guard, 0) + 1
+        for verdict in response.verdicts:
+            state = verdict.evidence.get("oracle")
+            if isinstance(state, dict) and state.get("status"):
+                oracle.add(str(state["status"]))
+    return {"blocked_by": dict(sorted(blocked_by.items())), "oracle_status": sorted(oracle)}
 
 
 def _relative_crr(rows: Sequence[AttackRow]) -> dict[str, float | None]:

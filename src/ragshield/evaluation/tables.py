@@ -124,6 +124,20 @@ def _detection(table: ResultTable) -> str:
     return _table(["defense", *(f"TPR {a}" for a in attacks), "benign FPR"], rows)
 
 
+def _notes(table: ResultTable) -> str:
+    cells: Mapping[str, Any] = table.detail.get("cells", {})
+    lines = []
+    for name, info in cells.items():
+        blocked = ", ".join(f"{guard} {count}" for guard, count in (info.get("blocked_by") or {}).items())
+        oracle = ", ".join(info.get("oracle_status") or [])
+        if blocked or oracle:
+            lines.append(
+                f"- `{name}`: blocks by guard: {blocked or 'none'}"
+                + (f"; CanaryRAG oracle: {oracle}" if oracle else "")
+            )
+    return "\n".join(lines) + "\n" if lines else "No guard blocked any attack query.\n"
+
+
 def _benign(table: ResultTable) -> str:
     detail = table.detail.get("benign", {})
     keys = sorted({key for row in table.benign_rows for key in row.utility if not key.endswith(("n", "skipped"))})
@@ -236,6 +250,10 @@ def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
         "## Detection: share of attack queries blocked (TPR) and of benign queries blocked (FPR)\n",
         _detection(table),
         "**paper** (CanaryRAG): " + "; ".join(f"{k}: {v}" for k, v in papers.CANARYRAG_HEADLINES.items()) + ".\n",
+        "## Which guard blocked (and CanaryRAG's oracle state)\n",
+        "Oracle `disabled` means the oracle model failed its self-check (canary recovery on benign probes) and"
+        " CanaryRAG ran its target path only, saying so in every verdict (see DESIGN.md).\n",
+        _notes(table),
         "## Benign users: false positives, utility, latency\n",
         "Utility: ROUGE-L F1 / embedding cosine of each benign answer against the reference answer"
         " (`reference_*`) and against the undefended system's answer (`undefended_*`); a blocked query's refusal"
