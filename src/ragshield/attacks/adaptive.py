@@ -33,7 +33,10 @@ from ragshield.attacks.base import PoolAttack, builtin_anchors, load_benign_ques
 from ragshield.attacks.tgtb_zeng_2024 import DEFAULT_COMMAND, DEFAULT_PREFIX, TgtbZeng2024
 from ragshield.errors import ConfigError
 
-CANARY_RAG = "OUR construction (no published prompt); adaptive attack on CanaryRAG: Detecting RAG Extraction Attack"
+CANARY_RAG = (
+    "OUR construction (no published prompt); adaptive attack on CanaryRAG, "
+    "'Detecting RAG Extraction Attack via Dual-Path Runtime Integrity Game'"
+)
 CANARY_RAG_URL = "https://arxiv.org/abs/2604.10717"
 
 SUPPRESSIONS: tuple[str, ...] = (
