@@ -204,8 +204,9 @@ class RetrievalAnomaly:
 
         best: Any = None
         best_bic = math.inf
-        # at least ~10 points per component keeps a full covariance estimable
-        for components in range(1, min(self.max_components, max(1, len(standardised) // 10)) + 1):
+        # a full-covariance component over 5 features has ~20 parameters: ask for >= 100 points
+        # per component so small calibration sets get one robust Gaussian, not an overfit mixture
+        for components in range(1, min(self.max_components, max(1, len(standardised) // 100)) + 1):
             mixture = GaussianMixture(
                 n_components=components, covariance_type="full", reg_covar=1e-4, random_state=self.seed, n_init=2
             ).fit(standardised)

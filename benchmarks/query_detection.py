@@ -1,0 +1,314 @@
+"""Query-time detection on real data (issue 8): RAG-CT, RetrievalAnomaly, ExtractionIntent, QueryShield.
+
+    nice .venv/bin/python benchmarks/query_detection.py [--data ../shared/data] [--kb healthcaremagic]
+
+Every detector is built through the defense registry (`ragshield.guards.factory.build_defense`)
+and fitted ONLY on the FIT benign set at 1% target FPR; it is evaluated on benign sets it was
+not fitted on (sage, heldout, icliniq; `in-kb` apart) and on the attack and adaptive sets of
+`benchmarks/query_sets.py`. Writes `benchmarks/results/query_detection.json`, a PNG per
+knowledge base, and `docs/results/query_detection.md`.
+
+* AUROC / TPR@1% (ROC): against the pooled benign test queries (the threshold that gives 1% FPR
+  on them: the detector's best case);
+* operating point: the detector's own fitted threshold; FPR measured on each benign test set.
+  The goal of issue 8: QueryShield TPR >= 0.95 on every attack family at 1% target FPR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import query_sets as qs  # benchmarks/ is on sys.path when this file is run as a script
+from ragshield.evaluation.calibration import flag_rate, threshold_at_fpr
+from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.shield import QueryShield
+from ragshield.metrics.detection import auroc
+from ragshield.rag.retriever import Retriever
+from ragshield.types import Query, RetrievalResult
+
+BENIGN_TEST = ("sage", "heldout", "icliniq")
+TARGET = 0.01
+DETECTORS: dict[str, tuple[str, dict[str, Any]]] = {
+    "RAG-CT paper-exact": ("rag-ct", {"calibrate": False}),
+    "RAG-CT calibrated": ("rag-ct", {}),
+    "RetrievalAnomaly (gmm)": ("rag-ct-2s", {}),
+    "RetrievalAnomaly (iforest)": ("rag-ct-2s", {"model": "iforest"}),
+    "ExtractionIntent": ("intent", {}),
+    "ExtractionIntent lexical only": ("intent", {"semantic": False}),
+    "ExtractionIntent semantic only": ("intent", {"lexical_weight": 0.0}),
+    "QueryShield (union)": ("query-shield", {}),
+}
+
+
+def scores_of(guard: Any, results: list[RetrievalResult]) -> np.ndarray:
+    if isinstance(guard, QueryShield):
+        return guard.exceedances(guard.score_matrix(results)).max(axis=1)
+    many = getattr(guard, "score_many", None)
+    return np.asarray(many(results) if many else [guard.score(r) for r in results], dtype=np.float64)
+
+
+def threshold_of(guard: Any) -> float:
+    if isinstance(guard, QueryShield):
+        return 0.0
+    return float(getattr(guard, "threshold_", getattr(guard, "threshold", 0.5)))
+
+
+def build(name: str, params: dict[str, Any], context: DefenseContext) -> Any:
+    return build_defense(name, context, {name: dict(params)}).query_guards[0]
+
+
+def evaluate(
+    guard: Any, sets: dict[str, list[RetrievalResult]], attacks: list[str], others: list[str]
+) -> dict[str, Any]:
+    scores = {name: scores_of(guard, sets[name]) for name in [*BENIGN_TEST, "in-kb", *attacks, *others]}
+    benign = np.concatenate([scores[name] for name in BENIGN_TEST])
+    roc_threshold = threshold_at_fpr(benign, TARGET)
+    own = threshold_of(guard)
+    return {
+        "threshold": own,
+        "auroc": {a: auroc(benign, scores[a]) for a in [*attacks, *others]},
+        "tpr@1_roc": {a: flag_rate(scores[a], roc_threshold) for a in [*attacks, *others]},
+        "operating": {name: flag_rate(values, own) for name, values in scores.items()},
+    }
+
+
+def rotation(
+    context: DefenseContext, sets: dict[str, list[RetrievalResult]], attacks: list[str]
+) -> dict[str, dict[str, Any]]:
+    """QueryShield fitted on each benign source in turn, judged on all the others."""
+    sources = ["fit", *BENIGN_TEST]
+    out = {}
+    for source in sources:
+        fitted_context = copy.copy(context)
+        fitted_context.calibration = tuple(sets[source])
+        shield = build("query-shield", {}, fitted_context)
+        held = [s for s in sources if s != source]
+        flags = {name: flag_rate(scores_of(shield, sets[name]), 0.0) for name in [*held, "in-kb", *attacks]}
+        out[source] = {
+            "fpr": {name: flags[name] for name in [*held, "in-kb"]},
+            "min_tpr": min(flags[a] for a in attacks),
+            "worst_family": min(attacks, key=lambda a: flags[a]),
+        }
+    return out
+
+
+def overhead(guards: dict[str, Any], retriever: Retriever, texts: list[str]) -> dict[str, Any]:
+    """Median microseconds of each guard's check() with the REAL embedder, and of retrieval."""
+    inner = getattr(retriever.embedder, "inner", retriever.embedder)
+    live = Retriever(inner, retriever.index)
+    timed = {}
+    for label, guard in guards.items():
+        timed[label] = live_copy(guard, inner)
+    retrieve_us: list[float] = []
+    check_us: dict[str, list[float]] = {label: [] for label in timed}
+    for text in texts:
+        query = Query(text)
+        retrieve_us.append(qs.median_time_us(lambda q=query: live.retrieve(q, 3), repeat=3))
+        result = live.retrieve(query, 3)
+        for label, guard in timed.items():
+            check_us[label].append(qs.median_time_us(lambda g=guard, r=result: g.check(r), repeat=3))
+    base = np.array(retrieve_us)
+    return {
+        "queries": len(texts),
+        "retrieve_us": float(np.median(base)),
+        "check_us": {label: float(np.median(v)) for label, v in check_us.items()},
+        "share_of_retrieval": {label: float(np.median(np.array(v) / base)) for label, v in check_us.items()},
+    }
+
+
+def live_copy(guard: Any, embedder: Any) -> Any:
+    """The same fitted guard, but embedding with the uncached real model (for honest timings)."""
+    if isinstance(guard, ExtractionIntent):
+        clone = copy.copy(guard)
+        clone.embedder = embedder
+        return clone
+    if isinstance(guard, QueryShield):
+        clone = copy.copy(guard)
+        clone.detectors = tuple(live_copy(d, embedder) for d in guard.detectors)
+        return clone
+    return guard
+
+
+def analyse(scenario: qs.Scenario, embedder: Any, n_overhead: int) -> dict[str, Any]:
+    raw = qs.retrieve_sets(scenario, 3)
+    sets = {name: qs.top_k(r, 3) for name, r in raw.items()}
+    kinds = {name: s.kind for name, s in scenario.sets.items()}
+    attacks = [n for n, kind in kinds.items() if kind == "attack"]
+    adaptive = [n for n, kind in kinds.items() if kind == "adaptive"]
+    context = DefenseContext(
+        retriever=scenario.retriever, embedder=embedder, k=3, calibration=tuple(sets["fit"]), target_fpr=TARGET
+    )
+    guards = {label: build(name, params, context) for label, (name, params) in DETECTORS.items()}
+    results = {label: evaluate(guard, sets, attacks, adaptive) for label, guard in guards.items()}
+    shield = guards["QueryShield (union)"]
+    components = {
+        name: {
+            s: flag_rate(shield.score_matrix(sets[s])[:, i], shield.thresholds_[name]) for s in [*attacks, *adaptive]
+        }
+        for i, name in enumerate(d.name for d in shield.detectors)
+    }
+    rng = np.random.default_rng(0)
+    pool = [t for name in [*BENIGN_TEST, *attacks] for t in scenario.sets[name].texts]
+    sample = [pool[i] for i in rng.choice(len(pool), size=min(n_overhead, len(pool)), replace=False)]
+    timed = {k: v for k, v in guards.items() if k in ("RAG-CT calibrated", "RetrievalAnomaly (gmm)",
+                                                      "ExtractionIntent", "ExtractionIntent lexical only",
+                                                      "QueryShield (union)")}  # fmt: skip
+    return {
+        "kb": scenario.kb,
+        "kb_records": len(scenario.kb_texts),
+        "sets": {n: {"kind": s.kind, "n": len(s.texts), "note": s.note} for n, s in scenario.sets.items()},
+        "attacks": attacks,
+        "adaptive": adaptive,
+        "detectors": results,
+        "shield_thresholds": shield.thresholds_,
+        "shield_calibration_fpr": shield.calibration_fpr_,
+        "shield_components_tpr": components,
+        "rotation": rotation(context, sets, attacks),
+        "overhead": overhead(timed, scenario.retriever, sample),
+    }
+
+
+MAIN = ("RAG-CT paper-exact", "RAG-CT calibrated", "RetrievalAnomaly (gmm)", "ExtractionIntent", "QueryShield (union)")
+
+
+def figure(result: dict[str, Any], out_dir: Path) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = [*BENIGN_TEST, "in-kb", *result["attacks"], *result["adaptive"]]
+    fig, ax = plt.subplots(figsize=(16, 4.8))
+    width = 0.8 / len(MAIN)
+    for i, label in enumerate(MAIN):
+        values = [result["detectors"][label]["operating"][c] for c in columns]
+        ax.bar(np.arange(len(columns)) + i * width, values, width, label=label)
+    ax.set_xticks(np.arange(len(columns)) + 0.4 - width / 2, columns, rotation=35, ha="right", fontsize=8)
+    ax.axhline(0.95, color="grey", linewidth=0.8, linestyle="--")
+    ax.axhline(0.01, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylabel("flagged share at the fitted threshold")
+    ax.set_title(f"{result['kb']} KB: benign sets (FPR, first 4) | attacks (TPR) | adaptive (TPR); target FPR 1%")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / f"query_detection_{result['kb']}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def write_report(payload: dict[str, Any], images: list[str], report: Path, results: Path) -> None:
+    """docs/results/query_detection.md: tables and figure links only (no query text)."""
+    f = qs.fmt
+    rel = Path("..", "..", results.relative_to(qs.REPO)) if results.is_relative_to(qs.REPO) else results
+    out = [
+        "# Query-time detection on real data: RAG-CT, RetrievalAnomaly, ExtractionIntent, QueryShield",
+        "",
+        "Generated by `benchmarks/query_detection.py` (numbers: `benchmarks/results/query_detection.json`). "
+        f"Embedder `{payload['embedder']}`, FAISS, k = 3. Every detector comes from the defense registry and is "
+        "fitted ONLY on the FIT set at 1% target FPR; sage / heldout / icliniq were never fitted on; `in-kb` "
+        "(benign questions whose own record is in the KB) is reported apart. Query sets: "
+        "`benchmarks/query_sets.py`. AUROC and TPR@1% (ROC) use the pooled benign test sets; the operating "
+        "point uses each detector's own fitted threshold.",
+    ]
+    for sc in payload["scenarios"]:
+        attacks, adaptive = sc["attacks"], sc["adaptive"]
+        det = sc["detectors"]
+        out += ["", f"## {sc['kb']} ({sc['kb_records']} records)", ""]
+        out.append(qs.markdown_table(["set", "kind", "n", "what"], [
+            [n, v["kind"], v["n"], v["note"]] for n, v in sc["sets"].items()
+        ]))  # fmt: skip
+        for key, title in (("auroc", "AUROC"), ("tpr@1_roc", "TPR at 1% FPR (threshold set on the benign test sets)")):
+            out += ["", f"**{title}**", ""]
+            out.append(qs.markdown_table(["detector", *attacks], [
+                [label, *(f(v[key][a]) for a in attacks)] for label, v in det.items()
+            ]))  # fmt: skip
+        names = [*BENIGN_TEST, "in-kb", *attacks]
+        out += ["", "**Operating point** (fitted threshold; FPR on the benign sets, TPR on the attacks)", ""]
+        out.append(qs.markdown_table(["detector", *(f"FPR {n}" if i < 4 else n for i, n in enumerate(names))], [
+            [label, *(f(v["operating"][n]) for n in names)] for label, v in det.items()
+        ]))  # fmt: skip
+        shield = det["QueryShield (union)"]["operating"]
+        missed = [a for a in attacks if shield[a] < 0.95]
+        out += ["", f"Goal (QueryShield TPR >= 0.95 on every family at 1% target FPR): "
+                f"{'met' if not missed else 'NOT met on ' + ', '.join(missed)}; FPR on unseen benign sets "
+                + ", ".join(f"{n} {f(100 * shield[n], 1)}%" for n in BENIGN_TEST)
+                + f"; in-kb {f(100 * shield['in-kb'], 1)}%. Union FPR on the fit set "
+                f"{f(100 * sc['shield_calibration_fpr'], 2)}%."]  # fmt: skip
+        out += [
+            "",
+            "**Adaptive attacks** (TPR at the fitted thresholds; paraphrases avoid every content word of "
+            "the instruction bank and match none of its patterns; padded = benign text in front)",
+            "",
+        ]
+        out.append(qs.markdown_table(["detector", *adaptive], [
+            [label, *(f(v["operating"][a]) for a in adaptive)] for label, v in det.items()
+        ]))  # fmt: skip
+        comp = sc["shield_components_tpr"]
+        out += ["", "**Which QueryShield part fires** (share flagged by each part at the joint thresholds)", ""]
+        out.append(qs.markdown_table(["part", *attacks, *adaptive], [
+            [name, *(f(v[s]) for s in [*attacks, *adaptive])] for name, v in comp.items()
+        ]))  # fmt: skip
+        rot = sc["rotation"]
+        out += [
+            "",
+            "**QueryShield fitted on each benign source, judged on the others** (FPR; min TPR over attacks)",
+            "",
+        ]
+        held = ["fit", *BENIGN_TEST, "in-kb"]
+        out.append(qs.markdown_table(["fitted on", *(f"FPR {n}" for n in held), "min TPR", "worst family"], [
+            [src, *(f(v["fpr"].get(n)) for n in held), f(v["min_tpr"]), v["worst_family"]] for src, v in rot.items()
+        ]))  # fmt: skip
+        o = sc["overhead"]
+        out += [
+            "",
+            f"**Overhead per query** (median over {o['queries']} queries, real embedder, same run; "
+            f"retrieval = embed + FAISS = {f(o['retrieve_us'] / 1000, 2)} ms; machine shared by other jobs)",
+            "",
+        ]
+        out.append(qs.markdown_table(["detector", "check()", "share of retrieval"], [
+            [label, f"{f(us, 1)} us", f"{f(100 * o['share_of_retrieval'][label], 2)}%"]
+            for label, us in o["check_us"].items()
+        ]))  # fmt: skip
+        failures = [
+            f"{label}: {', '.join(a for a in [*attacks, *adaptive] if v['operating'][a] < 0.5)}"
+            for label, v in det.items()
+            if any(v["operating"][a] < 0.5 for a in [*attacks, *adaptive])
+        ]
+        out += ["", "**Where each detector fails** (TPR < 0.5 at its fitted threshold):", ""]
+        out += [f"- {line}" for line in failures] or ["- none"]
+        out += [""] + [f"![{name}]({rel / name})" for name in images if sc["kb"] in name]
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="shared data folder")
+    parser.add_argument("--cache", type=Path, default=qs.DEFAULT_CACHE, help="index / embedding cache (ignored by git)")
+    parser.add_argument("--kb", action="append", choices=("healthcaremagic", "enron"), help="knowledge base(s)")
+    parser.add_argument("--overhead-queries", type=int, default=150)
+    parser.add_argument("--results", type=Path, default=qs.REPO / "benchmarks" / "results")
+    parser.add_argument("--report", type=Path, default=qs.REPO / "docs" / "results" / "query_detection.md")
+    args = parser.parse_args(argv)
+    scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
+    payload: dict[str, Any] = {"benchmark": "query_detection", "embedder": embedder.name, "scenarios": []}
+    images = []
+    for scenario in scenarios:
+        result = analyse(scenario, embedder, args.overhead_queries)
+        embedder.save()
+        images.append(figure(result, args.results))
+        payload["scenarios"].append(result)
+        print(f"{scenario.kb}: done", flush=True)
+    qs.write_json(args.results / "query_detection.json", payload)
+    write_report(payload, images, args.report, args.results)
+    print(f"wrote {args.results / 'query_detection.json'} and {args.report}")
+
+
+if __name__ == "__main__":
+    main()
