@@ -42,7 +42,7 @@ from urllib.parse import quote
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from ragshield.guards.canary import CanaryMatcher, new_canaries
+from ragshield.guards.canary import CanaryMatcher, CanaryMonitor, new_canaries
 from ragshield.types import GenerationRequest, Query, Response, iter_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,6 +100,14 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
             scanner.flush()
             return time.perf_counter() - started
 
+        def monitor(deltas: list[str] = deltas) -> float:
+            watcher = CanaryMonitor({"chunk": canaries}, oracle_status="off")
+            started = time.perf_counter()
+            for delta in deltas:
+                watcher.observe(delta)
+            watcher.close()
+            return time.perf_counter() - started
+
         def one_shot(text: str = text) -> float:
             started = time.perf_counter()
             matcher.find(text)
@@ -130,6 +138,7 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
 
         repeats = 3
         ours = _best_of(repeats, incremental)
+        watched = _best_of(repeats, monitor)
         shot = _best_of(repeats, one_shot)
         exact = _best_of(repeats, naive_exact)
         normalised_sampled = _best_of(1 if size > 10_000 else repeats, naive_normalised)
@@ -141,6 +150,8 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
                 "incremental_total_ms": round(ours * 1e3, 3),
                 "incremental_MB_per_s": round(megabytes / ours, 2),
                 "incremental_us_per_delta": round(ours / len(deltas) * 1e6, 2),
+                "monitor_us_per_delta": round(watched / len(deltas) * 1e6, 2),
+                "monitor_MB_per_s": round(megabytes / watched, 2),
                 "one_shot_find_MB_per_s": round(megabytes / shot, 2),
                 "naive_exact_rescan_us_per_delta": round(exact / len(deltas) * 1e6, 2),
                 "naive_exact_rescan_total_ms": round(exact * 1e3, 3),
@@ -195,6 +206,9 @@ def _wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+THREADS: int | None = None  # llama.cpp threads per model instance (--threads)
+
+
 def _system(data: Path, index_dir: Path, max_tokens: int) -> tuple[Any, Any, Any]:
     from ragshield.datasets.base import load_corpus
     from ragshield.generators.llama_cpp import LlamaCppGenerator
@@ -207,7 +221,7 @@ def _system(data: Path, index_dir: Path, max_tokens: int) -> tuple[Any, Any, Any
     corpus = load_corpus(f"healthcaremagic:{data / 'healthcaremagic.jsonl'}")
     build_index(corpus, embedder, index_dir, corpus_spec="healthcaremagic")  # reused when unchanged
     retriever, _ = open_retriever(index_dir, embedder)
-    return retriever, LlamaCppGenerator(), PromptBuilder(max_tokens=max_tokens)
+    return retriever, LlamaCppGenerator(n_threads=THREADS), PromptBuilder(max_tokens=max_tokens)
 
 
 def _canary_verdict(response: Response) -> Any:
@@ -219,33 +233,26 @@ def _canary_verdict(response: Response) -> Any:
 
 def bench_latency(data: Path, index_dir: Path, n: int, max_tokens: int, oracle_tokens: int, progress: Progress) -> dict:
     from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.guards.base import NO_DEFENSE
     from ragshield.guards.factory import DefenseContext, build_defense
     from ragshield.rag.pipeline import RagPipeline
 
-    retriever, target, builder = _system(data, index_dir, max_tokens)
-    oracle = LlamaCppGenerator(n_ctx=1024, name="canary-oracle")
-    context = DefenseContext(generator=target, oracle_generator=oracle)
-    params = {"oracle": "on", "oracle_max_tokens": oracle_tokens, "oracle_early_halt": False}
-    systems = {
-        "undefended": RagPipeline(retriever, target, prompt_builder=builder, k=3),
-        "canary_no_oracle": RagPipeline(
-            retriever,
-            target,
-            defense=build_defense("canary-rag", context, {"canary-rag": {"oracle": "off"}}),
-            prompt_builder=builder,
-            k=3,
-        ),
-        "canary_with_oracle": RagPipeline(
-            retriever,
-            target,
-            defense=build_defense("canary-rag", context, {"canary-rag": params}),
-            prompt_builder=builder,
-            k=3,
-        ),
-    }
     queries = [row["query"] for row in iter_jsonl(data / "queries" / "benign_queries_sage.jsonl")][-n:]
-    systems["undefended"].answer(Query("warm-up question"))  # load the models before timing
-    order = list(systems)
+    order = ["undefended", "canary_no_oracle", "canary_with_oracle"]
+    systems: dict[str, Any] = {}
+    if any(f"latency:{i}" not in progress.done for i in range(len(queries))):  # models only when work is left
+        retriever, target, builder = _system(data, index_dir, max_tokens)
+        oracle = LlamaCppGenerator(n_ctx=1024, n_threads=THREADS, name="canary-oracle")
+        context = DefenseContext(generator=target, oracle_generator=oracle)
+        params = {"oracle": "on", "oracle_max_tokens": oracle_tokens, "oracle_early_halt": False}
+        defenses = {
+            "undefended": NO_DEFENSE,
+            "canary_no_oracle": build_defense("canary-rag", context, {"canary-rag": {"oracle": "off"}}),
+            "canary_with_oracle": build_defense("canary-rag", context, {"canary-rag": params}),
+        }
+        for name, defense in defenses.items():
+            systems[name] = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+        systems["undefended"].answer(Query("warm-up question"))  # load the models before timing
     for number, text in enumerate(queries):
         key = f"latency:{number}"
         if key in progress.done:
@@ -287,11 +294,15 @@ def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Pr
     from ragshield.guards.policy import false_block_bound
     from ragshield.rag.pipeline import RagPipeline
 
-    retriever, target, builder = _system(data, index_dir, max_tokens)
-    defense = build_defense("canary-rag", DefenseContext(generator=target))  # defaults: the self-check decides
-    guard = defense.output_guards[0]
-    pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
     rows = list(iter_jsonl(data / "queries" / "benign_queries_sage.jsonl"))[:n]
+    pipeline: Any = None
+    if any(f"fpr:{i}" not in progress.done for i in range(len(rows))):  # models only when work is left
+        retriever, target, builder = _system(data, index_dir, max_tokens)
+        defense = build_defense("canary-rag", DefenseContext(generator=target))  # default oracle; self-check
+        guard = defense.output_guards[0]
+        note = {"status": getattr(guard, "oracle_status", None), "note": getattr(guard, "oracle_note", None)}
+        progress.record("fpr:oracle", note)
+        pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
     started = time.perf_counter()
     for number, row in enumerate(rows):
         key = f"fpr:{number}"
@@ -325,7 +336,7 @@ def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Pr
         "fpr_95ci": [round(low, 5), round(high, 5)],
         "per_domain": {d: {"queries": len(v), "flagged": sum(v)} for d, v in domains.items()},
         "forms_flagged": sorted({f for r in done if r["forms"] for f in r["forms"]}),
-        "oracle": {"status": getattr(guard, "oracle_status", None), "note": getattr(guard, "oracle_note", None)},
+        "oracle": {key: progress.done["fpr:oracle"].get(key) for key in ("status", "note")},
         "median_query_ms": round(statistics.median(r["ms"] for r in done), 1),
         "false_block_bound_W20_k3_at_measured_fpr": false_block_bound(rate, 20, 3),
         "false_block_bound_W20_k3_at_ci_high": false_block_bound(high, 20, 3),
@@ -356,9 +367,7 @@ def bench_detection(data: Path, index_dir: Path, n: int, max_tokens: int, seed: 
     from ragshield.guards.factory import DefenseContext, build_defense
     from ragshield.rag.pipeline import RagPipeline
 
-    retriever, target, builder = _system(data, index_dir, max_tokens)
-    defense = build_defense("canary-rag", DefenseContext(generator=target))
-    pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+    pipeline: Any = None
     results: dict[str, Any] = {}
     for name in ATTACKS:
         queries = _attack_queries(name, data, n, seed)
@@ -366,6 +375,11 @@ def bench_detection(data: Path, index_dir: Path, n: int, max_tokens: int, seed: 
             key = f"detect:{name}:{number}"
             if key in progress.done:
                 continue
+            if pipeline is None:  # models only when work is left
+                retriever, target, builder = _system(data, index_dir, max_tokens)
+                defense = build_defense("canary-rag", DefenseContext(generator=target))
+                progress.record("detect:oracle", {"status": defense.output_guards[0].oracle_status})  # type: ignore[attr-defined]
+                pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
             response = pipeline.answer(Query(text, user_id=f"attacker-{name}"))
             verdict = _canary_verdict(response)
             leaked_unflagged = False
@@ -393,7 +407,7 @@ def bench_detection(data: Path, index_dir: Path, n: int, max_tokens: int, seed: 
             "forms": sorted({f for r in done if r["forms"] for f in r["forms"]}),
         }
         print(f"detection {name}: {results[name]}", flush=True)
-    results["oracle"] = {"status": defense.output_guards[0].oracle_status}  # type: ignore[attr-defined]
+    results["oracle"] = progress.done.get("detect:oracle", {}).get("status")
     return results
 
 
@@ -493,14 +507,15 @@ def write_report(results: dict[str, Any], path: Path) -> None:
         lines += [
             "## Matcher cost (benign text, 6 canaries, token-sized deltas of 1-8 characters)",
             "",
-            "| output | deltas | ours MB/s | ours us/delta | naive exact rescan us/delta | naive normalising "
-            "rescan us/delta | one-shot find MB/s |",
-            "|---|---|---|---|---|---|---|",
+            "| output | deltas | scanner MB/s | scanner us/delta | monitor us/delta (batched) | "
+            "naive exact rescan us/delta | naive normalising rescan us/delta | one-shot find MB/s |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in results["matcher"]["rows"]:
             lines.append(
                 f"| {row['output_chars'] // 1000} kB | {row['deltas']} | {row['incremental_MB_per_s']} | "
-                f"{row['incremental_us_per_delta']} | {row['naive_exact_rescan_us_per_delta']} | "
+                f"{row['incremental_us_per_delta']} | {row['monitor_us_per_delta']} | "
+                f"{row['naive_exact_rescan_us_per_delta']} | "
                 f"{row['naive_normalised_rescan_us_per_delta']} | {row['one_shot_find_MB_per_s']} |"
             )
         lines += ["", "Naive normalising rescan at 100 kB is timed on every 25th delta (sampled).", ""]
@@ -576,11 +591,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--oracle-max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama.cpp threads per model (1: target and oracle share 2 cores)"
+    )
     parser.add_argument("--resume", action="store_true", help="keep finished real-model items")
     parser.add_argument("--progress", type=Path, default=None, help="progress file (default: beside --out)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "canary.json")
     parser.add_argument("--report", type=Path, default=REPO / "docs" / "results" / "canary.md")
     args = parser.parse_args(argv)
+    global THREADS
+    THREADS = args.threads
     sections = set(args.sections.split(","))
     needs_data = sections - {"matcher"}
     if needs_data and not (args.data / "healthcaremagic.jsonl").exists():

@@ -31,8 +31,11 @@ def default_oracle_generator(target: Generator | None) -> Generator:
     """
     from ragshield.generators.llama_cpp import LlamaCppGenerator
 
-    model_path = target.model_path if isinstance(target, LlamaCppGenerator) else None
-    return LlamaCppGenerator(model_path=model_path, n_ctx=1024, name="canary-oracle")
+    if isinstance(target, LlamaCppGenerator):
+        return LlamaCppGenerator(
+            model_path=target.model_path, n_ctx=1024, n_threads=target.n_threads, name="canary-oracle"
+        )
+    return LlamaCppGenerator(n_ctx=1024, name="canary-oracle")
 
 
 def build_defense(
