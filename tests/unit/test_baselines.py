@@ -304,3 +304,18 @@ def test_pii_redact_streaming_equals_redacting_the_whole_answer(
     ).answer("q?")
     assert response.text == guard.scanner.redact(answer)
     assert leaked_pii(response.text, [item for item in corpus.pii if item.kind in ("email", "phone", "ssn")]) == set()
+
+
+@pytest.mark.shared_data
+def test_rule_filter_false_positive_rate_on_real_benign_questions(shared_data: Any) -> None:
+    """The 1,000 SAGE benign questions (ChatDoctor patients and open-domain): at most 1% flagged."""
+    import json
+
+    from ragshield.guards.baselines.rules import default_filter
+
+    path = shared_data / "queries" / "benign_queries_sage.jsonl"
+    queries = [json.loads(line)["query"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rule_filter = default_filter()
+    flagged = sum(rule_filter.flags(query) for query in queries)
+    assert len(queries) == 1000
+    assert flagged / len(queries) <= 0.01

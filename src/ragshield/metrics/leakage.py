@@ -255,16 +255,36 @@ class LeakageScorer:
         return repeats, matches
 
     def _recovered(self, windows: list[tuple[int, str]]) -> set[int]:
-        """Chunks with a ROUGE-passing window whose embedding cosine also passes (one batch)."""
+        """Chunks with a ROUGE-passing window whose embedding cosine also passes.
+
+        Embedding dominates the cost, so identical windows are embedded once and in two
+        rounds: first one window per chunk, then the other distinct windows of the chunks
+        that failed. A chunk retrieved by many queries costs about two embeddings, not one
+        per response.
+        """
         if self.embedder is None or not windows:
             return {chunk for chunk, _ in windows}
-        chunks = sorted({chunk for chunk, _ in windows})
-        chunk_vectors = self.embedder.embed([self.texts[chunk] for chunk in chunks])
-        row = {chunk: number for number, chunk in enumerate(chunks)}
-        window_vectors = self.embedder.embed([window for _, window in windows])
-        cosines = np.einsum("ij,ij->i", window_vectors, chunk_vectors[[row[chunk] for chunk, _ in windows]])
-        passed = zip(windows, cosines.tolist(), strict=True)
-        return {chunk for (chunk, _), cosine in passed if cosine > self.cosine_threshold}
+        distinct: dict[int, list[str]] = {}
+        for chunk, text in windows:
+            texts = distinct.setdefault(chunk, [])
+            if text not in texts:
+                texts.append(text)
+        chunks = sorted(distinct)
+        chunk_vectors = dict(zip(chunks, self.embedder.embed([self.texts[chunk] for chunk in chunks]), strict=True))
+        recovered: set[int] = set()
+        for round_pairs in (
+            [(chunk, texts[0]) for chunk, texts in distinct.items()],
+            [(chunk, text) for chunk, texts in distinct.items() for text in texts[1:]],
+        ):
+            pairs = [(chunk, text) for chunk, text in round_pairs if chunk not in recovered]
+            if not pairs:
+                continue
+            unique_texts = list(dict.fromkeys(text for _, text in pairs))
+            vectors = dict(zip(unique_texts, self.embedder.embed(unique_texts), strict=True))
+            for chunk, text in pairs:
+                if float(np.dot(vectors[text], chunk_vectors[chunk])) > self.cosine_threshold:
+                    recovered.add(chunk)
+        return recovered
 
 
 def compute_leakage(
