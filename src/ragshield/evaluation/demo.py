@@ -72,10 +72,25 @@ def demo_config(out_dir: Path, *, budget: int = DEMO_BUDGET, records: int = DEMO
     )
 
 
+def _indexed_corpus(index_dir: Path) -> str | None:
+    """The corpus spec of an existing index folder (so the grid reuses `ragshield demo`'s index)."""
+    from ragshield.errors import IndexLoadError
+    from ragshield.rag.index import read_manifest
+
+    try:
+        spec = read_manifest(index_dir).corpus
+    except IndexLoadError:
+        return None
+    return spec if spec.startswith("synthetic") else None
+
+
 def run_demo_grid(out_dir: Path, console: Console) -> None:
-    """Run the demo grid into `out_dir / "grid"` (index in `out_dir / "index"`, reused when
-    present) and print its leakage table; finished cells are reused on a rerun."""
+    """Run the demo grid into `out_dir / "grid"` (index in `out_dir / "index"`, reused when it
+    holds a synthetic corpus) and print its leakage table; finished cells are reused on a rerun."""
     config = demo_config(out_dir)
+    indexed = _indexed_corpus(out_dir / "index")
+    if indexed is not None:
+        config = config.model_copy(update={"corpus": indexed})
     console.print(
         f"[bold]attack grid[/bold]: {len(config.attacks)} attacks x {len(config.defenses)} defenses, "
         f"{DEMO_BUDGET} queries each, synthetic corpus, SmolLM2-135M target"
