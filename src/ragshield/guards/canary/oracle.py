@@ -247,7 +247,18 @@ class OraclePath:
 _HEALTH_CACHE: weakref.WeakKeyDictionary[object, dict[tuple[OracleConfig, str, int, int], OracleHealth]] = (
     weakref.WeakKeyDictionary()
 )
+_MODEL_HEALTH: dict[tuple[object, ...], OracleHealth] = {}
 _HEALTH_LOCK = threading.Lock()
+
+
+def _model_key(generator: Generator) -> tuple[object, ...] | None:
+    """An identity for deterministic local models: two llama.cpp instances of one GGUF file and
+    settings answer the same probes the same way, so one self-check serves both."""
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+
+    if isinstance(generator, LlamaCppGenerator):
+        return ("llama-cpp", str(generator.model_path), generator.mode, generator.n_ctx)
+    return None
 
 
 def self_check(
@@ -255,16 +266,20 @@ def self_check(
 ) -> OracleHealth:
     """Run the oracle on benign probes; healthy when the mean recovered share >= `min_share`.
 
-    Cached per generator instance and config (a model's ability does not change between requests).
+    Cached per generator instance and config, and per GGUF file for llama.cpp models (a model's
+    ability does not change between requests).
     """
     config = config or OracleConfig()
     injector = injector or CanaryInjector()
     key = (config, injector.placement, injector.per_chunk, injector.length)
+    identity = _model_key(generator)
     with _HEALTH_LOCK:
         try:
             cached = _HEALTH_CACHE.get(generator, {}).get(key)
         except TypeError:  # not weak-referenceable: no cache
             cached = None
+        if cached is None and identity is not None:
+            cached = _MODEL_HEALTH.get((*identity, *key))
     if cached is not None:
         return cached
     path = OraclePath(generator, config)
@@ -298,4 +313,7 @@ def self_check(
     health = OracleHealth(healthy, share, len(shares), model, reason)
     with _HEALTH_LOCK, contextlib.suppress(TypeError):  # not weak-referenceable: no cache
         _HEALTH_CACHE.setdefault(generator, {})[key] = health
+    if identity is not None:
+        with _HEALTH_LOCK:
+            _MODEL_HEALTH[(*identity, *key)] = health
     return health
