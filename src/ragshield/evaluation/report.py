@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -295,7 +296,7 @@ def _key(cells: TranscriptCache, name: str, embedder: str) -> str:
 
 def _write_metric_cache(folder: Path, cache: dict[str, Any]) -> None:
     path = folder / METRICS_FILE
-    temporary = path.with_suffix(".json.tmp")
+    temporary = path.with_suffix(f".json.{os.getpid()}.tmp")  # two processes may finish at once
     temporary.write_text(json.dumps(cache, default=_json_default), encoding="utf-8")
     temporary.replace(path)
 
