@@ -6,6 +6,9 @@ a request waiting for the model would park its thread on that lock. On the share
 (its next token needs a pool thread too) and the service deadlocks. A dedicated thread per
 request cannot starve that way; `max_concurrent_requests` bounds how many exist.
 
+A model that serves one request at a time is taken in arrival order (`FairGenerator`), so
+with many requests waiting the longest wait is bounded by the queue length times one answer.
+
 Items (text deltas, then the final `Response`) cross to the event loop on an
 `asyncio.Queue`. `cancel()` (client gone, timeout) makes the thread stop at the next item
 and close the pipeline's generator, which closes the model stream and frees the model.
@@ -14,12 +17,16 @@ and close the pipeline's generator, which closes the model stream and frees the 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ragshield.generators.base import Generator
 from ragshield.rag.pipeline import RagPipeline
-from ragshield.types import Query, Response
+from ragshield.types import GenerationRequest, Query, Response
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +46,9 @@ _DONE = _Done()
 class PipelineRun:
     """One `pipeline.stream(query)` running in its own thread.
 
-    Use `await run.next(timeout)` until it returns a `Response` (the last item); it returns
-    `str` deltas before that, raises `TimeoutError` when nothing arrived in time, and
-    re-raises an exception the pipeline raised.
+    Use `await run.next(timeout)` until it returns a `Response` (the last item); before that
+    it returns `str` text (the deltas already waiting, joined), raises `TimeoutError` when
+    nothing arrived in time, and re-raises an exception the pipeline raised.
     """
 
     def __init__(self, pipeline: RagPipeline, query: Query) -> None:
@@ -52,6 +59,7 @@ class PipelineRun:
         self._loop = asyncio.get_running_loop()
         self._thread = threading.Thread(target=self._work, name=f"ragshield-{query.id[:8]}", daemon=True)
         self._finished = False
+        self._pending: str | Response | _Failed | _Done | None = None
 
     def start(self) -> PipelineRun:
         self._thread.start()
@@ -89,7 +97,20 @@ class PipelineRun:
         """
         if self._finished:
             raise RuntimeError("the pipeline run has already ended")
-        item = await asyncio.wait_for(self._queue.get(), timeout=max(timeout, 0.0))
+        if self._pending is not None:
+            item, self._pending = self._pending, None
+        else:
+            item = await asyncio.wait_for(self._queue.get(), timeout=max(timeout, 0.0))
+        if isinstance(item, str):
+            # a slow client gets the deltas that piled up as one: fewer events, same text
+            pieces = [item]
+            while not self._queue.empty():
+                following = self._queue.get_nowait()
+                if not isinstance(following, str):
+                    self._pending = following
+                    break
+                pieces.append(following)
+            return "".join(pieces)
         if isinstance(item, _Failed):
             self._finished = True
             raise item.error
@@ -107,3 +128,67 @@ class PipelineRun:
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
+
+
+class FifoLock:
+    """A lock granted in arrival order.
+
+    `threading.Lock` is not fair: under load a waiting thread can lose the race again and again,
+    so with 50 queued requests one can wait far past the request timeout while later ones pass.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiters: deque[threading.Event] = deque()
+        self._held = False
+
+    def acquire(self) -> None:
+        with self._mutex:
+            if not self._held and not self._waiters:
+                self._held = True
+                return
+            turn = threading.Event()
+            self._waiters.append(turn)
+        turn.wait()  # release() hands the lock over directly: no race on wake-up
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().set()
+            else:
+                self._held = False
+
+
+class FairGenerator:
+    """Wraps a generator that serves one request at a time (llama.cpp) so that the requests waiting
+    for it get it in arrival order; the stream holds the turn until it ends or is closed."""
+
+    def __init__(self, inner: Generator) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._turn = FifoLock()
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        self._turn.acquire()
+        try:
+            yield from self.inner.stream(request)
+        finally:
+            self._turn.release()
+
+
+def serves_one_at_a_time(generator: Generator) -> bool:
+    """True for backends that answer one request at a time per instance (llama.cpp)."""
+    try:
+        from ragshield.generators.llama_cpp import LlamaCppGenerator
+    except ImportError:  # pragma: no cover - the module has no hard dependency; defensive only
+        return False
+    return isinstance(generator, LlamaCppGenerator)
+
+
+def fair(pipeline: RagPipeline) -> RagPipeline:
+    """`pipeline` itself, or a shallow copy whose one-at-a-time generator is taken in arrival order."""
+    if not serves_one_at_a_time(pipeline.generator):
+        return pipeline
+    fair_pipeline = copy.copy(pipeline)
+    fair_pipeline.generator = FairGenerator(pipeline.generator)
+    return fair_pipeline
