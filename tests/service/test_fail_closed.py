@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from service_helpers import KEY, KEYS, audit_lines, openai
 
@@ -148,3 +149,27 @@ def test_timeout_mid_stream_ends_with_an_error_event(fake_retriever: Any, tmp_pa
     assert "word" in "".join(received)
     (line,) = audit_lines(audit)
     assert line["action"] == "timeout"
+
+
+def test_fail_closed_verdicts_serialise_on_guard_endpoints_and_exposed_verdicts(
+    fake_retriever: Any, tmp_path: Path
+) -> None:
+    """A fail-closed verdict scores +inf: exposed to clients it must still be valid JSON."""
+    config = ServeConfig(api_keys=KEYS, audit_log=str(tmp_path / "audit.jsonl"), expose_verdicts=True)
+    pipeline = RagPipeline(fake_retriever, ScriptedGenerator(["ok"]), defense=Defense(query_guards=(RaisingGuard(),)))
+    with BackgroundServer(create_app(config, pipeline=pipeline, warm_up=False)) as server:
+        headers = {"Authorization": f"Bearer {KEY['alice']}"}
+        chunk = {"id": "c1", "text": "some text", "similarity": 0.4}
+        reply = httpx.post(
+            f"{server.url}/v1/guard/query", json={"query": "hi there", "chunks": [chunk]}, headers=headers
+        )
+        assert reply.status_code == 200, reply.text
+        verdict = reply.json()["verdicts"][0]
+        assert reply.json()["action"] == "block" and verdict["score"] == "Infinity"
+        api = openai.OpenAI(base_url=f"{server.url}/v1", api_key=KEY["alice"], max_retries=0)
+        completion = api.chat.completions.create(model="ragshield", messages=ASK)
+        assert completion.ragshield["verdicts"][0]["reason"].startswith("guard error (RuntimeError)")
+        with api.chat.completions.create(model="ragshield", messages=ASK, stream=True) as stream:
+            streamed = list(stream)
+        assert streamed[-1].ragshield["verdicts"][0]["score"] == "Infinity"
+    assert all(line["verdicts"][0]["score"] == "inf" for line in audit_lines(tmp_path / "audit.jsonl"))

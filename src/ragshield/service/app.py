@@ -37,7 +37,7 @@ from ragshield.service.metrics import CONTENT_TYPE, ServiceMetrics
 from ragshield.service.runner import fair
 from ragshield.service.schemas import ModelCard, ModelList
 from ragshield.service.settings import ServeConfig
-from ragshield.service.state import ApiError, ServiceState
+from ragshield.service.state import ApiError, ServiceState, model_response
 from ragshield.system import build_system
 from ragshield.types import ChatMessage, GenerationRequest, Query
 
@@ -154,9 +154,9 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
         return HttpResponse(state.metrics.render(), media_type=CONTENT_TYPE)
 
     @app.get("/v1/models")
-    async def models(request: Request) -> JSONResponse:
+    async def models(request: Request) -> HttpResponse:
         state.user_for(request.headers.get("authorization"))
-        return JSONResponse(ModelList(data=[ModelCard(id=settings.model_name)]).model_dump(mode="json"))
+        return model_response(ModelList(data=[ModelCard(id=settings.model_name)]))
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> HttpResponse:

@@ -23,8 +23,8 @@ import time
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
+from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ragshield.integrations.shield import recording_defense
@@ -48,6 +48,7 @@ from ragshield.service.state import (
     ServiceState,
     check_text,
     finish_request,
+    model_response,
     outcome_of,
     read_json,
     stage_of,
@@ -198,7 +199,7 @@ class Exchange:
         body["error"]["request_id"] = self.query.id
         return b"data: " + json.dumps(body, ensure_ascii=False).encode("utf-8") + b"\n\n"
 
-    def completion(self, text: str, finish: str, info: RagshieldInfo) -> JSONResponse:
+    def completion(self, text: str, finish: str, info: RagshieldInfo) -> HttpResponse:
         body = ChatCompletion(
             id=self.query.id,
             created=self.created,
@@ -206,7 +207,7 @@ class Exchange:
             choices=[Choice(message=AssistantMessage(content=text), finish_reason=finish)],
             ragshield=info,
         )
-        return JSONResponse(body.model_dump(mode="json"))
+        return model_response(body)
 
     def blocked_message(self, response: Response | None, verdicts: tuple[Verdict, ...] = ()) -> str:
         names = [v.guard for v in (*(response.verdicts if response else ()), *verdicts) if v.blocked]

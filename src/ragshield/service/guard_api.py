@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response as HttpResponse
 
 from ragshield.integrations.shield import scored_chunks
 from ragshield.rag.pipeline import validate_query
@@ -42,6 +42,7 @@ from ragshield.service.state import (
     ServiceState,
     check_text,
     finish_request,
+    model_response,
     outcome_of,
     read_json,
     timeout_verdict,
@@ -118,7 +119,7 @@ async def _guarded_call(state: ServiceState, function: Callable[[], T], started:
         state.slots.release()
 
 
-async def handle_guard_query(state: ServiceState, request: Request, key_user: str) -> JSONResponse:
+async def handle_guard_query(state: ServiceState, request: Request, key_user: str) -> HttpResponse:
     """The verdict on a query and its retrieved chunks, and the (decorated) context to prompt with."""
     started = time.perf_counter()
     body = await read_json(request, GuardQueryRequest, state.settings.max_body_bytes)
@@ -154,10 +155,10 @@ async def handle_guard_query(state: ServiceState, request: Request, key_user: st
         context=_context(decorated) if decorated is not None else [],
         markers={key: list(value) for key, value in decorated.markers.items()} if decorated is not None else {},
     )
-    return JSONResponse(reply.model_dump(mode="json"))
+    return model_response(reply)
 
 
-async def handle_guard_output(state: ServiceState, request: Request, key_user: str) -> JSONResponse:
+async def handle_guard_output(state: ServiceState, request: Request, key_user: str) -> HttpResponse:
     """The verdict on a model's answer to a guarded context; `text` is what may be shown."""
     started = time.perf_counter()
     body = await read_json(request, GuardOutputRequest, state.settings.max_body_bytes)
@@ -202,12 +203,12 @@ async def handle_guard_output(state: ServiceState, request: Request, key_user: s
         verdicts=[VerdictOut.of(v) for v in checked.verdicts],
         text=state.shield.refusal if blocked else checked.text,
     )
-    return JSONResponse(reply.model_dump(mode="json"))
+    return model_response(reply)
 
 
 def _timed_out(
     state: ServiceState, endpoint: str, query: Query, started: float, retrieval: RetrievalResult
-) -> JSONResponse:
+) -> HttpResponse:
     verdict = timeout_verdict(
         time.perf_counter() - started, state.settings.request_timeout_s, fail_closed=state.settings.fail_closed
     )
@@ -231,14 +232,23 @@ def _timed_out(
             code="request_timeout",
             audited=True,
         )
-    body: dict[str, object] = {
-        "request_id": query.id,
-        "action": "block",
-        "blocked_by": [verdict.guard],
-        "verdicts": [VerdictOut.of(verdict).model_dump(mode="json")],
-    }
     if endpoint == "guard-query":
-        body.update({"context": [], "markers": {}})
-    else:
-        body["text"] = state.shield.refusal
-    return JSONResponse(body)
+        return model_response(
+            GuardQueryResponse(
+                request_id=query.id,
+                action="block",
+                blocked_by=[verdict.guard],
+                verdicts=[VerdictOut.of(verdict)],
+                context=[],
+                markers={},
+            )
+        )
+    return model_response(
+        GuardOutputResponse(
+            request_id=query.id,
+            action="block",
+            blocked_by=[verdict.guard],
+            verdicts=[VerdictOut.of(verdict)],
+            text=state.shield.refusal,
+        )
+    )

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
+from starlette.responses import Response as HttpResponse
 
 from ragshield.integrations.shield import Shield
 from ragshield.rag.pipeline import RagPipeline
@@ -148,6 +149,12 @@ async def read_json(request: Request, model: type[ModelT], limit: int) -> ModelT
             code="invalid_request",
             param=".".join(str(part) for part in first) or None,
         ) from None
+
+
+def model_response(model: BaseModel, status_code: int = 200) -> HttpResponse:
+    """`model` as a JSON response; infinite scores (a fail-closed verdict) become the string "Infinity"
+    (`json.dumps` refuses them, and NaN or Infinity literals are not JSON)."""
+    return HttpResponse(model.model_dump_json(), status_code=status_code, media_type="application/json")
 
 
 def check_text(text: str, field_name: str) -> str:
