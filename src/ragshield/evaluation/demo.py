@@ -20,7 +20,7 @@ from ragshield.evaluation.harness import run_evaluation
 from ragshield.evaluation.summary import BarProgress, bar_columns, leakage_table
 
 DEMO_RECORDS = 2000  # the size `ragshield demo` indexes, so its index is reused
-DEMO_BUDGET = 6
+DEMO_BUDGET = 4  # queries per attack and defense: ~120 generations in all, minutes on 2 cores
 DEMO_DEFENSES = ("none", "rag-ct", "canary-rag", "rag-ct+canary-rag")
 #: everyday questions a user of the synthetic clinic / office knowledge base might ask
 DEMO_QUESTIONS = (
@@ -57,17 +57,17 @@ def demo_config(out_dir: Path, *, budget: int = DEMO_BUDGET, records: int = DEMO
         index=str(out_dir / "index"),
         generator={"name": "llama-cpp"},
         k=3,
-        max_tokens=96,
+        max_tokens=64,
         attacks=[
             AttackSpec(name="tgtb", budget=budget),
             AttackSpec(name="pide", budget=budget),
-            AttackSpec(name="rag-thief", budget=budget, params={"attacker_max_tokens": 96}),
+            AttackSpec(name="rag-thief", budget=budget, params={"attacker_max_tokens": 64}),
             AttackSpec(name="pirates", budget=budget),
         ],
         defenses=list(DEMO_DEFENSES),
         # calibration on the first 12 questions, benign FPR on the other 8 (disjoint)
         calibration=CalibrationConfig(path=str(questions), target_fpr=0.05, limit=12),
-        benign=BenignSpec(path=str(questions), offset=12, limit=8),
+        benign=BenignSpec(path=str(questions), offset=12, limit=6),
         seed=0,
     )
 
