@@ -91,6 +91,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--out-json", type=Path, default=REPO / "benchmarks" / "results" / "attacks.json")
     parser.add_argument("--out-md", type=Path, default=REPO / "docs" / "results" / "attacks.md")
     parser.add_argument("--resume", action="store_true", help="keep finished cells of an existing --out-json")
+    parser.add_argument(
+        "--include",
+        type=Path,
+        action="append",
+        default=[],
+        help="merge the finished cells of another results file with the same settings (parallel runs)",
+    )
     return parser.parse_args()
 
 
@@ -158,11 +165,19 @@ def main() -> None:
         previous = json.loads(args.out_json.read_text())
         if previous.get("settings") == settings:
             results = previous
+    for other in args.include:
+        included = json.loads(other.read_text())
+        if included.get("settings") != settings:
+            raise SystemExit(f"{other} was run with other settings; not merging it")
+        results["kb"].update(included["kb"])
+        results["cells"].update(included["cells"])
     embedder = SentenceTransformerEmbedder()
     generator = LlamaCppGenerator()
     attacker = LlamaCppGenerator(name="smollm2-135m-attacker")
     for dataset in args.datasets.split(","):
         spec = DATASETS[dataset]
+        if all(f"{dataset}/{name}" in results["cells"] for name in args.attacks.split(",")):
+            continue  # nothing left to run on this corpus
         index_dir = args.work / f"index-{dataset}"
         corpus = load_corpus(f"{dataset}:{args.data / spec['file']}")
         build_index(corpus, embedder, index_dir, corpus_spec=dataset)
@@ -176,6 +191,7 @@ def main() -> None:
             key = f"{dataset}/{name}"
             if key in results["cells"]:
                 continue
+            print(f"{key}: running", flush=True)
             params = dict(spec["params"].get(name, {}))
             if name == "rag-thief":
                 params["attacker_max_tokens"] = args.attacker_max_tokens
@@ -194,6 +210,9 @@ def main() -> None:
             args.out_json.parent.mkdir(parents=True, exist_ok=True)
             args.out_json.write_text(json.dumps(results, indent=2) + "\n")
             write_markdown(args.out_md, results)
+    args.out_json.parent.mkdir(parents=True, exist_ok=True)
+    args.out_json.write_text(json.dumps(results, indent=2) + "\n")
+    write_markdown(args.out_md, results)
     print(args.out_md.read_text())
 
 
