@@ -466,13 +466,13 @@ class CompliantOracle:
         yield transform(passage)
 
 
-def bench_worst_case(data: Path, n: int, seed: int) -> dict:
+def bench_worst_case(data: Path, index_dir: Path, n: int, seed: int) -> dict:
     """FAKE models (labelled): detection when the model complies perfectly; MiniLM retrieval is real."""
     from ragshield.guards.factory import DefenseContext, build_defense
     from ragshield.rag.pipeline import RagPipeline
     from ragshield.rag.retriever import open_retriever
 
-    retriever, _ = open_retriever(REPO / "runs" / "canary-bench" / "hcm-index")
+    retriever, _ = open_retriever(index_dir)
     out: dict[str, Any] = {"label": "WORST CASE with FAKE compliant target and oracle (not a real model)"}
     for mode in ("off", "auto"):
         context = DefenseContext(generator=CompliantTarget(), oracle_generator=CompliantOracle())
@@ -588,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benign", type=int, default=500, help="benign queries for the FPR")
     parser.add_argument("--attack-queries", type=int, default=50, help="queries per attack")
     parser.add_argument("--latency-queries", type=int, default=30)
+    parser.add_argument("--worst-case-queries", type=int, default=40, help="queries per set with the FAKE models")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--oracle-max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
@@ -624,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
             args.data, args.index, args.attack_queries, args.max_tokens, args.seed, progress
         )
     if "worst-case" in sections:
-        results["worst_case"] = bench_worst_case(args.data, args.attack_queries, args.seed)
+        results["worst_case"] = bench_worst_case(args.data, args.index, args.worst_case_queries, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     write_report(results, args.report)
