@@ -503,6 +503,8 @@ def bench_worst_case(data: Path, index_dir: Path, n: int, seed: int) -> dict:
 
 def write_report(results: dict[str, Any], path: Path) -> None:
     lines = ["# CanaryRAG benchmark", "", f"Command: `{results['command']}`  ", f"Machine: {results['machine']}", ""]
+    if results.get("notes"):
+        lines += ["## Notes", "", *[f"- {note}" for note in results["notes"]], ""]
     if "matcher" in results:
         lines += [
             "## Matcher cost (benign text, 6 canaries, token-sized deltas of 1-8 characters)",
@@ -592,6 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--oracle-max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--note", action="append", default=[], help="a caveat to print in the report (repeatable)")
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads per model (1: target and oracle share 2 cores)"
     )
@@ -612,6 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {key: value for key, value in previous.items() if key not in {"command", "machine"}}
     results["command"] = "python benchmarks/canary.py " + " ".join(argv if argv is not None else sys.argv[1:])
     results["machine"] = f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at start"
+    results["notes"] = args.note or results.get("notes", [])
     if "matcher" in sections:
         results["matcher"] = bench_matcher(args.data, args.seed)
     if "latency" in sections:
