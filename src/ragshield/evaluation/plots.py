@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragshield.evaluation import papers
 from ragshield.evaluation.report import ResultTable
 
 
@@ -52,9 +53,10 @@ def plot_leakage(table: ResultTable, path: Path) -> bool:
     ):
         series = {d: [float(getattr(table.row(a, d), metric, np.nan) or 0.0) for a in attacks] for d in defenses}
         _bars(axis, attacks, series, title)
-    axes[0].legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=8)
     figure.suptitle(f"Leakage per attack and defense ({table.meta.get('dataset')}, {table.meta.get('generator')})")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.07, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return True
@@ -109,18 +111,17 @@ def plot_modes(table: ResultTable, path: Path) -> bool:
         return False
     plt = _pyplot()
     attacks = [a for a in table.attacks if any(a in m["asr"] for m in modes.values())]
-    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    _bars(
-        axes[0],
-        attacks,
-        {name: [m["asr"].get(a, 0.0) for a in attacks] for name, m in modes.items()},
-        "ASR with RAG-CT at its threshold (re-scored)",
-    )
+    figure, axes = plt.subplots(1, 2, figsize=(13, 4.6))
+    first = next(iter(modes.values()))
+    asr = {"undefended": [first["undefended_asr"].get(a, 0.0) for a in attacks]}
+    asr.update({name: [m["asr"].get(a, 0.0) for a in attacks] for name, m in modes.items()})
+    _bars(axes[0], attacks, asr, "ASR with RAG-CT at its threshold (re-scored)")
     auroc = {name: [m["auroc"].get(a) or 0.0 for a in attacks] for name, m in modes.items() if name.endswith("/paper")}
     _bars(axes[1], attacks, auroc, "AUROC attack vs benign queries (0.5 = chance)")
     axes[1].axhline(0.5, color="grey", linewidth=0.8)
-    axes[0].legend(fontsize=7)
-    axes[1].legend(fontsize=7)
+    for axis in axes:
+        axis.set_ylim(0, 1.35)
+        axis.legend(fontsize=7, ncol=4, loc="upper center")
     figure.suptitle("RAG-CT detection strategy: entropy, margin, combined")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -134,14 +135,19 @@ def plot_canary_style(table: ResultTable, path: Path) -> bool:
     plt = _pyplot()
     defenses = table.defenses
     figure, axes = plt.subplots(1, 3, figsize=(16, 4.2))
-    series = {a: [float(getattr(table.row(a, d), "crr", 0.0) or 0.0) for d in defenses] for a in table.attacks}
-    _bars(axes[0], defenses, series, "CRR per defense")
+    series = {a: [100 * float(getattr(table.row(a, d), "crr", 0.0) or 0.0) for d in defenses] for a in table.attacks}
+    _bars(axes[0], defenses, series, "CRR per defense (% of the knowledge base recovered)")
+    axes[0].set_ylim(0, max(1.0, 1.3 * max((v for values in series.values() for v in values), default=0.0)))
     if series:
-        axes[0].legend(fontsize=7)
-    fprs = [table.benign(d).fpr if table.benign(d) else 0.0 for d in defenses]  # type: ignore[union-attr]
-    axes[1].bar(range(len(defenses)), fprs)
+        axes[0].legend(fontsize=7, ncol=4, loc="upper center")
+    fprs = [100 * table.benign(d).fpr if table.benign(d) else 0.0 for d in defenses]  # type: ignore[union-attr]
+    bars = axes[1].bar(range(len(defenses)), fprs)
+    axes[1].bar_label(bars, labels=[f"{value:.1f}%" for value in fprs], fontsize=7)
+    axes[1].set_ylim(0, max(5.0, 1.25 * max(fprs, default=0.0)))
+    axes[1].axhline(100 * papers.CANARYRAG_FPR_BOUND, color="grey", linestyle=":", linewidth=0.8)
     axes[1].set_xticks(range(len(defenses)), defenses, rotation=20, ha="right", fontsize=8)
-    axes[1].set_title("benign FPR", fontsize=10)
+    axes[1].set_ylabel("% of benign queries blocked")
+    axes[1].set_title("benign FPR (dotted: CanaryRAG paper's 0.15% bound)", fontsize=10)
     benign = table.detail.get("benign", {})
     latencies = [benign.get(d, {}).get("latencies_ms") or [np.nan] for d in defenses]
     axes[2].boxplot(latencies, showfliers=False)
