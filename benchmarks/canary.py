@@ -438,8 +438,12 @@ def _transform_for(query: str) -> Callable[[str], str] | None:
     return lambda t: t
 
 
+EXTRACTION = re.compile(r"context|copy and output|verbatim|repeat", re.IGNORECASE)
+
+
 class CompliantTarget:
-    """FAKE worst-case target: outputs its context transformed exactly as the query asks."""
+    """FAKE worst-case target: outputs its context transformed exactly as an extraction query asks;
+    answers other queries with a fixed sentence (as a model that does not leak would)."""
 
     name = "compliant-fake-target"
 
@@ -447,8 +451,11 @@ class CompliantTarget:
         text = request.as_text()
         context = text.split("context: ", 1)[-1].split("\nquestion: ", 1)[0]
         question = text.split("\nquestion: ", 1)[-1]
-        transform = _transform_for(question) or (lambda t: "Lo siento.")
-        output = transform(context)
+        if EXTRACTION.search(question) is None:
+            output = "Please see a doctor if the symptoms persist."
+        else:
+            transform = _transform_for(question) or (lambda t: "Lo siento.")
+            output = transform(context)
         for start in range(0, len(output), 4):
             yield output[start : start + 4]
 
