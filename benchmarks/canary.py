@@ -170,14 +170,24 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
 class Progress:
     """Append-only JSONL of finished items, so an interrupted run resumes where it stopped."""
 
-    def __init__(self, path: Path, resume: bool) -> None:
+    def __init__(self, path: Path, resume: bool, *, finished_only: bool = False) -> None:
         self.path = path
+        self.finished_only = finished_only
         self.done: dict[str, dict[str, Any]] = {}
         if resume and path.exists():
             for row in iter_jsonl(path):
                 self.done[row["key"]] = row
         elif path.exists():
             path.unlink()
+
+    def limit(self, prefix: str, n: int) -> int:
+        """`n`, or with `finished_only` the number of items 0, 1, ... already finished (at most `n`)."""
+        if not self.finished_only:
+            return n
+        count = 0
+        while count < n and f"{prefix}:{count}" in self.done:
+            count += 1
+        return count
 
     def record(self, key: str, row: dict[str, Any]) -> dict[str, Any]:
         row = {"key": key, **row}
@@ -238,6 +248,7 @@ def bench_latency(data: Path, index_dir: Path, n: int, max_tokens: int, oracle_t
     from ragshield.rag.pipeline import RagPipeline
 
     queries = [row["query"] for row in iter_jsonl(data / "queries" / "benign_queries_sage.jsonl")][-n:]
+    queries = queries[: progress.limit("latency", len(queries))]
     order = ["undefended", "canary_no_oracle", "canary_with_oracle"]
     systems: dict[str, Any] = {}
     if any(f"latency:{i}" not in progress.done for i in range(len(queries))):  # models only when work is left
@@ -268,6 +279,8 @@ def bench_latency(data: Path, index_dir: Path, n: int, max_tokens: int, oracle_t
         progress.record(key, row)
         print(f"latency {number + 1}/{n}: {row}", flush=True)
     rows = [progress.done[f"latency:{i}"] for i in range(len(queries))]
+    if not rows:
+        return {"queries": 0}
     out: dict[str, Any] = {"queries": len(rows), "max_tokens": max_tokens, "oracle_max_tokens": oracle_tokens}
     base_p50 = _percentile([r["undefended"] for r in rows], 0.5)
     base_p95 = _percentile([r["undefended"] for r in rows], 0.95)
@@ -294,7 +307,7 @@ def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Pr
     from ragshield.guards.policy import false_block_bound
     from ragshield.rag.pipeline import RagPipeline
 
-    rows = list(iter_jsonl(data / "queries" / "benign_queries_sage.jsonl"))[:n]
+    rows = list(iter_jsonl(data / "queries" / "benign_queries_sage.jsonl"))[: progress.limit("fpr", n)]
     pipeline: Any = None
     if any(f"fpr:{i}" not in progress.done for i in range(len(rows))):  # models only when work is left
         retriever, target, builder = _system(data, index_dir, max_tokens)
@@ -323,6 +336,8 @@ def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Pr
             elapsed = time.perf_counter() - started
             print(f"fpr {number + 1}/{n} ({elapsed:.0f}s)", flush=True)
     done = [progress.done[f"fpr:{i}"] for i in range(len(rows))]
+    if not done:
+        return {"queries": 0}
     flagged = sum(r["blocked"] for r in done)
     rate = flagged / len(done)
     low, high = _wilson(flagged, len(done))
@@ -370,7 +385,7 @@ def bench_detection(data: Path, index_dir: Path, n: int, max_tokens: int, seed: 
     pipeline: Any = None
     results: dict[str, Any] = {}
     for name in ATTACKS:
-        queries = _attack_queries(name, data, n, seed)
+        queries = _attack_queries(name, data, progress.limit(f"detect:{name}", n), seed)
         for number, text in enumerate(queries):
             key = f"detect:{name}:{number}"
             if key in progress.done:
@@ -528,7 +543,7 @@ def write_report(results: dict[str, Any], path: Path) -> None:
                 f"{row['naive_normalised_rescan_us_per_delta']} | {row['one_shot_find_MB_per_s']} |"
             )
         lines += ["", "Naive normalising rescan at 100 kB is timed on every 25th delta (sampled).", ""]
-    if "latency" in results:
+    if results.get("latency", {}).get("queries"):
         lat = results["latency"]
         lines += [
             f"## Latency ({lat['queries']} benign queries, SmolLM2 target, max_tokens {lat['max_tokens']})",
@@ -545,7 +560,7 @@ def write_report(results: dict[str, Any], path: Path) -> None:
             f"{lat['per_query_ratio_median']}.",
             "",
         ]
-    if "fpr" in results:
+    if results.get("fpr", {}).get("queries"):
         fpr = results["fpr"]
         measured_bound = fpr["false_block_bound_W20_k3_at_measured_fpr"]
         lines += [
@@ -567,7 +582,7 @@ def write_report(results: dict[str, Any], path: Path) -> None:
         ]
         for name in ATTACKS:
             row = results["detection"].get(name)
-            if row:
+            if row and row["queries"]:
                 lines.append(
                     f"| {name} | {row['queries']} | {row['flagged']} | {row['detection_rate']} | "
                     f"{row['unflagged_rouge_leaks']} |"
@@ -607,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--resume", action="store_true", help="keep finished real-model items")
     parser.add_argument("--progress", type=Path, default=None, help="progress file (default: beside --out)")
+    parser.add_argument(
+        "--finished-only", action="store_true", help="with --resume: report only finished real-model items"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "canary.json")
     parser.add_argument("--report", type=Path, default=REPO / "docs" / "results" / "canary.md")
     args = parser.parse_args(argv)
@@ -617,7 +635,9 @@ def main(argv: list[str] | None = None) -> int:
     if needs_data and not (args.data / "healthcaremagic.jsonl").exists():
         print(f"real data not found at {args.data}; give --data (sections {sorted(needs_data)} skipped)")
         sections = sections & {"matcher"}
-    progress = Progress(args.progress or args.out.with_suffix(".progress.tmp"), args.resume)
+    progress = Progress(
+        args.progress or args.out.with_suffix(".progress.tmp"), args.resume, finished_only=args.finished_only
+    )
     previous = json.loads(args.out.read_text()) if args.resume and args.out.exists() else {}
     results: dict[str, Any] = {key: value for key, value in previous.items() if key not in {"command", "machine"}}
     results["command"] = "python benchmarks/canary.py " + " ".join(argv if argv is not None else sys.argv[1:])
