@@ -62,6 +62,8 @@ _NEEDS_CHAR = {"email": "@", "url": "."}
 # phone numbers to a reader, so this pattern supplements presidio's phone recognizer.
 _NANP_PATTERN = r"(?<![\w+])(?:\+?1[ .-]?)?(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-])"
 _CONTEXT_WORDS_BEFORE = 5
+_PHONE_RUN = re.compile(r"\d[\d\s().+\-/]*\d")
+_PHONE_PAD = 40
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -176,7 +178,7 @@ class PiiScanner:
         for kind, recognizer in self._loaded():
             if digits < _MIN_DIGITS.get(kind, 0) or _NEEDS_CHAR.get(kind, "") not in text:
                 continue
-            for result in recognizer.analyze(text, [ENTITY_OF_KIND[kind]], None):
+            for result in _analyze(recognizer, kind, text):
                 score = float(result.score)
                 if score < self.min_score:
                     lowered = lowered if lowered is not None else text.lower()
@@ -198,6 +200,34 @@ class PiiScanner:
             position = match.end
         pieces.append(text[position:])
         return "".join(pieces)
+
+
+def _analyze(recognizer: Any, kind: str, text: str) -> list[Any]:
+    """Run one recognizer; python-phonenumbers only on the digit-dense segments of the text.
+
+    The phone recognizer costs ~6 ms per 300 characters whatever the text holds, so on long
+    texts it runs on each stretch holding a run of >= 7 digits, padded by `_PHONE_PAD`
+    characters on both sides (phone numbers never span more), with offsets mapped back.
+    """
+    entities = [ENTITY_OF_KIND[kind]]
+    if kind != "phone" or len(text) <= 4 * _PHONE_PAD:
+        return list(recognizer.analyze(text, entities, None))
+    segments: list[list[int]] = []
+    for run in _PHONE_RUN.finditer(text):
+        if sum(char.isdigit() for char in run.group()) < _MIN_DIGITS["phone"]:
+            continue
+        start, end = max(0, run.start() - _PHONE_PAD), min(len(text), run.end() + _PHONE_PAD)
+        if segments and start <= segments[-1][1]:
+            segments[-1][1] = end
+        else:
+            segments.append([start, end])
+    results: list[Any] = []
+    for start, end in segments:
+        for result in recognizer.analyze(text[start:end], entities, None):
+            result.start += start
+            result.end += start
+            results.append(result)
+    return results
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
