@@ -192,3 +192,28 @@ def test_chat_layout_has_system_prompt(fake_retriever) -> None:  # type: ignore[
     request = generator.requests[0]
     assert request.prompt is None and request.messages[0].role == "system"
     assert "Question: q" in request.messages[1].content
+
+
+@dataclass
+class RaisingRedactGuard:
+    """FAKE output guard whose monitor's redact() raises."""
+
+    name: str = "bad-redactor"
+
+    def open(self, retrieval: RetrievalResult) -> FakeWordMonitor:
+        monitor = FakeWordMonitor("never-seen")
+
+        def boom(text: str) -> str:
+            raise RuntimeError("redactor crashed")
+
+        monitor.redact = boom  # type: ignore[method-assign]
+        return monitor
+
+
+def test_raising_redactor_withholds_text_and_fails_closed(fake_retriever) -> None:  # type: ignore[no-untyped-def]
+    pipeline = _pipeline(
+        fake_retriever, ScriptedGenerator(["some text"]), Defense("r", output_guards=[RaisingRedactGuard()])
+    )
+    response = pipeline.answer("q")
+    assert response.text == "" and response.finish_reason == "blocked"
+    assert response.blocked_by == ["bad-redactor"] and "guard:bad-redactor" in response.timings_ms

@@ -55,7 +55,11 @@ class OutputMonitor(Protocol):
     def close(self) -> Verdict: ...
 
     def redact(self, text: str) -> str:
-        """Text to release to the client; monitors that do not redact return it unchanged."""
+        """Text to release to the client; monitors that do not redact return it unchanged.
+
+        Called on each released piece in order, and once more after `close()` for the final
+        flush; a monitor earlier in the defense may already have changed the piece.
+        """
         ...
 
 

@@ -254,7 +254,10 @@ class RagPipeline:
                     text = "".join(produced)
                     cut = _release_boundary(text, released, cut) if holdback else cut
                     if cut > released:
-                        piece = self._redact(monitors, text[released:cut])
+                        piece = self._redact(monitors, text[released:cut], run)
+                        if piece is None:  # a redactor failed closed: release nothing more
+                            finish = "blocked"
+                            break
                         released = cut
                         client_text.append(piece)
                         if piece:
@@ -279,10 +282,13 @@ class RagPipeline:
         elif finish != "error":
             text = "".join(produced)
             if len(text) > released:
-                piece = self._redact(monitors, text[released:])
-                client_text.append(piece)
-                if piece:
-                    yield piece
+                piece = self._redact(monitors, text[released:], run)
+                if piece is None:
+                    finish = "blocked"
+                else:
+                    client_text.append(piece)
+                    if piece:
+                        yield piece
         policy_verdict = self._record(run, violated=violated)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)
@@ -310,12 +316,25 @@ class RagPipeline:
             run.verdicts.append(verdict)
         return verdict
 
-    @staticmethod
-    def _redact(monitors: list[tuple[str, OutputMonitor]], text: str) -> str:
-        for _, monitor in monitors:
+    def _redact(self, monitors: list[tuple[str, OutputMonitor]], text: str, run: _Run) -> str | None:
+        """Pass text about to be released through each monitor's `redact`, in defense order (each
+        monitor sees the previous one's output). A redactor that raises adds its error verdict and,
+        failing closed, withholds the text (None). May run after `close()` for the final flush."""
+        for name, monitor in monitors:
             redact = getattr(monitor, "redact", None)
-            if redact is not None:
+            if redact is None:
+                continue
+            started = _now()
+            try:
                 text = redact(text)
+            except Exception as error:
+                verdict = error_verdict(name, error, fail_closed=self.defense.fail_closed)
+                run.verdicts.append(verdict)
+                if verdict.blocked:
+                    return None
+            finally:
+                key = f"guard:{name}"
+                run.timings[key] = run.timings.get(key, 0.0) + _ms(started)
         return text
 
     def _record(self, run: _Run, *, violated: bool) -> Verdict | None:
