@@ -377,14 +377,16 @@ def _attack_queries(name: str, data: Path, n: int, seed: int) -> list[str]:
     return out
 
 
-def bench_detection(data: Path, index_dir: Path, n: int, max_tokens: int, seed: int, progress: Progress) -> dict:
+def bench_detection(
+    data: Path, index_dir: Path, n: int, max_tokens: int, seed: int, progress: Progress, attacks: tuple[str, ...]
+) -> dict:
     from ragshield.attacks.base import rouge_l
     from ragshield.guards.factory import DefenseContext, build_defense
     from ragshield.rag.pipeline import RagPipeline
 
     pipeline: Any = None
     results: dict[str, Any] = {}
-    for name in ATTACKS:
+    for name in attacks:
         queries = _attack_queries(name, data, progress.limit(f"detect:{name}", n), seed)
         for number, text in enumerate(queries):
             key = f"detect:{name}:{number}"
@@ -609,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--index", type=Path, default=REPO / "runs" / "canary-bench" / "hcm-index")
     parser.add_argument("--sections", default="matcher,latency,fpr,detection,worst-case")
+    parser.add_argument("--attacks", default=",".join(ATTACKS), help="attacks for the detection section")
     parser.add_argument("--benign", type=int, default=500, help="benign queries for the FPR")
     parser.add_argument("--attack-queries", type=int, default=50, help="queries per attack")
     parser.add_argument("--latency-queries", type=int, default=30)
@@ -653,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
         results["fpr"] = bench_fpr(args.data, args.index, args.benign, args.max_tokens, progress)
     if "detection" in sections:
         results["detection"] = bench_detection(
-            args.data, args.index, args.attack_queries, args.max_tokens, args.seed, progress
+            args.data, args.index, args.attack_queries, args.max_tokens, args.seed, progress, tuple(args.attacks.split(","))
         )
     if "worst-case" in sections:
         results["worst_case"] = bench_worst_case(args.data, args.index, args.worst_case_queries, args.seed)
