@@ -656,7 +656,13 @@ def main(argv: list[str] | None = None) -> int:
         results["fpr"] = bench_fpr(args.data, args.index, args.benign, args.max_tokens, progress)
     if "detection" in sections:
         results["detection"] = bench_detection(
-            args.data, args.index, args.attack_queries, args.max_tokens, args.seed, progress, tuple(args.attacks.split(","))
+            args.data,
+            args.index,
+            args.attack_queries,
+            args.max_tokens,
+            args.seed,
+            progress,
+            tuple(args.attacks.split(",")),
         )
     if "worst-case" in sections:
         results["worst_case"] = bench_worst_case(args.data, args.index, args.worst_case_queries, args.seed)
