@@ -643,7 +643,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     previous = json.loads(args.out.read_text()) if args.resume and args.out.exists() else {}
     results: dict[str, Any] = {key: value for key, value in previous.items() if key not in {"command", "machine"}}
-    results["command"] = "python benchmarks/canary.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    shown = [arg for i, arg in enumerate(given) if arg != "--note" and (i == 0 or given[i - 1] != "--note")]
+    results["command"] = "python benchmarks/canary.py " + " ".join(shown)  # notes are printed on their own
     results["machine"] = f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at start"
     results["notes"] = args.note or results.get("notes", [])
     if "matcher" in sections:
