@@ -17,6 +17,7 @@ Metrics (attacks = positives, scores higher = more suspicious):
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +103,11 @@ def overhead(retriever: Retriever, texts: list[str], k: int) -> dict[str, float]
     retrieve_us, search_us, score_us, check_us = [], [], [], []
     for text in texts:
         query = Query(text)
-        retrieve_us.append(qs.median_time_us(lambda q=query: live.retrieve(q, k), repeat=3))
-        vector = inner.embed([text])[0]
+        started = time.perf_counter()
+        result = live.retrieve(query, k)  # the uncached model: what a deployment pays per query
+        retrieve_us.append((time.perf_counter() - started) * 1e6)
+        vector = retriever.embedder.embed([text])[0]  # same vector, from the cache
         search_us.append(qs.median_time_us(lambda v=vector: live.index.search(v, k), repeat=5))
-        result = live.retrieve(query, k)
         sims = result.similarities
         score_us.append(qs.median_time_us(lambda s=sims: detector.score_similarities(s), repeat=50))
         check_us.append(qs.median_time_us(lambda r=result: detector.check(r), repeat=50))
@@ -415,7 +417,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="shared data folder")
     parser.add_argument("--cache", type=Path, default=qs.DEFAULT_CACHE, help="index / embedding cache (ignored by git)")
     parser.add_argument("--kb", action="append", choices=("healthcaremagic", "enron"), help="knowledge base(s)")
-    parser.add_argument("--overhead-queries", type=int, default=200)
+    parser.add_argument("--overhead-queries", type=int, default=150)
     parser.add_argument("--results", type=Path, default=qs.REPO / "benchmarks" / "results")
     parser.add_argument("--report", type=Path, default=qs.REPO / "docs" / "results" / "rag_ct.md")
     args = parser.parse_args(argv)
