@@ -217,3 +217,10 @@ def test_raising_redactor_withholds_text_and_fails_closed(fake_retriever) -> Non
     response = pipeline.answer("q")
     assert response.text == "" and response.finish_reason == "blocked"
     assert response.blocked_by == ["bad-redactor"] and "guard:bad-redactor" in response.timings_ms
+
+
+def test_a_halting_monitor_is_recorded_once(fake_retriever) -> None:  # type: ignore[no-untyped-def]
+    generator = ScriptedGenerator(["text then SECRETWORD"], delta_chars=4)
+    pipeline = _pipeline(fake_retriever, generator, Defense("w", output_guards=[FakeWordGuard("SECRETWORD")]))
+    response = pipeline.answer("q")
+    assert [verdict.guard for verdict in response.verdicts] == ["fake-word"]

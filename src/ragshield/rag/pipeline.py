@@ -232,6 +232,7 @@ class RagPipeline:
         client_text: list[str] = []
         finish, error_name = "stop", None
         halted = False
+        halted_by: OutputMonitor | None = None
         generation_started = _now()
         first_token_ms: float | None = None
         deltas = iter(self.generator.stream(request))
@@ -244,7 +245,7 @@ class RagPipeline:
                 for name, monitor in monitors:
                     seen = self._observe(name, monitor, delta, run)
                     if seen is not None and seen.blocked:
-                        halted = True
+                        halted, halted_by = True, monitor
                         break
                 if halted:
                     finish = "blocked"
@@ -274,6 +275,12 @@ class RagPipeline:
             run.timings["first_token"] = first_token_ms
         closing_started = _now()
         for name, monitor in monitors:
+            if monitor is halted_by:  # its BLOCK is already recorded; close() only releases it (oracle)
+                try:
+                    monitor.close()
+                except Exception as error:
+                    log.warning("monitor %s failed to close: %s", name, type(error).__name__)
+                continue
             self._guarded(name, run, monitor.close)
         run.timings["close"] = _ms(closing_started)
         violated = any(v.blocked for v in run.verdicts)
