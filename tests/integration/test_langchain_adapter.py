@@ -129,7 +129,7 @@ def test_worst_case_model_leak_is_halted_mid_stream(store: InMemoryVectorStore, 
 
 def test_benign_answer_streams_from_smollm(store: InMemoryVectorStore, guards: Any, smollm: Any) -> None:
     shield, _ = guards
-    llm = GeneratorLLM(generator=smollm, max_tokens=32, chat_mode=True)
+    llm = GeneratorLLM(generator=smollm, max_tokens=16, chat_mode=True)
     chain = GuardedChain(_chain(GuardedRetriever(shield=shield, vectorstore=store), llm), shield)
     pieces = list(chain.stream("What should I do about persistent headaches?"))
     assert len(pieces) >= 1 and len("".join(pieces).split()) >= 3

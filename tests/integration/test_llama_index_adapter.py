@@ -118,7 +118,7 @@ def test_extraction_query_is_refused_before_generation(index: VectorStoreIndex, 
 
 def test_benign_answer_from_smollm_passes(index: VectorStoreIndex, guards: Any, smollm: Any) -> None:
     shield, _ = guards
-    guarded = _engine(index, shield, smollm, llm={"max_tokens": 32, "chat_mode": True}).for_user("u-7")
+    guarded = _engine(index, shield, smollm, llm={"max_tokens": 16, "chat_mode": True}).for_user("u-7")
     response = guarded.query("What should I do about persistent headaches?")
     assert response.metadata["ragshield"]["blocked"] is False
     assert len(str(response).split()) >= 3
