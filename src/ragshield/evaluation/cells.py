@@ -61,11 +61,14 @@ def fingerprint(settings: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class CellRecord:
-    """A finished cell: its settings hash, wall-clock seconds and finish time (ISO 8601, UTC)."""
+    """A finished cell: its settings hash, wall-clock seconds, finish time (ISO 8601, UTC), and
+    whether its generations were replayed from identical earlier requests (then its latency is
+    derived, not measured: see `ragshield.evaluation.report`)."""
 
     fingerprint: str
     seconds: float
     finished: str
+    replayed: bool = False
 
 
 class TranscriptCache:
@@ -126,14 +129,15 @@ class TranscriptCache:
             log.warning("cached transcript %s is unreadable (%s); rerunning the cell", path, type(error).__name__)
             return None
 
-    def run(self, name: str, print_: str, produce: Callable[[], Transcript]) -> tuple[Transcript, bool]:
-        """The cell's transcript: cached when finished with the same settings, else produced,
-        written atomically and recorded. Returns (transcript, was_cached)."""
+    def run(self, name: str, print_: str, produce: Callable[[], tuple[Transcript, bool]]) -> tuple[Transcript, bool]:
+        """The cell's transcript: cached when finished with the same settings, else produced
+        (`produce` returns the transcript and whether its generations were replayed), written
+        atomically and recorded. Returns (transcript, was_cached)."""
         found = self.cached(name, print_)
         if found is not None:
             return found, True
         started = time.perf_counter()
-        transcript = produce()
+        transcript, replayed = produce()
         seconds = time.perf_counter() - started
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +145,7 @@ class TranscriptCache:
         transcript.write_jsonl(temporary)
         temporary.replace(path)
         finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self._records[name] = CellRecord(print_, round(seconds, 2), finished)
+        self._records[name] = CellRecord(print_, round(seconds, 2), finished, replayed)
         self._write_records(name)
         return transcript, False
 

@@ -83,15 +83,19 @@ class TopKSweep(_Strict):
 class EvalConfig(_Strict):
     """One evaluation: a knowledge base and a target generator, attacks x defenses, benign traffic.
 
-            `attacker` is the attacker LLM of RAG-Thief / Pirates (default: the target model's
-            instance; queries are sequential so sharing it is safe); `oracle` is CanaryRAG's oracle
-            model (default: a second instance of the local model). `attack_data` is the shared data
-            folder with the TGTB information pieces and PIDE anchors (None: the package's built-in
-            lists). `index` is the index folder (default: OUT/index, built or reused). `max_chunk_chars`
-        cuts each retrieved chunk in the prompt (TGTB: 2048); the leakage metrics compare responses
-        with the same cut chunks, i.e. with what the generator saw. `replay_cache` lets attack cells
-    replay byte-identical deterministic generation requests of earlier cells
-    (`ragshield.evaluation.gencache`); benign cells always generate.
+                `attacker` is the attacker LLM of RAG-Thief / Pirates (default: the target model's
+                instance; queries are sequential so sharing it is safe); `oracle` is CanaryRAG's oracle
+                model (default: a second instance of the local model). `attack_data` is the shared data
+                folder with the TGTB information pieces and PIDE anchors (None: the package's built-in
+                lists). `index` is the index folder (default: OUT/index, built or reused). `max_chunk_chars`
+            cuts each retrieved chunk in the prompt (TGTB: 2048); the leakage metrics compare responses
+            with the same cut chunks, i.e. with what the generator saw. `replay_cache` lets attack cells
+        replay byte-identical deterministic generation requests of earlier cells
+        (`ragshield.evaluation.gencache`); benign cells generate, except under defenses that act only
+    before generation (their allowed queries' answers equal the undefended ones; latency is then
+    derived, see `ragshield.evaluation.report`). `order` (attack labels and `benign`) runs the grid
+    phase by phase across all defenses instead of defense by defense: e.g. the cheap fixed-query
+    attacks everywhere first.
     """
 
     corpus: str
@@ -116,6 +120,7 @@ class EvalConfig(_Strict):
     fail_closed: bool = True
     seed: int = 0
     replay_cache: bool = True
+    order: list[str] | None = None
     topk_sweep: TopKSweep | None = None
 
     @model_validator(mode="after")
@@ -130,10 +135,19 @@ class EvalConfig(_Strict):
         uses_holdout = any(s is not None and s.path == HOLDOUT for s in (self.benign, self.calibration))
         if uses_holdout and self.holdout == 0:
             raise ValueError("benign/calibration 'path: holdout' needs 'holdout: N' records kept out of the index")
+        unknown = sorted(set(self.order or ()) - {*labels, "benign"})
+        if unknown:
+            raise ValueError(f"order names {unknown}: not attack labels or 'benign' (attacks: {labels})")
         if self.topk_sweep is not None and self.topk_sweep.attack not in labels:
             raise ValueError(f"topk_sweep.attack {self.topk_sweep.attack!r} is not one of the attacks: {labels}")
         self.system_config("none")  # surfaces generator / layout errors now, not after hours of running
         return self
+
+    def phases(self) -> list[str]:
+        """The phase order: `order`, then any attack (and `benign`) it leaves out, in config order."""
+        given = list(self.order or [])
+        rest = [spec.cell for spec in self.attacks if spec.cell not in given]
+        return given + rest + ([] if "benign" in given else ["benign"])
 
     def system_config(self, defense: str, *, k: int | None = None, index: str | None = None) -> SystemConfig:
         """The `SystemConfig` of one cell (defense spec such as `rag-ct+canary-rag`)."""

@@ -8,8 +8,8 @@ is the same, so `CachingGenerator` answers a repeated request from the cache ins
 running the model again. Requests that can differ (temperature > 0 without a seed) are never
 cached. Canary-decorated prompts carry fresh random canaries, so they never repeat.
 
-The cache is switched OFF for benign cells (`enabled = False`): their latency is a reported
-metric and must be measured, not replayed. Attack cells report leakage, not latency.
+Replay is switched OFF for benign cells that must measure their latency (`enabled = False`;
+their answers are still recorded). Attack cells report leakage, not latency.
 
 The cache persists as JSONL (`OUT/generation_cache.jsonl`: generated text, so it holds
 knowledge-base text; never commit it) so a resumed run keeps its hits.
@@ -48,7 +48,8 @@ def request_key(generator_name: str, request: GenerationRequest) -> str | None:
 class CachingGenerator:
     """Wraps a generator; replays deterministic requests seen before (see the module docstring).
 
-    `hits` / `misses` count replayed and generated requests while enabled.
+    `enabled` switches replay (answers are recorded either way); `hits` / `misses` count
+    replayed and generated requests while enabled.
     """
 
     def __init__(self, inner: Generator, path: str | Path | None = None) -> None:
@@ -73,14 +74,16 @@ class CachingGenerator:
         return getattr(self.inner, name)
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
-        key = request_key(self.inner.name, request) if self.enabled else None
-        if key is not None:
+        key = request_key(self.inner.name, request)
+        if key is not None and self.enabled:
             with self._lock:
                 cached = self._store.get(key)
             if cached is not None:
                 self.hits += 1
                 return iter([cached[i : i + DELTA_CHARS] for i in range(0, len(cached), DELTA_CHARS)])
             self.misses += 1
+        # generated answers are stored even while replay is off (a measured benign cell), so
+        # later cells with identical requests can replay them
         return self._generate(request, key)
 
     def _generate(self, request: GenerationRequest, key: str | None) -> Iterator[str]:

@@ -10,6 +10,10 @@ writes:
   relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep);
 * `report.md` (`ragshield.evaluation.tables`) and PNG plots (`ragshield.evaluation.plots`).
 
+Benign latency is measured end to end, except for query-time-only defenses whose allowed
+answers were replayed from the undefended cell (`CellRecord.replayed`): their latency is
+derived from measured parts (`_derived_latency`) and the report marks it "derived".
+
 Per-cell metrics are cached in `metrics.json` (keyed by the cell's fingerprint and finish
 time), so a rebuild after a resumed run scores only the new cells. The embedder (for CRR's
 cosine condition and utility similarity) is loaded only when something must be scored.
@@ -21,7 +25,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +242,7 @@ def build_report(
             **_guard_notes(transcript),
         }
 
-    benign_rows, benign_detail = _benign(kb, folder, transcripts, cache, keys)
+    benign_rows, benign_detail = _benign(kb, folder, transcripts, cache, keys, cells)
     _write_metric_cache(folder, cache)
     detail: dict[str, Any] = {
         "cells": cell_detail,
@@ -355,6 +359,7 @@ def _benign(
     transcripts: Mapping[str, Transcript],
     cache: dict[str, Any],
     keys: Mapping[str, str],
+    cells: TranscriptCache,
 ) -> tuple[list[BenignRow], dict[str, Any]]:
     from ragshield.evaluation.harness import BENIGN_FILE
     from ragshield.evaluation.workload import read_benign
@@ -369,18 +374,42 @@ def _benign(
             continue
         key = keys[name] + (f"|{keys[f'{BENIGN}__none']}" if baseline is not None else "")
         utility = _cached(cache, name, key, lambda t=transcript: _utility(kb, t, baseline, references))  # type: ignore[misc]
-        latency = latency_summary(transcript.responses)
+        record = cells.record(name)
+        derived = bool(record and record.replayed and baseline is not None)
+        timed = _derived_latency(transcript, baseline) if derived and baseline is not None else transcript
+        latency = latency_summary(timed.responses)
         rates = detection_rates([is_blocked(r) for r in transcript.responses], [])
         rows.append(BenignRow(defense, float(rates["fpr"] or 0.0), utility, latency["p50_ms"], latency["p95_ms"]))
-        added = added_latency(transcript.responses, baseline.responses) if baseline is not None else None
+        added = added_latency(timed.responses, baseline.responses) if baseline is not None else None
         detail[defense] = {
             "blocked": sum(map(is_blocked, transcript.responses)),
             "n": len(transcript.responses),
             "latency": latency,
             "added_latency": added,
-            "latencies_ms": [r.timings_ms.get("total") for r in transcript.responses],
+            "latencies_ms": [r.timings_ms.get("total") for r in timed.responses],
+            "latency_derived": derived,
         }
     return rows, detail
+
+
+def _derived_latency(transcript: Transcript, baseline: Transcript) -> Transcript:
+    """The transcript with each allowed answer's replayed generation time replaced by the
+    undefended run's measured generation time for the identical request.
+
+    Used for benign cells of query-time-only defenses (RAG-CT, rule-based, ...), whose allowed
+    answers were replayed: total = this run's measured retrieval + guard + close time + the
+    undefended generation (and first-token) time of the same query. Blocked queries keep their
+    measured total (no generation happened).
+    """
+    generation = {r.query.id: r.timings_ms.get("generate", 0.0) for r in baseline.responses}
+    responses = []
+    for response in transcript.responses:
+        timings = dict(response.timings_ms)
+        if not is_blocked(response) and response.query.id in generation and "total" in timings:
+            timings["total"] = timings["total"] - timings.get("generate", 0.0) + generation[response.query.id]
+            timings["generate"] = generation[response.query.id]
+        responses.append(replace(response, timings_ms=timings))
+    return replace(transcript, responses=tuple(responses))
 
 
 def _utility(

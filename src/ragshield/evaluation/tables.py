@@ -151,7 +151,7 @@ def _benign(table: ResultTable) -> str:
         added = info.get("added_latency") or {}
         rows.append(
             [
-                defense,
+                defense + (" (latency derived)" if info.get("latency_derived") else ""),
                 _pct(row.fpr),
                 f"{info.get('blocked')} / {info.get('n')}",
                 *(row.utility.get(k) for k in keys),
@@ -257,7 +257,10 @@ def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
         "## Benign users: false positives, utility, latency\n",
         "Utility: ROUGE-L F1 / embedding cosine of each benign answer against the reference answer"
         " (`reference_*`) and against the undefended system's answer (`undefended_*`); a blocked query's refusal"
-        " counts as its answer. Latency is the pipeline's total per query (ms) on this shared machine.\n",
+        " counts as its answer. Latency is the pipeline's total per query (ms) on this shared machine. For"
+        " query-time-only defenses marked `latency derived`, allowed answers were replayed from the undefended"
+        " run (the prompt is identical), and latency = this run's measured retrieval/guard time + the undefended"
+        " run's measured generation time for the same query.\n",
         _benign(table),
         "## RAG-CT re-scored on the undefended transcripts (Fig. 5(c), 5(d) analogues)\n",
         "RAG-CT needs only the retrieval scores, which every response records, so these are computed from the"
