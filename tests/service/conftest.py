@@ -52,9 +52,15 @@ def smol_server(
     benign_file: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Served]:
-    """The real SmolLM2-135M behind RAG-CT + intent + CanaryRAG, chat layout, 48-token answers."""
+    """The real SmolLM2-135M behind RAG-CT + intent + CanaryRAG, chat layout, 160-token answers.
+
+    160 tokens, because CanaryRAG withholds its holdback (~200 characters) until checked: a shorter
+    answer (48 tokens of a terse list is ~50 characters) arrives whole in the final delta, which
+    says nothing about streaming."""
     tmp = tmp_path_factory.mktemp("smol-service")
-    config = serve_config(synthetic_index, benign_file, tmp, generator={"name": "llama-cpp"}, prompt_layout="chat")
+    config = serve_config(
+        synthetic_index, benign_file, tmp, generator={"name": "llama-cpp"}, prompt_layout="chat", max_tokens=160
+    )
     sink: list[RetrievalResult] = []
     with running(config, synthetic_retriever, smollm, sink=sink) as (server, state):
         yield Served(server, state, config, sink)
