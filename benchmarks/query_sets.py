@@ -32,12 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -352,6 +354,19 @@ def load_scenarios(
     return [builders[name](data, embedder, cache) for name in which], embedder
 
 
+def merge_scenarios(path: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    """`payload` plus the scenarios of an existing results file that this run did not redo, so
+    knowledge bases can be run separately (`--kb enron`) and still share one report."""
+    if not path.exists():
+        return payload
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    done = {sc["kb"] for sc in payload["scenarios"]}
+    kept = [sc for sc in previous.get("scenarios", []) if sc["kb"] not in done]
+    order = {"healthcaremagic": 0, "enron": 1}
+    merged = sorted([*kept, *payload["scenarios"]], key=lambda sc: order.get(sc["kb"], 9))
+    return {**payload, "scenarios": merged}
+
+
 def write_json(path: Path, payload: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
@@ -388,9 +403,16 @@ class CachedEmbedder:
         return np.stack([self._cache[key] for key in keys]).astype(np.float32)
 
     def save(self) -> None:
+        """Merge with what is on disk (another benchmark may have saved meanwhile), then replace it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            with np.load(self.path, allow_pickle=False) as data:
+                for key, vector in zip(data["keys"].tolist(), data["vectors"], strict=True):
+                    self._cache.setdefault(key, vector)
         keys = list(self._cache)
-        np.savez(self.path, keys=np.array(keys), vectors=np.stack([self._cache[k] for k in keys]))
+        temporary = self.path.with_name(self.path.stem + f".{os.getpid()}.tmp.npz")
+        np.savez(temporary, keys=np.array(keys), vectors=np.stack([self._cache[k] for k in keys]))
+        os.replace(temporary, self.path)
 
 
 # -- reporting helpers ------------------------------------------------------------------------
@@ -417,3 +439,36 @@ def median_time_us(call: Callable[[], object], *, repeat: int = 50) -> float:
         call()
         samples.append((time.perf_counter() - started) * 1e6)
     return float(np.median(samples))
+
+
+def cpu_time_us(call: Callable[[], object], *, repeat: int = 1) -> float:
+    """CPU microseconds the whole process spends per call (all threads), averaged over `repeat`
+    back-to-back calls. Unlike wall time it is not inflated when other jobs share the cores."""
+    started = time.process_time()
+    for _ in range(repeat):
+        call()
+    return (time.process_time() - started) * 1e6 / repeat
+
+
+class single_thread:  # noqa: N801 - used as a context manager, reads like a function
+    """Run torch (the embedder) and FAISS on one thread inside the block, then restore.
+
+    Overhead is measured this way on a shared machine: idle OpenMP workers spin and bill CPU time
+    to the process, and contended cores inflate wall time; one thread gives the compute cost.
+    """
+
+    def __enter__(self) -> None:
+        import faiss
+        import torch
+
+        self._threads = torch.get_num_threads()
+        self._faiss_threads = faiss.omp_get_max_threads()
+        torch.set_num_threads(1)
+        faiss.omp_set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        import faiss
+        import torch
+
+        torch.set_num_threads(self._threads)
+        faiss.omp_set_num_threads(self._faiss_threads)

@@ -96,30 +96,42 @@ def premise(sets: dict[str, list[RetrievalResult]], benign: list[RetrievalResult
 
 
 def overhead(retriever: Retriever, texts: list[str], k: int) -> dict[str, float]:
-    """Median microseconds of RAG-CT scoring and of the retrieval of the same queries (real embedder)."""
+    """Per-query cost of RAG-CT scoring against the retrieval of the same query (real, uncached model).
+
+    Measured with torch and FAISS on ONE thread, as CPU time: the machine is shared, so wall time
+    of a model call is inflated by waiting for a core, and idle worker threads spinning would bill
+    CPU time to the process. Wall times are kept too.
+    """
     inner = getattr(retriever.embedder, "inner", retriever.embedder)
     live = Retriever(inner, retriever.index)
     detector = RagCT(k=k)
-    retrieve_us, search_us, score_us, check_us = [], [], [], []
-    for text in texts:
-        query = Query(text)
-        started = time.perf_counter()
-        result = live.retrieve(query, k)  # the uncached model: what a deployment pays per query
-        retrieve_us.append((time.perf_counter() - started) * 1e6)
-        vector = retriever.embedder.embed([text])[0]  # same vector, from the cache
-        search_us.append(qs.median_time_us(lambda v=vector: live.index.search(v, k), repeat=5))
-        sims = result.similarities
-        score_us.append(qs.median_time_us(lambda s=sims: detector.score_similarities(s), repeat=50))
-        check_us.append(qs.median_time_us(lambda r=result: detector.check(r), repeat=50))
-    ratios = np.array(score_us) / np.array(retrieve_us)
+    cpu: dict[str, list[float]] = {"retrieve": [], "search": [], "score": [], "check": []}
+    wall: dict[str, list[float]] = {"retrieve": [], "score": []}
+    with qs.single_thread():
+        for text in texts:
+            query = Query(text)
+            started = time.perf_counter()
+            cpu["retrieve"].append(qs.cpu_time_us(lambda q=query: live.retrieve(q, k)))
+            wall["retrieve"].append((time.perf_counter() - started) * 1e6)
+            result = live.retrieve(query, k)
+            vector = retriever.embedder.embed([text])[0]  # the same vector, from the cache
+            cpu["search"].append(qs.cpu_time_us(lambda v=vector: live.index.search(v, k), repeat=20))
+            sims = result.similarities
+            cpu["score"].append(qs.cpu_time_us(lambda s=sims: detector.score_similarities(s), repeat=200))
+            cpu["check"].append(qs.cpu_time_us(lambda r=result: detector.check(r), repeat=200))
+            wall["score"].append(qs.median_time_us(lambda s=sims: detector.score_similarities(s), repeat=50))
+    base = np.array(cpu["retrieve"])
     return {
         "queries": len(texts),
-        "score_similarities_us": float(np.median(score_us)),
-        "check_us": float(np.median(check_us)),
-        "retrieve_us": float(np.median(retrieve_us)),
-        "faiss_search_us": float(np.median(search_us)),
-        "score_share_of_retrieval": float(np.median(ratios)),
-        "check_share_of_retrieval": float(np.median(np.array(check_us) / np.array(retrieve_us))),
+        "score_similarities_cpu_us": float(np.median(cpu["score"])),
+        "check_cpu_us": float(np.median(cpu["check"])),
+        "retrieve_cpu_us": float(np.median(base)),
+        "faiss_search_cpu_us": float(np.median(cpu["search"])),
+        "score_share_of_retrieval": float(np.median(np.array(cpu["score"]) / base)),
+        "check_share_of_retrieval": float(np.median(np.array(cpu["check"]) / base)),
+        "score_share_of_search": float(np.median(np.array(cpu["score"]) / np.array(cpu["search"]))),
+        "score_similarities_wall_us": float(np.median(wall["score"])),
+        "retrieve_wall_us": float(np.median(wall["retrieve"])),
     }
 
 
@@ -144,6 +156,7 @@ def analyse(scenario: qs.Scenario, results: dict[str, list[RetrievalResult]], n_
             "operating": operating_point(detector, sets3, [*BENIGN_TEST, "in-kb", *attacks]),
         }
     t_fit = detectors["calibrated combined, T fitted"].temperature_
+    t_entropy = detectors["calibrated entropy, T fitted"].temperature_
     k_sweep = {}
     for k in KS:
         benign_k = [r for name in BENIGN_TEST for r in at_k[k][name]]
@@ -172,6 +185,7 @@ def analyse(scenario: qs.Scenario, results: dict[str, list[RetrievalResult]], n_
         },
         "share_benign_H_above_0.99_at_T1": float(np.mean(1 - uniform > 0.99)),
         "fitted_T": t_fit,
+        "fitted_T_entropy_only": t_entropy,
         "auroc_by_T": {
             str(t): {
                 a: auroc(
@@ -195,7 +209,7 @@ def analyse(scenario: qs.Scenario, results: dict[str, list[RetrievalResult]], n_
         "k_sweep": k_sweep,
         "tau_sweep": tau_sweep,
         "temperature": temperature_demo,
-        "premise": premise({n: sets3[n] for n in [*BENIGN_TEST, "in-kb", *attacks]}, benign_test3, t_fit),
+        "premise": premise({n: sets3[n] for n in [*BENIGN_TEST, "in-kb", *attacks]}, benign_test3, t_entropy),
         "overhead": overhead(scenario.retriever, sample, 3),
     }
 
@@ -210,11 +224,11 @@ def figures(result: dict[str, Any], results: dict[str, list[RetrievalResult]], o
     kb = result["kb"]
     sets3 = {name: qs.top_k(r, 3) for name, r in results.items()}
     benign = [r for name in BENIGN_TEST for r in sets3[name]]
-    t_fit = result["temperature"]["fitted_T"]
+    t_fit = result["temperature"]["fitted_T_entropy_only"]
     panels = [
         ("normalised entropy H^ (T = 1, paper)", lambda rs: 1 - RagCT(mode="entropy").score_many(rs)),
         (
-            f"normalised entropy H^ (T = {t_fit:.3g}, fitted)",
+            f"normalised entropy H^ (T = {t_fit:.3g}, fitted for entropy-only)",
             lambda rs: 1 - RagCT(mode="entropy", temperature=t_fit).score_many(rs),
         ),
         ("margin s(1) - s(2)", lambda rs: RagCT(mode="margin").score_many(rs)),
@@ -337,7 +351,8 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
             "**Temperature.** With T = 1 the softmax of cosine scores is nearly uniform: benign H^ ranges "
             f"{f(temp['benign_H_T1']['min'], 4)} to {f(temp['benign_H_T1']['max'], 4)} (median "
             f"{f(temp['benign_H_T1']['median'], 4)}); {f(100 * temp['share_benign_H_above_0.99_at_T1'], 1)}% of "
-            f"benign queries have H^ > 0.99. Fitted T = {f(temp['fitted_T'], 4)} (chosen on the labelled "
+            f"benign queries have H^ > 0.99. Fitted T = {f(temp['fitted_T'], 4)} for the combined score and "
+            f"{f(temp['fitted_T_entropy_only'], 4)} for entropy-only (chosen on the labelled "
             "calibration set: FIT benign + TGTB-wikitext and RAG-Thief head-anchor queries, disjoint from the "
             "test attacks). AUROC of the calibrated combined score by T:",
             "",
@@ -362,7 +377,7 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
                     "median top-1",
                     "median margin",
                     "median H^ (T=1)",
-                    "median H^ (T fit)",
+                    "median H^ (T entropy-fitted)",
                     "AUROC margin high",
                     "AUROC top-1 low",
                     "premise",
@@ -374,7 +389,7 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
                         f(p["median_top1"], 3),
                         f(p["median_margin"], 3),
                         f(p["median_H_T1"], 4),
-                        f(p["median_H_Tfit"], 3),
+                        f(p["median_H_Tfit"], 4),
                         f(p["auroc_margin_high"]),
                         f(p["auroc_top1_low"]),
                         premise_verdict(p["auroc_margin_high"]) if n in attacks else "(benign)",
@@ -384,29 +399,21 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
             )
         )
         o = sc["overhead"]
-        out += ["", f"**Overhead** (median over {o['queries']} queries, same run; machine shared by other jobs)", ""]
-        out.append(
-            qs.markdown_table(
-                [
-                    "score_similarities",
-                    "check() (verdict)",
-                    "retrieval (embed + search)",
-                    "FAISS search only",
-                    "score / retrieval",
-                    "check / retrieval",
-                ],
-                [
-                    [
-                        f"{f(o['score_similarities_us'], 1)} us",
-                        f"{f(o['check_us'], 1)} us",
-                        f"{f(o['retrieve_us'] / 1000, 2)} ms",
-                        f"{f(o['faiss_search_us'], 1)} us",
-                        f"{f(100 * o['score_share_of_retrieval'], 3)}%",
-                        f"{f(100 * o['check_share_of_retrieval'], 3)}%",
-                    ]
-                ],
-            )
-        )
+        out += [
+            "",
+            f"**Overhead** (median over {o['queries']} queries; single-thread CPU time, torch and FAISS on one "
+            "thread, because the machine was shared by other jobs; wall medians: score "
+            f"{f(o['score_similarities_wall_us'], 1)} us, retrieval {f(o['retrieve_wall_us'] / 1000, 1)} ms)",
+            "",
+        ]
+        out.append(qs.markdown_table(
+            ["score_similarities", "check() (verdict)", "retrieval (embed + search)", "FAISS search only",
+             "score / retrieval", "check / retrieval", "score / FAISS search"],
+            [[f"{f(o['score_similarities_cpu_us'], 1)} us", f"{f(o['check_cpu_us'], 1)} us",
+              f"{f(o['retrieve_cpu_us'] / 1000, 2)} ms", f"{f(o['faiss_search_cpu_us'], 1)} us",
+              f"{f(100 * o['score_share_of_retrieval'], 3)}%", f"{f(100 * o['check_share_of_retrieval'], 3)}%",
+              f"{f(100 * o['score_share_of_search'], 1)}%"]],
+        ))  # fmt: skip
         out += [""] + [f"![{name}]({rel / name})" for name in images if sc["kb"] in name]
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text("\n".join(out) + "\n", encoding="utf-8")
@@ -431,7 +438,9 @@ def main(argv: list[str] | None = None) -> None:
         images += figures(result, results, args.results)
         payload["scenarios"].append(result)
         print(f"{scenario.kb}: done", flush=True)
+    payload = qs.merge_scenarios(args.results / "rag_ct.json", payload)
     qs.write_json(args.results / "rag_ct.json", payload)
+    images = [f"rag_ct_{kind}_{sc['kb']}.png" for sc in payload["scenarios"] for kind in ("hist", "tau")]
     write_report(payload, images, args.report, args.results)
     print(f"wrote {args.results / 'rag_ct.json'} and {args.report}")
 
