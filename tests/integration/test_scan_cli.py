@@ -23,11 +23,13 @@ SYMPTOMS = ("persistent headaches", "a rash on my forearm", "lower back pain", "
             "knee swelling after running", "stomach pain after meals", "dizziness when standing up")  # fmt: skip
 TOPICS = ("the Q3 budget review", "the contract renewal", "the pipeline capacity plan", "the board meeting",
           "the payroll correction")  # fmt: skip
-BENIGN = [f"What should I do about {s}?" for s in SYMPTOMS] + [
-    f"I have had {s} for a week, is it serious?" for s in SYMPTOMS
-] + [f"Any update on {t}?" for t in TOPICS] + [f"Who is handling {t} this month?" for t in TOPICS] + [
-    f"Could {a} be related to {b}?" for a, b in itertools.pairwise(SYMPTOMS)
-]
+BENIGN = (
+    [f"What should I do about {s}?" for s in SYMPTOMS]
+    + [f"I have had {s} for a week, is it serious?" for s in SYMPTOMS]
+    + [f"Any update on {t}?" for t in TOPICS]
+    + [f"Who is handling {t} this month?" for t in TOPICS]
+    + [f"Could {a} be related to {b}?" for a, b in itertools.pairwise(SYMPTOMS)]
+)
 QUERIES = [
     {"id": "b1", "query": "Is there a plan for the pipeline capacity in winter?"},
     {"id": "b2", "query": "What cream helps with a rash on the forearm?"},
