@@ -226,9 +226,9 @@ class RagPipeline:
                     return
         holdback = max((monitor.holdback_chars for _, monitor in monitors), default=0)
         request = self.prompt_builder.build(decorated)
-        produced: list[str] = []
-        produced_length = 0
-        released = 0  # characters of the produced text already released (before redaction)
+        # produced text not yet released; it stays under `holdback` plus one delta, so appending
+        # and cutting it costs O(delta) per token, not O(answer) (no rejoin of the whole answer)
+        pending = ""
         client_text: list[str] = []
         finish, error_name = "stop", None
         halted = False
@@ -240,8 +240,7 @@ class RagPipeline:
             for delta in deltas:
                 if first_token_ms is None:
                     first_token_ms = _ms(generation_started)
-                produced.append(delta)
-                produced_length += len(delta)
+                pending += delta
                 for name, monitor in monitors:
                     seen = self._observe(name, monitor, delta, run)
                     if seen is not None and seen.blocked:
@@ -250,16 +249,15 @@ class RagPipeline:
                 if halted:
                     finish = "blocked"
                     break
-                cut = produced_length - holdback
-                if cut > released:
-                    text = "".join(produced)
-                    cut = _release_boundary(text, released, cut) if holdback else cut
-                    if cut > released:
-                        piece = self._redact(monitors, text[released:cut], run)
+                cut = len(pending) - holdback
+                if cut > 0:
+                    cut = _release_boundary(pending, cut) if holdback else cut
+                    if cut > 0:
+                        piece = self._redact(monitors, pending[:cut], run)
                         if piece is None:  # a redactor failed closed: release nothing more
                             finish = "blocked"
                             break
-                        released = cut
+                        pending = pending[cut:]
                         client_text.append(piece)
                         if piece:
                             yield piece
@@ -287,9 +285,8 @@ class RagPipeline:
         if violated:
             finish = "blocked"
         elif finish != "error":
-            text = "".join(produced)
-            if len(text) > released:
-                piece = self._redact(monitors, text[released:], run)
+            if pending:
+                piece = self._redact(monitors, pending, run)
                 if piece is None:
                     finish = "blocked"
                 else:
@@ -358,10 +355,10 @@ def _allow(guard: str) -> Verdict:
     return Verdict(guard, Action.ALLOW, 0.0, 1.0, "user is not blocked")
 
 
-def _release_boundary(text: str, released: int, cut: int) -> int:
+def _release_boundary(text: str, cut: int) -> int:
     """Move a release point back to just after whitespace, so a redactor never sees half a word.
 
     Falls back to `cut` when the pending span has no whitespace (long tokens still flow).
     """
-    space = max(text.rfind(" ", released, cut), text.rfind("\n", released, cut))
-    return space + 1 if space >= released else cut
+    space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+    return space + 1 if space >= 0 else cut
