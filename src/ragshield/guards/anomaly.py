@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragshield.errors import ConfigError, NotFittedError
+from ragshield.errors import ConfigError
 from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.rag_ct import ProfileLike, normalised_entropy, similarities_of, sorted_top_k
 from ragshield.types import RetrievalResult, Verdict
@@ -108,11 +108,7 @@ class RetrievalAnomaly:
         return hasattr(self, "threshold_")
 
     def _require_fitted(self) -> None:
-        if not self.fitted:
-            raise NotFittedError(
-                "RetrievalAnomaly is not fitted; call fit(benign_retrievals) or give the defense benign "
-                "calibration queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
-            )
+        require_fitted(self, "threshold_", "fit(benign_retrievals)")
 
     # -- features and scores ---------------------------------------------------------------
 

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ragshield.errors import ConfigError, NotFittedError
+from ragshield.errors import ConfigError
 from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -208,11 +208,7 @@ class ExtractionIntent:
         return hasattr(self, "threshold_")
 
     def _require_fitted(self) -> None:
-        if not self.fitted:
-            raise NotFittedError(
-                "ExtractionIntent is not fitted; call fit(benign_queries) or give the defense benign calibration "
-                "queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
-            )
+        require_fitted(self, "threshold_", "fit(benign_queries)")
 
     def _prepare(self) -> None:
         """Load the bank, embed it and compile the patterns (the part of `fit` that needs no data)."""

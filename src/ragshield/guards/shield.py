@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragshield.errors import ConfigError, NotFittedError
+from ragshield.errors import ConfigError
 from ragshield.evaluation.calibration import union_thresholds
 from ragshield.guards.anomaly import RetrievalAnomaly
-from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.rag_ct import RagCT
@@ -79,11 +79,7 @@ class QueryShield:
         return hasattr(self, "thresholds_")
 
     def _require_fitted(self) -> None:
-        if not self.fitted:
-            raise NotFittedError(
-                "QueryShield is not fitted; call fit(benign_retrievals) or give the defense benign calibration "
-                "queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
-            )
+        require_fitted(self, "thresholds_", "fit(benign_retrievals)")
 
     def score_matrix(self, retrievals: Sequence[RetrievalResult]) -> np.ndarray:
         """Raw component scores, one row per retrieval, one column per detector (in order)."""

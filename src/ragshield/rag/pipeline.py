@@ -284,15 +284,14 @@ class RagPipeline:
         violated = any(v.blocked for v in run.verdicts)
         if violated:
             finish = "blocked"
-        elif finish != "error":
-            if pending:
-                piece = self._redact(monitors, pending, run)
-                if piece is None:
-                    finish = "blocked"
-                else:
-                    client_text.append(piece)
-                    if piece:
-                        yield piece
+        elif finish != "error" and pending:
+            piece = self._redact(monitors, pending, run)
+            if piece is None:
+                finish = "blocked"
+            else:
+                client_text.append(piece)
+                if piece:
+                    yield piece
         policy_verdict = self._record(run, violated=violated)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)
