@@ -76,6 +76,32 @@ class SystemConfig(_Strict):
         return "+".join(names) if names else "none"
 
 
+def cli_system_config(
+    *,
+    index: str | Path,
+    defense: str,
+    generator: str,
+    k: int,
+    layout: str,
+    max_tokens: int,
+    calibration: str | Path | None = None,
+    target_fpr: float = 0.01,
+    params: dict[str, dict[str, Any]] | None = None,
+) -> SystemConfig:
+    """The `SystemConfig` behind the one-shot commands (`ask`, `attack`, `scan`): their options
+    map one to one onto it, and trainable guards are fitted on `calibration` (benign JSONL)."""
+    return SystemConfig(
+        index=str(index),
+        generator={"name": generator},
+        k=k,
+        prompt_layout=layout,
+        max_tokens=max_tokens,
+        defenses=[defense],
+        defense_params=params or {},
+        calibration=CalibrationConfig(path=str(calibration), target_fpr=target_fpr) if calibration else None,
+    )
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """A YAML mapping from a file, with clear errors for missing or malformed files."""
     file = Path(path)

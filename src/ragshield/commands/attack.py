@@ -108,19 +108,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run an extraction attack, write its transcript, and print what leaked."""
         from ragshield.attacks import make_attack, run_attack
-        from ragshield.config import CalibrationConfig, SystemConfig
+        from ragshield.config import cli_system_config
         from ragshield.generators.base import make_generator
         from ragshield.rag.embedding import make_embedder
         from ragshield.system import build_system
 
-        config = SystemConfig(
-            index=str(index),
-            generator={"name": generator},
+        config = cli_system_config(
+            index=index,
+            defense=defense,
+            generator=generator,
             k=k,
-            prompt_layout=layout,
+            layout=layout,
             max_tokens=max_tokens,
-            defenses=[defense],
-            calibration=CalibrationConfig(path=str(calibration)) if calibration else None,
+            calibration=calibration,
         )
         pipeline = build_system(config)
         # one llama.cpp instance serves target and attacker in turn (the runner is sequential)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragshield.config import CalibrationConfig, SystemConfig
+from ragshield.config import SystemConfig, cli_system_config
 from ragshield.datasets.base import load_corpus
 from ragshield.rag.build import build_index
 from ragshield.rag.chunking import make_chunker
@@ -115,14 +115,14 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="print the response as JSON")] = False,
     ) -> None:
         """Answer one question through the (optionally defended) pipeline, streaming the answer."""
-        config = SystemConfig(
-            index=str(index),
-            generator={"name": generator},
+        config = cli_system_config(
+            index=index,
+            defense=defense,
+            generator=generator,
             k=k,
-            prompt_layout=layout,
+            layout=layout,
             max_tokens=max_tokens,
-            defenses=[defense],
-            calibration=CalibrationConfig(path=str(calibration)) if calibration else None,
+            calibration=calibration,
         )
         pipeline = build_system(config)
         query = Query(question, user_id="cli")

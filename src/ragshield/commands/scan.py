@@ -188,7 +188,7 @@ def build_scan_pipeline(
     params: dict[str, dict[str, Any]],
 ) -> RagPipeline:
     """The system for a scan: `build_system` with the defense; no generator unless it needs one."""
-    from ragshield.config import CalibrationConfig, SystemConfig
+    from ragshield.config import cli_system_config
     from ragshield.rag.retriever import open_retriever
     from ragshield.system import build_system
 
@@ -196,18 +196,16 @@ def build_scan_pipeline(
         raise ConfigError("--target-fpr needs benign queries to calibrate on: add --fit BENIGN.jsonl")
     if fit is not None and not fit.is_file():
         raise ConfigError(f"benign calibration file not found: {fit}")
-    calibration = None
-    if fit is not None:
-        calibration = CalibrationConfig(path=str(fit), target_fpr=0.01 if target_fpr is None else target_fpr)
-    config = SystemConfig(
-        index=str(index),
-        generator={"name": generator},
+    config = cli_system_config(
+        index=index,
+        defense=guard,
+        generator=generator,
         k=k,
-        prompt_layout=layout,
+        layout=layout,
         max_tokens=max_tokens,
-        defenses=[guard],
-        defense_params=params,
-        calibration=calibration,
+        calibration=fit,
+        target_fpr=0.01 if target_fpr is None else target_fpr,
+        params=params,
     )
     retriever, _ = open_retriever(index)
     pipeline = build_system(config, retriever=retriever)
