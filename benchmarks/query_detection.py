@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,30 @@ def figure(result: dict[str, Any], out_dir: Path) -> str:
     return path.name
 
 
+def goal_sentence(shield: dict[str, Any], attacks: list[str], fit_fpr: float) -> str:
+    """The issue's goal judged twice: by the ROC (threshold placed at 1% FPR on the pooled unseen
+    benign sets, which a deployment cannot do) and at the threshold fitted on the FIT set (what
+    a deployment gets). Met only when TPR >= 0.95 on every family and, at the fitted threshold,
+    every unseen benign set stays at <= 2% FPR (twice the 1% target)."""
+    roc_missed = [a for a in attacks if shield["tpr@1_roc"][a] < 0.95]
+    operating = shield["operating"]
+    fitted_missed = [a for a in attacks if operating[a] < 0.95]
+    high_fpr = [n for n in BENIGN_TEST if operating[n] > 0.02]
+    roc = "met" if not roc_missed else "NOT met on " + ", ".join(roc_missed)
+    if not fitted_missed and not high_fpr:
+        fitted = "met"
+    else:
+        reasons = [f"TPR < 0.95 on {', '.join(fitted_missed)}"] if fitted_missed else []
+        reasons += [f"FPR > 2% on {', '.join(high_fpr)}"] if high_fpr else []
+        fitted = "NOT met (" + "; ".join(reasons) + ")"
+    fprs = ", ".join(f"{n} {100 * operating[n]:.1f}%" for n in BENIGN_TEST)
+    return (
+        f"Goal (QueryShield TPR >= 0.95 on every family at 1% FPR on unseen benign sets): by the ROC {roc}; "
+        f"at the threshold fitted on the FIT set {fitted}. Fitted-threshold FPR on unseen benign sets {fprs}; "
+        f"in-kb {100 * operating['in-kb']:.1f}%; on the fit set itself {100 * fit_fpr:.2f}%."
+    )
+
+
 def write_report(payload: dict[str, Any], images: list[str], report: Path, results: Path) -> None:
     """docs/results/query_detection.md: tables and figure links only (no query text)."""
     f = qs.fmt
@@ -244,13 +269,7 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         out.append(qs.markdown_table(["detector", *(f"FPR {n}" if i < 4 else n for i, n in enumerate(names))], [
             [label, *(f(v["operating"][n]) for n in names)] for label, v in det.items()
         ]))  # fmt: skip
-        shield = det["QueryShield (union)"]["operating"]
-        missed = [a for a in attacks if shield[a] < 0.95]
-        out += ["", f"Goal (QueryShield TPR >= 0.95 on every family at 1% target FPR): "
-                f"{'met' if not missed else 'NOT met on ' + ', '.join(missed)}; FPR on unseen benign sets "
-                + ", ".join(f"{n} {f(100 * shield[n], 1)}%" for n in BENIGN_TEST)
-                + f"; in-kb {f(100 * shield['in-kb'], 1)}%. Union FPR on the fit set "
-                f"{f(100 * sc['shield_calibration_fpr'], 2)}%."]  # fmt: skip
+        out += ["", goal_sentence(det["QueryShield (union)"], attacks, sc["shield_calibration_fpr"])]
         out += [
             "",
             "**Adaptive attacks** (TPR at the fitted thresholds; paraphrases avoid every content word of "
@@ -308,7 +327,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overhead-queries", type=int, default=100)
     parser.add_argument("--results", type=Path, default=qs.REPO / "benchmarks" / "results")
     parser.add_argument("--report", type=Path, default=qs.REPO / "docs" / "results" / "query_detection.md")
+    parser.add_argument("--report-only", action="store_true", help="rebuild the report from the results JSON")
     args = parser.parse_args(argv)
+    if args.report_only:
+        payload = json.loads((args.results / "query_detection.json").read_text(encoding="utf-8"))
+        images = [f"query_detection_{sc['kb']}.png" for sc in payload["scenarios"]]
+        write_report(payload, images, args.report, args.results)
+        print(f"wrote {args.report}")
+        return
     scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
     payload: dict[str, Any] = {"benchmark": "query_detection", "embedder": embedder.name, "scenarios": []}
     images = []
