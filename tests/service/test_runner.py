@@ -1,4 +1,5 @@
-"""The per-request runner's fairness: a one-at-a-time model is granted in arrival order."""
+"""Fairness of a one-at-a-time model (llama.cpp): it is granted in arrival order, and a stream
+closed early gives its turn to the next request."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from ragshield.service.runner import FairGenerator, FifoLock
+from ragshield.generators.base import FifoLock
 from ragshield.types import ChatMessage, GenerationRequest
 
 
@@ -33,17 +34,21 @@ def test_fifo_lock_grants_in_arrival_order() -> None:
     assert order == list(range(8))
 
 
-class _Counting:
-    """FAKE generator: three deltas."""
+class _OneAtATime:
+    """FAKE generator shaped like `LlamaCppGenerator`: three deltas under its FIFO lock."""
 
-    name = "counting-fake"
+    name = "one-at-a-time-fake"
+
+    def __init__(self) -> None:
+        self._lock = FifoLock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
-        yield from ("a", "b", "c")
+        with self._lock:
+            yield from ("a", "b", "c")
 
 
-def test_fair_generator_releases_its_turn_when_closed_early() -> None:
-    fair = FairGenerator(_Counting())
+def test_a_stream_closed_early_releases_the_model() -> None:
+    fair = _OneAtATime()
     request = GenerationRequest(messages=(ChatMessage("user", "hi"),))
     first = iter(fair.stream(request))
     assert next(first) == "a"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +20,44 @@ class Generator(Protocol):
     def name(self) -> str: ...
 
     def stream(self, request: GenerationRequest) -> Iterator[str]: ...
+
+
+class FifoLock:
+    """A lock granted in arrival order, for backends that serve one request at a time.
+
+    `threading.Lock` is not fair: under load a waiting thread can lose the race again and again,
+    so with 50 queued requests one can wait far past the request timeout while later ones pass.
+    Usable as a context manager, also inside a streaming generator (closing the stream early
+    releases it).
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiters: deque[threading.Event] = deque()
+        self._held = False
+
+    def acquire(self) -> None:
+        with self._mutex:
+            if not self._held and not self._waiters:
+                self._held = True
+                return
+            turn = threading.Event()
+            self._waiters.append(turn)
+        turn.wait()  # release() hands the lock over directly: no race on wake-up
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().set()
+            else:
+                self._held = False
+
+    def __enter__(self) -> FifoLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def complete(generator: Generator, request: GenerationRequest) -> str:

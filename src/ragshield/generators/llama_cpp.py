@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
+from ragshield.generators.base import FifoLock
 from ragshield.types import GenerationRequest
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class LlamaCppGenerator:
         self.mode = mode
         self.name = name or (Path(model_path).stem if model_path else "smollm2-135m-instruct")
         self._llama: Any = None
-        self._lock = threading.Lock()
+        self._lock = FifoLock()  # one answer at a time, granted in arrival order
 
     def _load(self) -> Any:
         if self._llama is not None:

@@ -34,7 +34,6 @@ from ragshield.service.audit import AuditLog
 from ragshield.service.chat import handle_chat
 from ragshield.service.guard_api import handle_guard_output, handle_guard_query
 from ragshield.service.metrics import CONTENT_TYPE, ServiceMetrics
-from ragshield.service.runner import fair
 from ragshield.service.schemas import ModelCard, ModelList
 from ragshield.service.settings import ServeConfig
 from ragshield.service.state import ApiError, ServiceState, model_response
@@ -84,7 +83,7 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
     Raises:
         ConfigError: the config cannot be turned into a running system (missing index, ...).
     """
-    pipeline = fair(pipeline if pipeline is not None else build_system(settings))
+    pipeline = pipeline if pipeline is not None else build_system(settings)
     state = ServiceState(
         settings=settings,
         pipeline=pipeline,

@@ -6,8 +6,9 @@ a request waiting for the model would park its thread on that lock. On the share
 (its next token needs a pool thread too) and the service deadlocks. A dedicated thread per
 request cannot starve that way; `max_concurrent_requests` bounds how many exist.
 
-A model that serves one request at a time is taken in arrival order (`FairGenerator`), so
-with many requests waiting the longest wait is bounded by the queue length times one answer.
+A model that serves one request at a time grants it in arrival order (`FifoLock` in
+`LlamaCppGenerator`), so with many requests waiting the longest wait is bounded by the queue
+length times one answer.
 
 Items (text deltas, then the final `Response`) cross to the event loop on an
 `asyncio.Queue`. `cancel()` (client gone, timeout) makes the thread stop at the next item
@@ -17,16 +18,12 @@ and close the pipeline's generator, which closes the model stream and frees the 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import threading
-from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ragshield.generators.base import Generator
 from ragshield.rag.pipeline import RagPipeline
-from ragshield.types import GenerationRequest, Query, Response
+from ragshield.types import Query, Response
 
 log = logging.getLogger(__name__)
 
@@ -128,67 +125,3 @@ class PipelineRun:
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
-
-
-class FifoLock:
-    """A lock granted in arrival order.
-
-    `threading.Lock` is not fair: under load a waiting thread can lose the race again and again,
-    so with 50 queued requests one can wait far past the request timeout while later ones pass.
-    """
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._waiters: deque[threading.Event] = deque()
-        self._held = False
-
-    def acquire(self) -> None:
-        with self._mutex:
-            if not self._held and not self._waiters:
-                self._held = True
-                return
-            turn = threading.Event()
-            self._waiters.append(turn)
-        turn.wait()  # release() hands the lock over directly: no race on wake-up
-
-    def release(self) -> None:
-        with self._mutex:
-            if self._waiters:
-                self._waiters.popleft().set()
-            else:
-                self._held = False
-
-
-class FairGenerator:
-    """Wraps a generator that serves one request at a time (llama.cpp) so that the requests waiting
-    for it get it in arrival order; the stream holds the turn until it ends or is closed."""
-
-    def __init__(self, inner: Generator) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self._turn = FifoLock()
-
-    def stream(self, request: GenerationRequest) -> Iterator[str]:
-        self._turn.acquire()
-        try:
-            yield from self.inner.stream(request)
-        finally:
-            self._turn.release()
-
-
-def serves_one_at_a_time(generator: Generator) -> bool:
-    """True for backends that answer one request at a time per instance (llama.cpp)."""
-    try:
-        from ragshield.generators.llama_cpp import LlamaCppGenerator
-    except ImportError:  # pragma: no cover - the module has no hard dependency; defensive only
-        return False
-    return isinstance(generator, LlamaCppGenerator)
-
-
-def fair(pipeline: RagPipeline) -> RagPipeline:
-    """`pipeline` itself, or a shallow copy whose one-at-a-time generator is taken in arrival order."""
-    if not serves_one_at_a_time(pipeline.generator):
-        return pipeline
-    fair_pipeline = copy.copy(pipeline)
-    fair_pipeline.generator = FairGenerator(pipeline.generator)
-    return fair_pipeline
