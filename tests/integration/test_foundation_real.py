@@ -44,6 +44,13 @@ def test_real_pipeline_streams_an_answer(synthetic_retriever, smollm) -> None:  
     assert response.text.strip()  # type: ignore[union-attr]
 
 
+def test_an_answer_cut_by_max_tokens_finishes_with_length(synthetic_retriever, smollm) -> None:  # type: ignore[no-untyped-def]
+    """OpenAI clients read `length` as "truncated": the real model's cut must say so."""
+    pipeline = RagPipeline(synthetic_retriever, smollm, prompt_builder=PromptBuilder(max_tokens=3))
+    response = pipeline.answer(Query("Describe in detail how to treat persistent headaches."))
+    assert response.text.strip() and response.finish_reason == "length"
+
+
 def test_llama_cpp_is_deterministic_for_a_seed_and_handles_overflow(smollm) -> None:  # type: ignore[no-untyped-def]
     request = GenerationRequest(
         messages=(), prompt="context: The sky is blue.\nquestion: What colour is the sky?\nanswer:", max_tokens=12

@@ -46,7 +46,7 @@ def test_benign_streamed_answer_arrives_from_smollm(smol_server: Served) -> None
     assert len(contents) >= 2, f"a {len(text)}-character answer should arrive in several streamed deltas"
     assert len(text.split()) >= 5
     assert chunks[0].choices[0].delta.role == "assistant"
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert chunks[-1].choices[0].finish_reason in ("stop", "length")  # length: 160 tokens cut it
     info = chunks[-1].ragshield
     assert info["blocked"] is False and info.get("verdicts") is None  # verdicts stay server-side by default
     line = _line(smol_server.config.audit_log, chunks[-1].id)

@@ -224,3 +224,24 @@ def test_a_halting_monitor_is_recorded_once(fake_retriever) -> None:  # type: ig
     pipeline = _pipeline(fake_retriever, generator, Defense("w", output_guards=[FakeWordGuard("SECRETWORD")]))
     response = pipeline.answer("q")
     assert [verdict.guard for verdict in response.verdicts] == ["fake-word"]
+
+
+class FakeCutGenerator:
+    """FAKE generator: a few deltas, then the empty `StreamEnd("length")` marker a backend sends
+    when max_tokens cut the answer."""
+
+    name = "fake-cut"
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        from ragshield.generators.base import StreamEnd
+
+        yield from ("The answer ", "was cut")
+        yield StreamEnd("length")
+
+
+def test_an_answer_cut_by_the_token_limit_says_length(fake_retriever) -> None:  # type: ignore[no-untyped-def]
+    items = list(_pipeline(fake_retriever, FakeCutGenerator()).stream(Query("what helps a cough?")))
+    final = items[-1]
+    assert isinstance(final, Response)
+    assert final.text == "The answer was cut" and final.finish_reason == "length"
+    assert "".join(item for item in items[:-1] if isinstance(item, str)) == "The answer was cut"

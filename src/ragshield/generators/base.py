@@ -22,6 +22,22 @@ class Generator(Protocol):
     def stream(self, request: GenerationRequest) -> Iterator[str]: ...
 
 
+class StreamEnd(str):
+    """The last item a generator may yield: EMPTY text that says why the model stopped.
+
+    `reason` is `length` when the `max_tokens` limit cut the answer (`stop` is the default and
+    is never sent). It is a `str` of length 0, so code that joins or counts deltas is unaffected;
+    `RagPipeline` turns it into `Response.finish_reason`.
+    """
+
+    reason: str
+
+    def __new__(cls, reason: str) -> StreamEnd:
+        end = super().__new__(cls, "")
+        end.reason = reason
+        return end
+
+
 class FifoLock:
     """A lock granted in arrival order, for backends that serve one request at a time.
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
-from ragshield.generators.base import FifoLock
+from ragshield.generators.base import FifoLock, StreamEnd
 from ragshield.types import GenerationRequest
 
 log = logging.getLogger(__name__)
@@ -119,9 +119,12 @@ class LlamaCppGenerator:
                 if use_completion:
                     prompt, settings["max_tokens"] = self._fit(request.as_text(), request.max_tokens)
                     for part in llama.create_completion(prompt=prompt, **settings):
-                        text = part["choices"][0].get("text") or ""
+                        choice = part["choices"][0]
+                        text = choice.get("text") or ""
                         if text:
                             yield text
+                        if choice.get("finish_reason") == "length":
+                            yield StreamEnd("length")
                 else:
                     messages = [{"role": m.role, "content": m.content} for m in request.messages]
                     joined = "\n".join(m["content"] for m in messages)
@@ -135,9 +138,12 @@ class LlamaCppGenerator:
                             content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
                         )
                     for part in llama.create_chat_completion(messages=messages, **settings):
-                        text = part["choices"][0]["delta"].get("content") or ""
+                        choice = part["choices"][0]
+                        text = choice["delta"].get("content") or ""
                         if text:
                             yield text
+                        if choice.get("finish_reason") == "length":
+                            yield StreamEnd("length")
             except GeneratorExit:
                 raise
             except Exception as error:

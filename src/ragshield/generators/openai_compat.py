@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from ragshield.errors import GenerationError
+from ragshield.generators.base import StreamEnd
 from ragshield.types import GenerationRequest
 
 
@@ -105,6 +106,8 @@ class OpenAICompatibleGenerator:
                 yield delta
             if choices[0].get("finish_reason"):
                 finished = True
+                if choices[0]["finish_reason"] == "length":
+                    yield StreamEnd("length")
         if not finished:
             raise GenerationError("stream ended before the server finished the answer")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from ragshield.errors import InvalidQueryError
-from ragshield.generators.base import Generator
+from ragshield.generators.base import Generator, StreamEnd
 from ragshield.guards.base import NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.retriever import Retriever
@@ -231,6 +231,7 @@ class RagPipeline:
         pending = ""
         client_text: list[str] = []
         finish, error_name = "stop", None
+        cut_by_limit = False
         halted = False
         halted_by: OutputMonitor | None = None
         generation_started = _now()
@@ -238,6 +239,9 @@ class RagPipeline:
         deltas = iter(self.generator.stream(request))
         try:
             for delta in deltas:
+                if isinstance(delta, StreamEnd):  # empty; says the token limit cut the answer
+                    cut_by_limit = cut_by_limit or delta.reason == "length"
+                    continue
                 if first_token_ms is None:
                     first_token_ms = _ms(generation_started)
                 pending += delta
@@ -292,6 +296,8 @@ class RagPipeline:
                 client_text.append(piece)
                 if piece:
                     yield piece
+        if finish == "stop" and cut_by_limit:
+            finish = "length"
         policy_verdict = self._record(run, violated=violated)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)

@@ -326,7 +326,7 @@ def _early_answer(exchange: Exchange, response: Response, stream: bool) -> HttpR
     if action == "block" and (stage == "query" or not stream):
         return _refusal(exchange, stream, exchange.info(response))
     if not stream:
-        return exchange.completion(response.text, "stop", exchange.info(response))
+        return exchange.completion(response.text, _openai_finish(response), exchange.info(response))
     return None  # streamed: an allowed empty answer or an output block is sent as events
 
 
@@ -390,7 +390,7 @@ def _final_events(exchange: Exchange, response: Response) -> list[bytes]:
     action = outcome_of(response)
     exchange.audit(action, response)
     if action == "allow":
-        return [exchange.chunk(Delta(), "stop", exchange.info(response)), DONE]
+        return [exchange.chunk(Delta(), _openai_finish(response), exchange.info(response)), DONE]
     if action == "error":
         return [
             exchange.error_event(
@@ -400,3 +400,9 @@ def _final_events(exchange: Exchange, response: Response) -> list[bytes]:
             )
         ]
     return [exchange.error_event(exchange.blocked_message(response), type="content_filter", code="output_blocked")]
+
+
+def _openai_finish(response: Response) -> str:
+    """OpenAI's `finish_reason` for an answer that was allowed: `length` when the token limit
+    cut it, else `stop`."""
+    return "length" if response.finish_reason == "length" else "stop"
