@@ -200,3 +200,30 @@ def test_blocked_user_stays_blocked_across_a_restart(
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+class FakeCutGenerator:
+    """FAKE target: a benign answer that its token limit cut (ends with the StreamEnd marker)."""
+
+    name = "fake-cut"
+
+    def stream(self, request: Any) -> Any:
+        from ragshield.generators.base import StreamEnd
+
+        yield from ("Rest, fluids and ", "a cool compress usually ")
+        yield StreamEnd("length")
+
+
+def test_an_answer_cut_by_max_tokens_reports_length(
+    synthetic_index: Path, synthetic_retriever: Any, benign_file: Path, tmp_path: Path
+) -> None:
+    """OpenAI clients read finish_reason `length` as "truncated": streamed and not."""
+    config = serve_config(synthetic_index, benign_file, tmp_path, defenses=["canary-rag"], calibration=None)
+    with running(config, synthetic_retriever, FakeCutGenerator()) as (server, _):
+        openai_client = client(server, "alice")
+        messages = [{"role": "user", "content": BENIGN_QUESTION}]
+        reply = openai_client.chat.completions.create(model="ragshield", messages=messages)
+        assert reply.choices[0].finish_reason == "length"
+        assert reply.choices[0].message.content == "Rest, fluids and a cool compress usually "
+        chunks = list(openai_client.chat.completions.create(model="ragshield", messages=messages, stream=True))
+        assert chunks[-1].choices[0].finish_reason == "length"

@@ -69,9 +69,12 @@ class OpenAICompatibleGenerator:
             if not self.streaming:
                 reply = self._client.post(url, json=self._payload(request, False), headers=self._headers())
                 reply.raise_for_status()
-                content = reply.json()["choices"][0]["message"].get("content") or ""
+                choice = reply.json()["choices"][0]
+                content = choice["message"].get("content") or ""
                 if content:
                     yield content
+                if choice.get("finish_reason") == "length":
+                    yield StreamEnd("length")
                 return
             with self._client.stream("POST", url, json=self._payload(request, True), headers=self._headers()) as reply:
                 reply.raise_for_status()

@@ -288,6 +288,8 @@ class GeneratorLLM(LLM):
         **kwargs: Any,
     ) -> Iterator[GenerationChunk]:
         for delta in self.generator.stream(self._request(prompt, stop)):
+            if not delta:  # e.g. the empty StreamEnd marker: nothing for the framework
+                continue
             if run_manager is not None:
                 run_manager.on_llm_new_token(delta)
             yield GenerationChunk(text=delta)

@@ -243,6 +243,8 @@ class GeneratorLLM(CustomLLM):
         def deltas() -> CompletionResponseGen:
             text = ""
             for delta in self.generator.stream(self._request(prompt)):
+                if not delta:  # e.g. the empty StreamEnd marker: nothing for the framework
+                    continue
                 text += delta
                 yield CompletionResponse(text=text, delta=delta)
 

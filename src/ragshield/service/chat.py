@@ -3,7 +3,8 @@
 What a client sees:
 
 * allowed: the answer (streamed deltas are the pipeline's released text, which is withheld
-  until the output guards have checked it), `finish_reason: stop`;
+  until the output guards have checked it), `finish_reason: stop` (`length` when the server's
+  `max_tokens` cut the answer);
 * blocked before generation (query guards): the refusal, `finish_reason: content_filter`;
 * blocked during generation (output guards): streamed, an OpenAI-style error event
   `data: {"error": {..., "code": "output_blocked"}}` ends the stream (the openai client raises

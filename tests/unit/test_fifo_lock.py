@@ -56,3 +56,10 @@ def test_a_stream_closed_early_releases_the_model() -> None:
     done = threading.Event()
     threading.Thread(target=lambda: (list(fair.stream(request)), done.set())).start()
     assert done.wait(2.0)
+
+
+def test_llama_cpp_generator_uses_the_fifo_lock() -> None:
+    """The real backend must take requests in arrival order (constructing it loads no model)."""
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+
+    assert isinstance(LlamaCppGenerator()._lock, FifoLock)
