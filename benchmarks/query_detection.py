@@ -251,6 +251,14 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         "(benign questions whose own record is in the KB) is reported apart. Query sets: "
         "`benchmarks/query_sets.py`. AUROC and TPR@1% (ROC) use the pooled benign test sets; the operating "
         "point uses each detector's own fitted threshold.",
+        "",
+        "**Deployment advice from these numbers.** Calibrate on a sample of your own users' real questions, not "
+        "on a synthetic question set: on HealthcareMagic the union fitted on GenMedGPT questions does not "
+        "transfer to SAGE or iCliniq questions, while fitted on held-out HCM questions it does (table 'fitted on "
+        "each benign source'). Benign questions about a record that IS in the knowledge base (`in-kb`) look like "
+        "targeted extraction to RAG-CT's one-sided rule (one record dominates the retrieval) and are blocked at "
+        "any calibration on HealthcareMagic; where such users are expected, leave `rag-ct` out of the shield "
+        "(`query-shield` with the detectors you choose) and rely on `intent` plus the canary path.",
     ]
     for sc in payload["scenarios"]:
         attacks, adaptive = sc["attacks"], sc["adaptive"]
