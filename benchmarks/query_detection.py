@@ -258,7 +258,7 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         "each benign source'). Benign questions about a record that IS in the knowledge base (`in-kb`) look like "
         "targeted extraction to RAG-CT's one-sided rule (one record dominates the retrieval) and are blocked at "
         "any calibration on HealthcareMagic; where such users are expected, leave `rag-ct` out of the shield "
-        "(`query-shield` with the detectors you choose) and rely on `intent` plus the canary path.",
+        "(`defense_params: {query-shield: {components: [intent]}}`) and rely on `intent` plus the canary path.",
     ]
     for sc in payload["scenarios"]:
         attacks, adaptive = sc["attacks"], sc["adaptive"]
