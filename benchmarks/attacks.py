@@ -167,6 +167,8 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         "ROUGE-L F1 > 0.5). PII: distinct inventory values in a response and not in its query; the inventories of",
         "these real corpora are the pattern PII (emails, phones, URLs, ...) found in the chunks, so PII counts are",
         "lower bounds. Adaptive attacks (canary-*, deferred-injection) are OUR constructions, not published attacks.",
+        "Fewer queries than the budget: the attack stopped by its own rule (RAG-Thief ends when its short-term",
+        "memory and its initial anchors are exhausted), not an error.",
         "",
         "| attack | " + " | ".join(f"{d} queries | {d} ULC | {d} PII | {d} ASR | {d} CRR" for d in datasets) + " |",
         "|---|" + "---:|" * (5 * len(datasets)),
