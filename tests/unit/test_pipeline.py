@@ -117,6 +117,20 @@ def test_blocked_query_gets_refusal_without_generation(fake_retriever) -> None: 
     assert generator.requests == []
 
 
+def test_screen_runs_the_query_guards_and_never_generates(fake_retriever) -> None:  # type: ignore[no-untyped-def]
+    generator = ScriptedGenerator(["should never be generated"])
+    refusing = _pipeline(fake_retriever, generator, Defense("fake", query_guards=[FakeTopScoreGuard(threshold=-1.0)]))
+    refused = refusing.screen("anything")
+    assert refused.finish_reason == "blocked" and refused.text == DEFAULT_REFUSAL
+    assert refused.blocked_by == ["fake-top"]
+    allowing = _pipeline(fake_retriever, generator, Defense("fake", query_guards=[FakeTopScoreGuard(threshold=2.0)]))
+    screened = allowing.screen("anything")
+    assert screened.finish_reason == "screened" and screened.text == "" and not screened.blocked
+    assert screened.retrieval is not None and len(screened.retrieval.hits) == 3
+    assert {"retrieve", "guard:fake-top", "total"} <= set(screened.timings_ms)
+    assert generator.requests == []
+
+
 def test_raising_guard_fails_closed_and_says_so(fake_retriever) -> None:  # type: ignore[no-untyped-def]
     generator = ScriptedGenerator(["x"])
     response = _pipeline(fake_retriever, generator, Defense("r", query_guards=[RaisingGuard()])).answer("q")

@@ -61,14 +61,25 @@ def fingerprint(settings: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class CellRecord:
-    """A finished cell: its settings hash, wall-clock seconds, finish time (ISO 8601, UTC), and
-    whether its generations were replayed from identical earlier requests (then its latency is
-    derived, not measured: see `ragshield.evaluation.report`)."""
+    """A finished cell: its settings hash, wall-clock seconds, finish time (ISO 8601, UTC),
+    whether its generations were replayed from identical earlier requests, and the cell it was
+    composed from (`ragshield.evaluation.compose`; "" when it ran). Replayed and composed
+    cells' latency is derived, not measured: see `ragshield.evaluation.report`."""
 
     fingerprint: str
     seconds: float
     finished: str
     replayed: bool = False
+    composed_from: str = ""
+
+
+@dataclass(frozen=True)
+class Produced:
+    """What producing a cell returned: its transcript and how it was made (see `CellRecord`)."""
+
+    transcript: Transcript
+    replayed: bool = False
+    composed_from: str = ""
 
 
 class TranscriptCache:
@@ -129,15 +140,15 @@ class TranscriptCache:
             log.warning("cached transcript %s is unreadable (%s); rerunning the cell", path, type(error).__name__)
             return None
 
-    def run(self, name: str, print_: str, produce: Callable[[], tuple[Transcript, bool]]) -> tuple[Transcript, bool]:
-        """The cell's transcript: cached when finished with the same settings, else produced
-        (`produce` returns the transcript and whether its generations were replayed), written
-        atomically and recorded. Returns (transcript, was_cached)."""
+    def run(self, name: str, print_: str, produce: Callable[[], Produced]) -> tuple[Transcript, bool]:
+        """The cell's transcript: cached when finished with the same settings, else produced,
+        written atomically and recorded. Returns (transcript, was_cached)."""
         found = self.cached(name, print_)
         if found is not None:
             return found, True
         started = time.perf_counter()
-        transcript, replayed = produce()
+        produced = produce()
+        transcript = produced.transcript
         seconds = time.perf_counter() - started
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,7 +156,7 @@ class TranscriptCache:
         transcript.write_jsonl(temporary)
         temporary.replace(path)
         finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self._records[name] = CellRecord(print_, round(seconds, 2), finished, replayed)
+        self._records[name] = CellRecord(print_, round(seconds, 2), finished, produced.replayed, produced.composed_from)
         self._write_records(name)
         return transcript, False
 
@@ -164,6 +175,10 @@ class TranscriptCache:
     def seconds(self) -> dict[str, float]:
         """Wall-clock seconds of every finished cell."""
         return {name: record.seconds for name, record in self._records.items()}
+
+    def composed(self) -> dict[str, str]:
+        """Finished cells composed from another cell: name -> source cell name."""
+        return {name: record.composed_from for name, record in self._records.items() if record.composed_from}
 
 
 def write_run_file(out_dir: str | Path, data: Mapping[str, Any]) -> None:

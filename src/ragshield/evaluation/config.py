@@ -95,7 +95,9 @@ class EvalConfig(_Strict):
     before generation (their allowed queries' answers equal the undefended ones; latency is then
     derived, see `ragshield.evaluation.report`). `order` (attack labels and `benign`) runs the grid
     phase by phase across all defenses instead of defense by defense: e.g. the cheap fixed-query
-    attacks everywhere first.
+    attacks everywhere first. `compose_layered` composes a stacked cell `A+B` whose head only
+    screens queries from the finished `B` cell instead of generating again
+    (`ragshield.evaluation.compose`; off when a per-user `policy` is set).
     """
 
     corpus: str
@@ -120,6 +122,7 @@ class EvalConfig(_Strict):
     fail_closed: bool = True
     seed: int = 0
     replay_cache: bool = True
+    compose_layered: bool = True
     order: list[str] | None = None
     topk_sweep: TopKSweep | None = None
 

@@ -21,25 +21,32 @@ the transcripts alone.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragshield.config import SystemConfig
 from ragshield.datasets.base import load_corpus
 from ragshield.errors import ConfigError
 from ragshield.evaluation.cells import (
     BENIGN,
+    Produced,
     TranscriptCache,
     cell_name,
     fingerprint,
     topk_cell_name,
-    write_run_file,
 )
+from ragshield.evaluation.compose import compose_layered, split_layered
 from ragshield.evaluation.config import HOLDOUT, AttackSpec, EvalConfig
 from ragshield.evaluation.gencache import CachingGenerator
+from ragshield.evaluation.grid import (
+    GridRun,
+    Parts,
+    defense_settings,
+    pipeline_for,
+    query_time_only,
+    write_run_state,
+)
 from ragshield.evaluation.report import ResultTable, build_report
 from ragshield.evaluation.workload import (
     BenignItem,
@@ -51,11 +58,9 @@ from ragshield.evaluation.workload import (
 )
 from ragshield.generators.base import Generator, make_generator
 from ragshield.rag.build import build_index
-from ragshield.rag.embedding import Embedder, make_embedder
-from ragshield.rag.pipeline import RagPipeline
-from ragshield.rag.retriever import Retriever, open_retriever
-from ragshield.system import build_system, make_policy
-from ragshield.types import Query, RetrievalResult, Transcript
+from ragshield.rag.embedding import make_embedder
+from ragshield.rag.retriever import open_retriever
+from ragshield.types import Query, Transcript
 
 log = logging.getLogger(__name__)
 
@@ -84,36 +89,6 @@ class NullProgress:
 
     def finish(self, cell: str, *, cached: bool, failed: bool = False) -> None:
         return None
-
-
-@dataclass
-class Parts:
-    """The models every cell shares. Pass your own to `run_evaluation` to reuse loaded models
-    (or, in unit tests, FAKES); missing ones are built from the config."""
-
-    embedder: Embedder | None = None
-    generator: Generator | None = None
-    attacker: Generator | None = None
-    oracle: Generator | None = None
-
-
-@dataclass
-class _Run:
-    """State of one evaluation (never leaves this module)."""
-
-    config: EvalConfig
-    out_dir: Path
-    retriever: Retriever
-    generator: Generator
-    attacker: Generator
-    parts: Parts
-    calibration: tuple[RetrievalResult, ...]
-    calibration_items: list[BenignItem]
-    benign: list[BenignItem]
-    base_print: dict[str, Any]
-    index_dir: Path
-    pipelines: dict[tuple[str, int], RagPipeline] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
 
 
 def run_evaluation(
@@ -170,14 +145,14 @@ def run_evaluation(
                     continue  # the report reads the main cell's first `budget` queries (same seed, same queries)
                 _attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
     cache.refresh()
-    _write_run(run, finished=_complete(config, cache, bool(run.benign)))
+    write_run_state(run, finished=_complete(config, cache, bool(run.benign)))
     return build_report(run.out_dir, embedder=run.retriever.embedder)
 
 
 # -- preparation -----------------------------------------------------------------------------
 
 
-def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> _Run:
+def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> GridRun:
     out_dir.mkdir(parents=True, exist_ok=True)
     corpus = load_corpus(config.corpus, limit=config.corpus_limit)
     kept, held = split_holdout(corpus, config.holdout, seed=config.seed)
@@ -213,7 +188,7 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> _Run:
     }
     if config.replay_cache:  # replayed answers are identical, but say how the cells were produced
         base_print["replay_cache"] = True
-    run = _Run(
+    run = GridRun(
         config=config,
         out_dir=out_dir,
         retriever=retriever,
@@ -226,7 +201,7 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> _Run:
         base_print=base_print,
         index_dir=index_dir,
     )
-    _write_run(run, finished=False)
+    write_run_state(run, finished=False)
     return run
 
 
@@ -259,102 +234,38 @@ def _benign_items(config: EvalConfig, held: list[BenignItem], calibration_used: 
     return window(read_benign_file(spec.path), spec.offset, spec.limit)
 
 
-def _write_run(run: _Run, *, finished: bool) -> None:
-    write_run_file(
-        run.out_dir,
-        {
-            "config": run.config.model_dump(mode="json"),
-            "index": str(run.index_dir),
-            "kb_size": len(run.retriever.index),
-            "embedder": run.retriever.embedder.name,
-            "generator": run.generator.name,
-            "attacker": run.attacker.name,
-            "benign_queries": len(run.benign),
-            "calibration_queries": len(run.calibration_items),
-            # similarity scores only (no text): `ragshield report` re-fits RAG-CT on them
-            "calibration_profiles": [retrieval.similarities for retrieval in run.calibration],
-            "failures": dict(run.failures),
-            "finished": finished,
-            "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        },
-    )
-
-
-# -- pipelines -------------------------------------------------------------------------------
-
-
-def _needs_oracle(defense: str) -> bool:
-    return "canary-rag" in defense.split("+")
-
-
-def _oracle(run: _Run) -> Generator | None:
-    """CanaryRAG's oracle model, built once: the config's, else a second local-model instance."""
-    if run.parts.oracle is None:
-        if run.config.oracle is not None:
-            run.parts.oracle = make_generator(run.config.oracle)
-        else:
-            from ragshield.guards.canary.defense import default_oracle_generator
-
-            target = run.generator.inner if isinstance(run.generator, CachingGenerator) else run.generator
-            run.parts.oracle = default_oracle_generator(target)
-    return run.parts.oracle
-
-
-def _pipeline(run: _Run, defense: str, k: int) -> RagPipeline:
-    """The pipeline of one defense at retrieval depth k (cached unless a per-user policy is
-    configured: then every cell starts with a fresh policy state)."""
-    key = (defense, k)
-    if key in run.pipelines:
-        return run.pipelines[key]
-    config: SystemConfig = run.config.system_config(defense, k=k, index=str(run.index_dir))
-    calibration = run.calibration
-    if k != run.config.k and calibration:
-        calibration = tuple(run.retriever.retrieve_many([item.query for item in run.calibration_items], k))
-    pipeline = build_system(
-        config,
-        retriever=run.retriever,
-        generator=run.generator,
-        oracle_generator=_oracle(run) if _needs_oracle(defense) else None,
-        policy=make_policy(run.config.policy.model_dump()) if run.config.policy else None,
-        calibration=calibration,
-    )
-    # TGTB cuts each context to 2048 characters; SystemConfig has no such field yet
-    pipeline.prompt_builder = replace(pipeline.prompt_builder, max_chunk_chars=run.config.max_chunk_chars)
-    if run.config.policy is None:
-        run.pipelines[key] = pipeline
-    return pipeline
-
-
-# -- cells -----------------------------------------------------------------------------------
-
-
-def _defense_print(run: _Run, defense: str) -> dict[str, Any]:
-    names = defense.split("+")
-    return {"defense": defense, "params": {name: run.config.defense_params.get(name, {}) for name in names}}
-
-
 def _run_cell(
-    run: _Run,
+    run: GridRun,
     cache: TranscriptCache,
     sink: EvalProgress,
     name: str,
     settings: dict[str, Any],
     total: int,
-    produce: Callable[[Callable[[int, int], None]], tuple[Transcript, bool]],
+    produce: Callable[[Callable[[int, int], None]], Produced],
+    composition: _Composition | None = None,
 ) -> None:
     sink.start(name, total)
 
     def report(done: int, budget: int) -> None:
         sink.advance(name, done, budget)
 
+    print_ = fingerprint({**run.base_print, **settings})
+    if composition is not None and cache.cached(name, print_) is None:  # a cell that ran is kept
+        extra, composed = composition
+        print_ = fingerprint({**run.base_print, **settings, **extra})
+        generated = produce
+
+        def produce(report: Callable[[int, int], None]) -> Produced:
+            return composed() or generated(report)
+
     try:
-        _, cached = cache.run(name, fingerprint({**run.base_print, **settings}), lambda: produce(report))
+        _, cached = cache.run(name, print_, lambda: produce(report))
     except KeyboardInterrupt:
         raise
     except Exception as error:  # one broken cell must not sink hours of grid
         log.exception("cell %s failed", name)
         run.failures[name] = f"{type(error).__name__}: {error}"
-        _write_run(run, finished=False)
+        write_run_state(run, finished=False)
         sink.finish(name, cached=False, failed=True)
         return
     run.failures.pop(name, None)
@@ -362,47 +273,93 @@ def _run_cell(
 
 
 def _attack_cell(
-    run: _Run, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, defense: str, *, k: int, sweep: bool
+    run: GridRun, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, defense: str, *, k: int, sweep: bool
 ) -> None:
-    from ragshield.attacks import make_attack, run_attack
+    from ragshield.attacks import run_attack
 
     name = topk_cell_name(k, spec.cell, defense) if sweep else cell_name(spec.cell, defense)
-    settings = {"attack": spec.model_dump(mode="json"), "k": k, **_defense_print(run, defense)}
 
-    def produce(report: Callable[[int, int], None]) -> tuple[Transcript, bool]:
-        attack = make_attack(
-            spec.name,
-            attacker=run.attacker,
-            embedder=run.retriever.embedder,
-            data_dir=run.config.attack_data,
-            **spec.params,
-        )
-        pipeline = _pipeline(run, defense, k)
-        transcript = run_attack(attack, pipeline, budget=spec.budget, seed=run.config.seed, progress=report)
-        return replace(transcript, name=spec.cell, defense=defense), False  # attack latency is not reported
+    def settings_of(defense: str) -> dict[str, Any]:
+        return {"attack": spec.model_dump(mode="json"), "k": k, **defense_settings(run, defense)}
 
-    _run_cell(run, cache, sink, name, settings, spec.budget, produce)
+    def produce(report: Callable[[int, int], None]) -> Produced:
+        pipeline = pipeline_for(run, defense, k)
+        transcript = run_attack(_attack(run, spec), pipeline, budget=spec.budget, seed=run.config.seed, progress=report)
+        return Produced(replace(transcript, name=spec.cell, defense=defense))  # attack latency is not reported
 
+    def adaptive() -> bool:
+        from ragshield.attacks.base import PoolAttack
 
-def _query_time_only(pipeline: RagPipeline) -> bool:
-    """The defense only checks the query/retrieval before generation (RAG-CT, rule-based, ...)."""
-    defense = pipeline.defense
-    return not (defense.rewriters or defense.decorators or defense.output_guards)
+        return not isinstance(_attack(run, spec), PoolAttack)
+
+    composition = None if sweep else _composition(run, cache, spec.cell, defense, settings_of, adaptive)
+    _run_cell(run, cache, sink, name, settings_of(defense), spec.budget, produce, composition)
 
 
-def _benign_cell(run: _Run, cache: TranscriptCache, sink: EvalProgress, defense: str) -> None:
+def _attack(run: GridRun, spec: AttackSpec) -> Any:
+    from ragshield.attacks import make_attack
+
+    return make_attack(
+        spec.name,
+        attacker=run.attacker,
+        embedder=run.retriever.embedder,
+        data_dir=run.config.attack_data,
+        **spec.params,
+    )
+
+
+_Composition = tuple[dict[str, Any], Callable[[], "Produced | None"]]
+
+
+def _composition(
+    run: GridRun,
+    cache: TranscriptCache,
+    first: str,
+    defense: str,
+    settings_of: Callable[[str], dict[str, Any]],
+    adaptive: Callable[[], bool],
+) -> _Composition | None:
+    """The extra settings and producer of a layered cell composed from a finished cell
+    (`ragshield.evaluation.compose`), or None when it must run."""
+    split = split_layered(defense) if run.config.compose_layered and run.config.policy is None else None
+    if split is None:
+        return None
+    head, last = split
+    source_name = cell_name(first, last)
+    source_print = fingerprint({**run.base_print, **settings_of(last)})
+    cache.refresh()
+    source = cache.cached(source_name, source_print)
+    if source is None:
+        return None
+    screen = pipeline_for(run, head, run.config.k)
+    if not query_time_only(screen):
+        return None
+
+    def composed() -> Produced | None:
+        transcript = compose_layered(screen, source, defense, adaptive=adaptive())
+        if transcript is None:
+            log.info("cell %s__%s: the head refuses an adaptive attack's query; running it", first, defense)
+            return None
+        return Produced(transcript, composed_from=source_name)
+
+    return {"composed_from": source_print}, composed
+
+
+def _benign_cell(run: GridRun, cache: TranscriptCache, sink: EvalProgress, defense: str) -> None:
     name = cell_name(BENIGN, defense)
-    settings = {"benign": _ids(run.benign), "k": run.config.k, **_defense_print(run, defense)}
 
-    def produce(report: Callable[[int, int], None]) -> tuple[Transcript, bool]:
-        pipeline = _pipeline(run, defense, run.config.k)
+    def settings_of(defense: str) -> dict[str, Any]:
+        return {"benign": _ids(run.benign), "k": run.config.k, **defense_settings(run, defense)}
+
+    def produce(report: Callable[[int, int], None]) -> Produced:
+        pipeline = pipeline_for(run, defense, run.config.k)
         responses = []
         replay = run.generator if isinstance(run.generator, CachingGenerator) else None
         # a defense that acts only before generation leaves an allowed query's prompt exactly as
         # undefended: its answer is replayed from the undefended benign cell, and the report
         # derives its latency from measured parts (module docstring of report.py); any other
         # defense always generates, so its latency is measured end to end
-        replayed = replay is not None and defense != "none" and _query_time_only(pipeline)
+        replayed = replay is not None and defense != "none" and query_time_only(pipeline)
         if replay is not None:
             replay.enabled = replayed
         try:
@@ -414,6 +371,7 @@ def _benign_cell(run: _Run, cache: TranscriptCache, sink: EvalProgress, defense:
         finally:
             if replay is not None:
                 replay.enabled = True
-        return Transcript("benign", BENIGN, defense, tuple(responses), run.config.seed), replayed
+        return Produced(Transcript("benign", BENIGN, defense, tuple(responses), run.config.seed), replayed)
 
-    _run_cell(run, cache, sink, name, settings, len(run.benign), produce)
+    composition = _composition(run, cache, BENIGN, defense, settings_of, lambda: False)
+    _run_cell(run, cache, sink, name, settings_of(defense), len(run.benign), produce, composition)

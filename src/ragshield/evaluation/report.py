@@ -12,7 +12,9 @@ writes:
 
 Benign latency is measured end to end, except for query-time-only defenses whose allowed
 answers were replayed from the undefended cell (`CellRecord.replayed`): their latency is
-derived from measured parts (`_derived_latency`) and the report marks it "derived".
+derived from measured parts (`_derived_latency`), and for layered cells composed from a
+finished cell (`CellRecord.composed_from`, `ragshield.evaluation.compose`). The report marks
+both "derived".
 
 Per-cell metrics are cached in `metrics.json` (keyed by the cell's fingerprint and finish
 time), so a rebuild after a resumed run scores only the new cells. The embedder (for CRR's
@@ -249,6 +251,7 @@ def build_report(
         "benign": benign_detail,
         "relative_crr": _relative_crr(attack_rows),
         "seconds": cells.seconds(),
+        "composed": cells.composed(),
         "rescoring": _rescoring(transcripts, leaks, run, config),
         "topk": _topk(cells, kb, config, transcripts),
         "failures": run.get("failures", {}),
@@ -375,8 +378,10 @@ def _benign(
         key = keys[name] + (f"|{keys[f'{BENIGN}__none']}" if baseline is not None else "")
         utility = _cached(cache, name, key, lambda t=transcript: _utility(kb, t, baseline, references))  # type: ignore[misc]
         record = cells.record(name)
-        derived = bool(record and record.replayed and baseline is not None)
-        timed = _derived_latency(transcript, baseline) if derived and baseline is not None else transcript
+        replayed = bool(record and record.replayed and baseline is not None)
+        timed = _derived_latency(transcript, baseline) if replayed and baseline is not None else transcript
+        # a composed cell's totals are already its source's measured latency + the screening time
+        derived = replayed or bool(record and record.composed_from)
         latency = latency_summary(timed.responses)
         rates = detection_rates([is_blocked(r) for r in transcript.responses], [])
         rows.append(BenignRow(defense, float(rates["fpr"] or 0.0), utility, latency["p50_ms"], latency["p95_ms"]))

@@ -222,6 +222,22 @@ def _missing(table: ResultTable) -> str:
     return "\n".join(lines) + "\n" if lines else "Every cell of the grid finished.\n"
 
 
+def _composed(table: ResultTable) -> str:
+    composed = table.detail.get("composed", {})
+    if not composed:
+        return ""
+    lines = [f"- `{name}` from `{source}`" for name, source in sorted(composed.items())]
+    return (
+        "\n## Layered cells composed from finished cells\n\n"
+        "The head of these stacked defenses only screens queries before generation, so each cell is its"
+        " source cell's transcript with the head's refusals and verdicts applied (`ragshield.evaluation.compose`):"
+        " exact for fixed query lists; CanaryRAG's canaries are drawn afresh, so it is another sample of the"
+        " same defense. Adaptive attacks are composed only when the head refuses none of their queries.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
 def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
     m = table.meta
     seconds = table.detail.get("seconds", {})
@@ -260,7 +276,8 @@ def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
         " counts as its answer. Latency is the pipeline's total per query (ms) on this shared machine. For"
         " query-time-only defenses marked `latency derived`, allowed answers were replayed from the undefended"
         " run (the prompt is identical), and latency = this run's measured retrieval/guard time + the undefended"
-        " run's measured generation time for the same query.\n",
+        " run's measured generation time for the same query; for composed layered cells (listed at the end),"
+        " latency = the source cell's measured latency + this run's measured screening time.\n",
         _benign(table),
         "## RAG-CT re-scored on the undefended transcripts (Fig. 5(c), 5(d) analogues)\n",
         "RAG-CT needs only the retrieval scores, which every response records, so these are computed from the"
@@ -276,6 +293,7 @@ def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
         "".join(f"![{name}]({name})\n\n" for name in images) or "No plots.\n",
         "## Cells not finished\n",
         _missing(table),
+        _composed(table),
         f"\nGrid time: {sum(seconds.values()) / 3600:.2f} h of cell wall-clock over {len(seconds)} cells.\n",
     ]
     return "\n".join(parts)

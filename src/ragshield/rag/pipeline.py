@@ -135,6 +135,26 @@ class RagPipeline:
             return
         yield from self._generate(run, start)
 
+    def screen(self, query: Query | str) -> Response:
+        """Run only the stages before generation (policy, rewriters, retrieval, query guards).
+
+        Returns the refusal (`finish_reason` `blocked` or `refused`) when the query would be
+        refused, else a Response with `finish_reason` `screened`, empty text, the allow
+        verdicts and the stage timings: nothing was generated. An allowed query is not
+        recorded in the per-user policy (only `answer`/`stream` finish it).
+
+        Raises:
+            InvalidQueryError: the query is empty or longer than `max_query_chars`.
+        """
+        query = validate_query(query, self.max_query_chars)
+        run = _Run(query)
+        start = _now()
+        refused = self._before_generation(run)
+        run.timings["total"] = _ms(start)
+        if refused is not None:
+            return replace(refused, timings_ms=dict(run.timings))
+        return Response(query, "", run.retrieval, tuple(run.verdicts), "screened", dict(run.timings))
+
     # -- stages --------------------------------------------------------------------------
 
     def _guarded(self, name: str, run: _Run, call: Callable[[], Verdict]) -> Verdict:
