@@ -21,6 +21,7 @@ from ragshield.evaluation.harness import Parts, run_evaluation
 from ragshield.evaluation.report import build_report
 from ragshield.evaluation.rescoring import ScoredQueries, asr_at, threshold_sweep
 from ragshield.evaluation.workload import benign_from_document, split_holdout
+from ragshield.generators.base import StreamEnd
 from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.rag.embedding import HashingEmbedder
 from ragshield.types import ChatMessage, Document, GenerationRequest, Query
@@ -230,6 +231,30 @@ def test_caching_generator_replays_only_deterministic_complete_streams() -> None
     stream.close()  # type: ignore[attr-defined]  # the pipeline halted it: not the model's full answer
     "".join(cache.stream(halted))
     assert inner.calls == 5
+
+
+class FakeCutGenerator:
+    """FAKE target whose answers the token limit always cuts (it ends with the `length` marker)."""
+
+    name = "fake-cut"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        self.calls += 1
+        yield "a long answer that the token limit cut"
+        yield StreamEnd("length")
+
+
+def test_a_replayed_answer_keeps_its_length_marker_across_restarts(tmp_path: Path) -> None:
+    request = GenerationRequest(messages=(), prompt="context: c\nquestion: q\nanswer:")
+    inner = FakeCutGenerator()
+    first = list(CachingGenerator(inner, tmp_path / "cache.jsonl").stream(request))
+    replayed = list(CachingGenerator(inner, tmp_path / "cache.jsonl").stream(request))  # read back from the file
+    assert inner.calls == 1
+    assert "".join(replayed) == "".join(first)
+    assert isinstance(replayed[-1], StreamEnd) and replayed[-1].reason == "length"
 
 
 def test_config_errors_name_the_problem(tmp_path: Path) -> None:

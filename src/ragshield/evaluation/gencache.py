@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from ragshield.generators.base import Generator
+from ragshield.generators.base import Generator, StreamEnd
 from ragshield.types import GenerationRequest
 
 DELTA_CHARS = 16  # replayed text is streamed in small deltas, as the model would stream it
@@ -59,13 +59,13 @@ class CachingGenerator:
         self.hits = 0
         self.misses = 0
         self._path = Path(path) if path is not None else None
-        self._store: dict[str, str] = {}
+        self._store: dict[str, tuple[str, str]] = {}  # key -> (text, end reason: "" or e.g. "length")
         self._lock = threading.Lock()
         if self._path is not None and self._path.is_file():
             for line in self._path.read_text(encoding="utf-8").splitlines():
                 try:
                     row = json.loads(line)
-                    self._store[str(row["key"])] = str(row["text"])
+                    self._store[str(row["key"])] = (str(row["text"]), str(row.get("end", "")))
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut by a crash: the request is simply generated again
 
@@ -80,7 +80,7 @@ class CachingGenerator:
                 cached = self._store.get(key)
             if cached is not None:
                 self.hits += 1
-                return iter([cached[i : i + DELTA_CHARS] for i in range(0, len(cached), DELTA_CHARS)])
+                return _replay(*cached)
             self.misses += 1
         # generated answers are stored even while replay is off (a measured benign cell), so
         # later cells with identical requests can replay them
@@ -88,16 +88,27 @@ class CachingGenerator:
 
     def _generate(self, request: GenerationRequest, key: str | None) -> Iterator[str]:
         parts: list[str] = []
+        end = ""
         for delta in self.inner.stream(request):
+            if isinstance(delta, StreamEnd):
+                end = delta.reason
             parts.append(delta)
             yield delta
         # only a stream that ran to its end is stored (a halted stream is not the model's full answer)
         if key is not None:
-            self._save(key, "".join(parts))
+            self._save(key, "".join(parts), end)
 
-    def _save(self, key: str, text: str) -> None:
+    def _save(self, key: str, text: str, end: str) -> None:
         with self._lock:
-            self._store[key] = text
+            self._store[key] = (text, end)
             if self._path is not None:
+                row = {"key": key, "text": text, **({"end": end} if end else {})}
                 with self._path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps({"key": key, "text": text}, ensure_ascii=False) + "\n")
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _replay(text: str, end: str) -> Iterator[str]:
+    """A stored answer in small deltas, as the model streamed it, with its end marker (if any)."""
+    yield from (text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS))
+    if end:
+        yield StreamEnd(end)
