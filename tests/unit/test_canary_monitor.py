@@ -110,7 +110,7 @@ def test_self_check_passes_a_capable_oracle_and_fails_a_weak_one() -> None:
     capable = ScriptedGenerator(compliant_oracle, name="capable-fake")
     weak = ScriptedGenerator(["I cannot help with that."], name="weak-fake")
     healthy = self_check(capable)
-    assert healthy.healthy and healthy.recovered_share == 1.0 and healthy.probes == 3
+    assert healthy.healthy and healthy.recovered_share == 1.0 and healthy.probes == 3 * 4  # 4 rounds of 3 probes
     unhealthy = self_check(weak)
     assert not unhealthy.healthy and unhealthy.recovered_share == 0.0
     assert "failed the self-check" in unhealthy.reason

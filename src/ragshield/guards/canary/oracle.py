@@ -68,6 +68,10 @@ class OracleConfig:
         passage_chars: the chosen chunk is cut at a sentence end after about this many characters.
         timeout_s: seconds `OracleRun.result` waits for the oracle after the target finished.
         layout: `completion` (one plain prompt) or `chat` (system + user messages).
+        self_check_rounds: rounds over the benign probes in `self_check`, with fresh canaries
+            each round. Three trials let a weak model pass by luck now and then (SmolLM2-135M,
+            which copies about one passage in five, passed one run in a few); 4 rounds x 3
+            probes = 12 trials make the decision stable.
     """
 
     min_share: float = 0.5
@@ -75,12 +79,13 @@ class OracleConfig:
     passage_chars: int = 300
     timeout_s: float = 60.0
     layout: str = "completion"
+    self_check_rounds: int = 4
 
     def __post_init__(self) -> None:
         if not 0.0 < self.min_share <= 1.0:
             raise ConfigError(f"oracle min_share must be in (0, 1], got {self.min_share}")
-        if self.max_tokens < 1 or self.passage_chars < 1 or self.timeout_s <= 0:
-            raise ConfigError("oracle max_tokens, passage_chars and timeout_s must be positive")
+        if self.max_tokens < 1 or self.passage_chars < 1 or self.timeout_s <= 0 or self.self_check_rounds < 1:
+            raise ConfigError("oracle max_tokens, passage_chars, timeout_s and self_check_rounds must be positive")
         if self.layout not in LAYOUTS:
             raise ConfigError(f"unknown oracle layout {self.layout!r}; valid: {', '.join(LAYOUTS)}")
 
@@ -285,7 +290,8 @@ def self_check(
     path = OraclePath(generator, config)
     shares = []
     errors = []
-    for index, (text, question) in enumerate(_PROBES):
+    probes = [probe for _ in range(config.self_check_rounds) for probe in _PROBES]
+    for index, (text, question) in enumerate(probes):
         chunk = Chunk(id=f"probe-{index}", doc_id=f"probe-{index}", text=text)
         retrieval = injector.decorate(
             RetrievalResult(Query(question, user_id="self-check"), (ScoredChunk(chunk, 1.0, 0),))
