@@ -387,34 +387,77 @@ class ScriptedAdaptive(StatefulAttack):
         return self.queries[self.sent] if self.sent < len(self.queries) else None
 
 
+def layered_config(defenses: list[str], **overrides: Any) -> EvalConfig:
+    """A grid with CanaryRAG (target path only: the FAKE echo target copies every canary)."""
+    return make_config(
+        defenses=defenses,
+        attacks=[{"name": "tgtb", "budget": 4}],
+        defense_params={"canary-rag": {"oracle": "off"}},
+        **overrides,
+    )
+
+
 def test_layered_cells_are_composed_from_the_finished_cell_of_their_last_part(tmp_path: Path) -> None:
     generator = CountingEcho()
-    config = make_config(
-        defenses=["none", "erase-check", "rule-based+erase-check"], attacks=[{"name": "tgtb", "budget": 4}]
+    table = run_evaluation(
+        layered_config(["none", "canary-rag", "rule-based+canary-rag"]), tmp_path, parts=parts(generator)
     )
-    table = run_evaluation(config, tmp_path, parts=parts(generator))
+    assert generator.calls == 2 * (4 + 6)  # none and canary-rag generated; the layered cells none
     cells = TranscriptCache(tmp_path)
-    assert cells.record("tgtb__rule-based+erase-check").composed_from == "tgtb__erase-check"  # type: ignore[union-attr]
-    assert cells.record("benign__rule-based+erase-check").composed_from == "benign__erase-check"  # type: ignore[union-attr]
-    layered = cells.cached("benign__rule-based+erase-check", cells.record("benign__rule-based+erase-check").fingerprint)  # type: ignore[union-attr]
-    source = cells.cached("benign__erase-check", cells.record("benign__erase-check").fingerprint)  # type: ignore[union-attr]
+    for first in ("tgtb", "benign"):
+        record = cells.record(f"{first}__rule-based+canary-rag")
+        assert record is not None and record.composed_from == f"{first}__canary-rag"
+    layered = cells.cached("benign__rule-based+canary-rag", cells.record("benign__rule-based+canary-rag").fingerprint)  # type: ignore[union-attr]
+    source = cells.cached("benign__canary-rag", cells.record("benign__canary-rag").fingerprint)  # type: ignore[union-attr]
     assert layered is not None and source is not None
     for composed, original in zip(layered.responses, source.responses, strict=True):
         assert composed.verdicts[0].guard == "rule-based"  # the head screens first
-        if not composed.blocked:
-            assert composed.text == original.text and composed.verdicts[1:] == original.verdicts
-            assert composed.timings_ms["total"] >= original.timings_ms["total"]
-    assert table.row("tgtb", "rule-based+erase-check").blocked == 4  # type: ignore[union-attr]  # rule-based refuses TGTB
-    assert table.detail["benign"]["rule-based+erase-check"]["latency_derived"] is True
-    assert "`tgtb__rule-based+erase-check` from `tgtb__erase-check`" in (tmp_path / "report.md").read_text()
+        assert composed.text == original.text and composed.verdicts[1:] == original.verdicts
+        screening = composed.timings_ms["guard:rule-based"]
+        assert composed.timings_ms["total"] == pytest.approx(original.timings_ms["total"] + screening)
+    tgtb = cells.cached("tgtb__rule-based+canary-rag", cells.record("tgtb__rule-based+canary-rag").fingerprint)  # type: ignore[union-attr]
+    assert tgtb is not None and all(r.blocked_by[:1] == ["rule-based"] for r in tgtb.responses)  # refused first
+    assert all(r.finish_reason == "blocked" and "guard:canary-rag" not in r.timings_ms for r in tgtb.responses)
+    assert table.detail["benign"]["rule-based+canary-rag"]["latency_derived"] is True
+    assert "`tgtb__rule-based+canary-rag` from `tgtb__canary-rag`" in (tmp_path / "report.md").read_text()
+
+
+def test_a_rerun_source_makes_the_composed_cell_compose_again(tmp_path: Path) -> None:
+    config = layered_config(["none", "canary-rag", "rule-based+canary-rag"], benign=None)
+    run_evaluation(config, tmp_path, parts=parts())
+    (tmp_path / "transcripts" / "tgtb__canary-rag.jsonl").unlink()  # the source is lost and run again
+    recorder = Recorder()
+    run_evaluation(config, tmp_path, progress=recorder, parts=parts())
+    rerun = {cell for cell, cached, _ in recorder.finished if not cached}
+    assert rerun == {"tgtb__canary-rag", "tgtb__rule-based+canary-rag"}
+
+
+@pytest.mark.parametrize(
+    "layered",
+    [
+        "canary-rag+rule-based",  # the head acts after generation
+        "rag-ct+rule-based",  # the last part has a query guard (it would add verdicts to the head's refusals)
+        "rule-based+rephrase",  # the last part rewrites the query the head would screen
+    ],
+)
+def test_a_stack_that_composition_would_misstate_is_run(tmp_path: Path, layered: str) -> None:
+    last = layered.rpartition("+")[2]
+    run_evaluation(layered_config(["none", last, layered], benign=None), tmp_path, parts=parts())
+    record = TranscriptCache(tmp_path).record(f"tgtb__{layered}")
+    assert record is not None and record.composed_from == ""
+
+
+def test_a_per_user_policy_turns_composition_off(tmp_path: Path) -> None:
+    config = layered_config(["none", "canary-rag", "rule-based+canary-rag"], benign=None, policy={"window": 5, "k": 2})
+    run_evaluation(config, tmp_path, parts=parts())
+    record = TranscriptCache(tmp_path).record("tgtb__rule-based+canary-rag")
+    assert record is not None and record.composed_from == ""  # blocking state depends on the run's own order
 
 
 def test_a_layered_cell_that_ran_is_kept_and_composition_can_be_switched_off(tmp_path: Path) -> None:
-    config = make_config(
-        defenses=["none", "erase-check", "rule-based+erase-check"], attacks=[{"name": "tgtb", "budget": 2}]
-    )
+    config = layered_config(["none", "canary-rag", "rule-based+canary-rag"])
     run_evaluation(config.model_copy(update={"compose_layered": False}), tmp_path, parts=parts())
-    assert TranscriptCache(tmp_path).record("tgtb__rule-based+erase-check").composed_from == ""  # type: ignore[union-attr]
+    assert TranscriptCache(tmp_path).record("tgtb__rule-based+canary-rag").composed_from == ""  # type: ignore[union-attr]
     recorder = Recorder()
     run_evaluation(config, tmp_path, progress=recorder, parts=parts())
     assert all(cached for _, cached, _ in recorder.finished)  # the measured cells stay
@@ -433,9 +476,14 @@ def test_an_adaptive_attack_the_head_refuses_is_run_not_composed(
         return ScriptedAdaptive(questions[name]) if name in questions else real_make_attack(name, **kwargs)
 
     monkeypatch.setattr(attacks_module, "make_attack", make)
-    config = make_config(defenses=["none", "erase-check", "rule-based+erase-check"], benign=None)
+    config = layered_config(["none", "canary-rag", "rule-based+canary-rag"], benign=None)
+    config = config.model_copy(update={"attacks": make_config().attacks})
     run_evaluation(config, tmp_path, parts=parts())
     cells = TranscriptCache(tmp_path)
-    assert cells.record("tgtb__rule-based+erase-check").composed_from == "tgtb__erase-check"  # type: ignore[union-attr]
-    ran = cells.record("pide__rule-based+erase-check")
+    assert cells.record("tgtb__rule-based+canary-rag").composed_from == "tgtb__canary-rag"  # type: ignore[union-attr]
+    ran = cells.record("pide__rule-based+canary-rag")
     assert ran is not None and ran.composed_from == ""
+    # it ran under its plain settings: without composition it is still a finished cell
+    recorder = Recorder()
+    run_evaluation(config.model_copy(update={"compose_layered": False}), tmp_path, progress=recorder, parts=parts())
+    assert ("pide__rule-based+canary-rag", True, False) in recorder.finished

@@ -1,11 +1,13 @@
 """Layered cells composed from finished cells, instead of generating every answer again.
 
 A stacked defense `A+B` whose head `A` only screens queries before generation (RAG-CT, the
-rule-based filter, erase-and-check, ...) behaves, per query, exactly like this: `A` refuses the
-query, or the query goes on to `B` unchanged (`RagPipeline` runs every query guard before any
-decorator or monitor, and an allowed query's prompt is what `B` alone would build). So the cell
-`X__A+B` follows from the finished cell `X__B`: screen each of its queries with `A`; a refused
-query gets `A`'s refusal, an allowed one keeps `B`'s answer with `A`'s verdicts put first.
+rule-based filter, erase-and-check, ...) and whose last part `B` acts only after retrieval
+(decorators and output monitors: CanaryRAG, summarisation; no rewriter, no query guard)
+behaves, per query, exactly like this: `A` refuses the query, or the query goes on to `B`
+unchanged (`RagPipeline` runs every query guard before any decorator or monitor, and an allowed
+query's prompt is what `B` alone would build). So the cell `X__A+B` follows from the finished
+cell `X__B`: screen each of its queries with `A`; a refused query gets `A`'s refusal, an
+allowed one keeps `B`'s answer with `A`'s verdicts put first.
 
 This is exact for fixed query lists (TGTB, PIDE, benign traffic), up to `B`'s own randomness:
 CanaryRAG draws fresh canaries per request, so a composed cell is another sample of the same
@@ -39,7 +41,8 @@ def compose_layered(screen: RagPipeline, source: Transcript, defense: str, *, ad
     """The transcript of `defense` (= head + source's defense) from `source`, screened by `screen`.
 
     Args:
-        screen: the pipeline of the head defense; it must only act before generation.
+        screen: the pipeline of the head defense; it must only act before generation (query
+            guards), and the source's defense must have no rewriter or query guard.
         source: the finished transcript of the last part of `defense`.
         defense: the stacked spec the composed transcript is labelled with.
         adaptive: the queries depend on earlier answers (then any refusal by the head makes
@@ -65,7 +68,7 @@ def _stacked(screened: Response, later: Response) -> Response:
     timings = dict(later.timings_ms)
     added = 0.0
     for stage, milliseconds in screened.timings_ms.items():
-        if stage.startswith(("guard:", "rewrite:")):
+        if stage.startswith("guard:"):  # the head has query guards only (no rewriters)
             timings[stage] = timings.get(stage, 0.0) + milliseconds
             added += milliseconds
     if "total" in timings:

@@ -11,6 +11,9 @@ cached. Canary-decorated prompts carry fresh random canaries, so they never repe
 Replay is switched OFF for benign cells that must measure their latency (`enabled = False`;
 their answers are still recorded). Attack cells report leakage, not latency.
 
+A stream cut by the token limit ends with the `StreamEnd("length")` marker, which the cache
+stores (`end`) and replays; entries written before it was stored replay as `stop`.
+
 The cache persists as JSONL (`OUT/generation_cache.jsonl`: generated text, so it holds
 knowledge-base text; never commit it) so a resumed run keeps its hits.
 """

@@ -26,7 +26,6 @@ from ragshield.types import RetrievalResult
 
 
 @dataclass
-@dataclass
 class Parts:
     """The models every cell shares. Pass your own to `run_evaluation` to reuse loaded models
     (or, in unit tests, FAKES); missing ones are built from the config."""

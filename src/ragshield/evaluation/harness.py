@@ -251,12 +251,16 @@ def _run_cell(
 
     print_ = fingerprint({**run.base_print, **settings})
     if composition is not None and cache.cached(name, print_) is None:  # a cell that ran is kept
-        extra, composed = composition
-        print_ = fingerprint({**run.base_print, **settings, **extra})
-        generated = produce
-
-        def produce(report: Callable[[int, int], None]) -> Produced:
-            return composed() or generated(report)
+        extra, compose = composition
+        composed_print = fingerprint({**run.base_print, **settings, **extra})
+        if cache.cached(name, composed_print) is not None:
+            print_ = composed_print
+        else:
+            # composed before `cache.run`: a cell that cannot be composed runs under its plain
+            # fingerprint, so it is kept whatever later happens to its would-be source
+            produced = compose()
+            if produced is not None:
+                print_, produce = composed_print, _finished(produced, total)
 
     try:
         _, cached = cache.run(name, print_, lambda: produce(report))
@@ -319,8 +323,9 @@ def _composition(
     settings_of: Callable[[str], dict[str, Any]],
     adaptive: Callable[[], bool],
 ) -> _Composition | None:
-    """The extra settings and producer of a layered cell composed from a finished cell
-    (`ragshield.evaluation.compose`), or None when it must run."""
+    """For a stacked cell whose last part's cell is finished: the settings that identify that
+    source and a function composing the cell from it (`ragshield.evaluation.compose`; None when
+    it cannot be composed). Cheap: nothing is read or built until the function is called."""
     split = split_layered(defense) if run.config.compose_layered and run.config.policy is None else None
     if split is None:
         return None
@@ -328,21 +333,36 @@ def _composition(
     source_name = cell_name(first, last)
     source_print = fingerprint({**run.base_print, **settings_of(last)})
     cache.refresh()
-    source = cache.cached(source_name, source_print)
-    if source is None:
-        return None
-    screen = pipeline_for(run, head, run.config.k)
-    if not query_time_only(screen):
+    record = cache.record(source_name)
+    if record is None or record.fingerprint != source_print:
         return None
 
-    def composed() -> Produced | None:
+    def compose() -> Produced | None:
+        source = cache.cached(source_name, source_print)
+        screen = pipeline_for(run, head, run.config.k)
+        rest = pipeline_for(run, last, run.config.k).defense
+        # the head must only screen, and the rest must not act before generation: a rewriter
+        # would change what the head sees, a query guard would add verdicts to the head's refusals
+        if source is None or not query_time_only(screen) or rest.rewriters or rest.query_guards:
+            return None
         transcript = compose_layered(screen, source, defense, adaptive=adaptive())
         if transcript is None:
             log.info("cell %s__%s: the head refuses an adaptive attack's query; running it", first, defense)
             return None
-        return Produced(transcript, composed_from=source_name)
+        return Produced(transcript, replayed=record.replayed, composed_from=source_name)
 
-    return {"composed_from": source_print}, composed
+    # the source's finish time too: a source rerun under the same settings is another sample
+    return {"composed_from": [source_print, record.finished]}, compose
+
+
+def _finished(produced: Produced, total: int) -> Callable[[Callable[[int, int], None]], Produced]:
+    """A producer of an already produced cell (reports it done at once)."""
+
+    def produce(report: Callable[[int, int], None]) -> Produced:
+        report(total, total)
+        return produced
+
+    return produce
 
 
 def _benign_cell(run: GridRun, cache: TranscriptCache, sink: EvalProgress, defense: str) -> None:
