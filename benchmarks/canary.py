@@ -15,6 +15,9 @@ Sections (run all by default, or pick with --sections):
               queries (`make_attack`) with the real model; plus a clearly labelled WORST CASE with
               FAKE models that comply perfectly (a target and an oracle that follow the query's
               instruction exactly), which shows what each path catches when the model does comply.
+* placement - the first --placement-queries benign and TGTB queries again with another canary
+              placement (--placement, default sentence-end), target path only, paired with the
+              default (sentence-begin) rows of fpr / detection for the same queries.
 
 Writes benchmarks/results/canary.json and docs/results/canary.md. Real-model sections keep a
 resumable progress file (benchmarks/results/canary.progress.tmp); run with `nice`.
@@ -428,6 +431,55 @@ def bench_detection(
     return results
 
 
+# -- placement -------------------------------------------------------------------------------
+
+
+def bench_placement(
+    data: Path, index_dir: Path, placement: str, n: int, max_tokens: int, seed: int, progress: Progress
+) -> dict:
+    """The first `n` benign (SAGE) and TGTB queries again with another canary placement, paired
+    with the default placement's results for the same queries (the `fpr` and `detection` rows)."""
+    from ragshield.guards.factory import DefenseContext, build_defense
+    from ragshield.rag.pipeline import RagPipeline
+
+    sets = {
+        "benign": [row["query"] for row in iter_jsonl(data / "queries" / "benign_queries_sage.jsonl")][:n],
+        "tgtb": _attack_queries("tgtb", data, n, seed),
+    }
+    default_keys = {"benign": "fpr", "tgtb": "detect:tgtb"}
+    pipeline: Any = None
+    out: dict[str, Any] = {"placement": placement}
+    for name, queries in sets.items():
+        queries = queries[: progress.limit(f"placement:{placement}:{name}", len(queries))]
+        for number, text in enumerate(queries):
+            key = f"placement:{placement}:{name}:{number}"
+            if key in progress.done:
+                continue
+            if pipeline is None:  # models only when work is left
+                retriever, target, builder = _system(data, index_dir, max_tokens)
+                params = {"canary-rag": {"placement": placement, "oracle": "off"}}  # the target path only, as measured
+                defense = build_defense("canary-rag", DefenseContext(generator=target), params)
+                pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+            response = pipeline.answer(Query(text, user_id=f"placement-{name}"))
+            verdict = _canary_verdict(response)
+            forms = verdict.evidence.get("forms") if verdict else None
+            progress.record(key, {"blocked": response.blocked, "forms": forms})
+        paired = [
+            (progress.done[f"placement:{placement}:{name}:{i}"], progress.done[f"{default_keys[name]}:{i}"])
+            for i in range(len(queries))
+            if f"{default_keys[name]}:{i}" in progress.done  # paired with the default placement's row
+        ]
+        out[name] = {
+            "queries": len(paired),
+            "flagged": sum(alt["blocked"] for alt, _ in paired),
+            "flagged_sentence_begin": sum(base["blocked"] for _, base in paired),
+            "only_this_placement": sum(alt["blocked"] and not base["blocked"] for alt, base in paired),
+            "only_sentence_begin": sum(base["blocked"] and not alt["blocked"] for alt, base in paired),
+        }
+        print(f"placement {placement} {name}: {out[name]}", flush=True)
+    return out
+
+
 # -- worst case with FAKE compliant models ---------------------------------------------------
 
 
@@ -590,6 +642,23 @@ def write_report(results: dict[str, Any], path: Path) -> None:
                     f"{row['unflagged_rouge_leaks']} |"
                 )
         lines.append("")
+    if results.get("placement", {}).get("benign", {}).get("queries"):
+        placed = results["placement"]
+        lines += [
+            f"## Canary placement: {placed['placement']} against sentence-begin (same queries, target path only)",
+            "",
+            f"| query set | queries | flagged, {placed['placement']} | flagged, sentence-begin | "
+            f"only {placed['placement']} | only sentence-begin |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name in ("benign", "tgtb"):
+            row = placed.get(name)
+            if row and row["queries"]:
+                lines.append(
+                    f"| {name} | {row['queries']} | {row['flagged']} | {row['flagged_sentence_begin']} | "
+                    f"{row['only_this_placement']} | {row['only_sentence_begin']} |"
+                )
+        lines.append("")
     if "worst_case" in results:
         wc = results["worst_case"]
         lines += [
@@ -619,6 +688,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--oracle-max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--placement", default="sentence-end", help="the other canary placement (placement section)")
+    parser.add_argument("--placement-queries", type=int, default=100, help="benign and TGTB queries each")
     parser.add_argument("--note", action="append", default=[], help="a caveat to print in the report (repeatable)")
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads per model (1: target and oracle share 2 cores)"
@@ -665,6 +736,10 @@ def main(argv: list[str] | None = None) -> int:
             args.seed,
             progress,
             tuple(args.attacks.split(",")),
+        )
+    if "placement" in sections:
+        results["placement"] = bench_placement(
+            args.data, args.index, args.placement, args.placement_queries, args.max_tokens, args.seed, progress
         )
     if "worst-case" in sections:
         results["worst_case"] = bench_worst_case(args.data, args.index, args.worst_case_queries, args.seed)
