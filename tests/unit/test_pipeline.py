@@ -115,6 +115,7 @@ def test_blocked_query_gets_refusal_without_generation(fake_retriever) -> None: 
     assert response.text == DEFAULT_REFUSAL and response.finish_reason == "blocked"
     assert response.blocked_by == ["fake-top"]
     assert generator.requests == []
+    assert response.timings_ms["total"] >= response.timings_ms["retrieve"]  # a refusal's latency counts too
 
 
 def test_screen_runs_the_query_guards_and_never_generates(fake_retriever) -> None:  # type: ignore[no-untyped-def]

@@ -149,7 +149,10 @@ def plot_canary_style(table: ResultTable, path: Path) -> bool:
     axes[1].set_ylabel("% of benign queries blocked")
     axes[1].set_title("benign FPR (dotted: CanaryRAG paper's 0.15% bound)", fontsize=10)
     benign = table.detail.get("benign", {})
-    latencies = [benign.get(d, {}).get("latencies_ms") or [np.nan] for d in defenses]
+    # transcripts recorded before refusals carried a total have None for those queries
+    latencies = [
+        [ms for ms in benign.get(d, {}).get("latencies_ms") or [] if ms is not None] or [np.nan] for d in defenses
+    ]
     axes[2].boxplot(latencies, showfliers=False)
     axes[2].set_xticks(range(1, len(defenses) + 1), defenses, rotation=20, ha="right", fontsize=8)
     axes[2].set_ylabel("ms")

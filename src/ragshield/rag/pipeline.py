@@ -130,8 +130,7 @@ class RagPipeline:
         start = _now()
         refused = self._before_generation(run)
         if refused is not None:
-            run.timings["total"] = _ms(start)
-            yield refused
+            yield replace(refused, timings_ms={**refused.timings_ms, "total": _ms(start)})
             return
         yield from self._generate(run, start)
 
