@@ -125,12 +125,9 @@ class RagPipeline:
         Raises:
             InvalidQueryError: the query is empty or longer than `max_query_chars`.
         """
-        query = validate_query(query, self.max_query_chars)
-        run = _Run(query)
-        start = _now()
-        refused = self._before_generation(run)
+        run, start, refused = self._start(query)
         if refused is not None:
-            yield replace(refused, timings_ms={**refused.timings_ms, "total": _ms(start)})
+            yield refused
             return
         yield from self._generate(run, start)
 
@@ -145,14 +142,21 @@ class RagPipeline:
         Raises:
             InvalidQueryError: the query is empty or longer than `max_query_chars`.
         """
-        query = validate_query(query, self.max_query_chars)
-        run = _Run(query)
+        run, start, refused = self._start(query)
+        if refused is not None:
+            return refused
+        run.timings["total"] = _ms(start)
+        return Response(run.query, "", run.retrieval, tuple(run.verdicts), "screened", dict(run.timings))
+
+    def _start(self, query: Query | str) -> tuple[_Run, float, Response | None]:
+        """Validate the query and run the stages before generation: the run, its start time
+        and, when the query is refused, the refusal with its total latency."""
+        run = _Run(validate_query(query, self.max_query_chars))
         start = _now()
         refused = self._before_generation(run)
-        run.timings["total"] = _ms(start)
         if refused is not None:
-            return replace(refused, timings_ms=dict(run.timings))
-        return Response(query, "", run.retrieval, tuple(run.verdicts), "screened", dict(run.timings))
+            refused = replace(refused, timings_ms={**refused.timings_ms, "total": _ms(start)})
+        return run, start, refused
 
     # -- stages --------------------------------------------------------------------------
 
