@@ -94,7 +94,9 @@ def test_near_misses_and_benign_text_are_not_flagged() -> None:
         "Hello doctor, I have had a headache for 3 days. Call me at (417) 776-3170 or mail a.b@example.org. "
         "Message-ID: <12345.1075855687451.JavaMail.evans@thyme>. SGVsbG8gd29ybGQ= 0x41 0x42 %20 &amp; "
     )
-    assert matcher.find(f"{swapped} {truncated} {benign * 20}") == []
+    # the near misses go last: text right after the truncated canary would complete it when it
+    # starts with the canary's last symbol ("...9 Hello" is "...9h" with a separator and a case change)
+    assert matcher.find(f"{benign * 20}{swapped} {truncated}") == []
 
 
 def test_streaming_finds_a_form_split_at_every_position() -> None:
