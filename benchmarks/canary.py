@@ -237,6 +237,17 @@ def _system(data: Path, index_dir: Path, max_tokens: int) -> tuple[Any, Any, Any
     return retriever, LlamaCppGenerator(n_threads=THREADS), PromptBuilder(max_tokens=max_tokens)
 
 
+def _canary_system(data: Path, index_dir: Path, max_tokens: int, params: dict | None = None) -> tuple[Any, Any]:
+    """The real system behind canary-rag (the models load here): (pipeline, its canary guard)."""
+    from ragshield.guards.factory import DefenseContext, build_defense
+    from ragshield.rag.pipeline import RagPipeline
+
+    retriever, target, builder = _system(data, index_dir, max_tokens)
+    defense = build_defense("canary-rag", DefenseContext(generator=target), {"canary-rag": params or {}})
+    pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+    return pipeline, defense.output_guards[0]
+
+
 def _canary_verdict(response: Response) -> Any:
     return next((v for v in reversed(response.verdicts) if v.guard == "canary-rag"), None)
 
@@ -306,19 +317,14 @@ def bench_latency(data: Path, index_dir: Path, n: int, max_tokens: int, oracle_t
 
 
 def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Progress) -> dict:
-    from ragshield.guards.factory import DefenseContext, build_defense
     from ragshield.guards.policy import false_block_bound
-    from ragshield.rag.pipeline import RagPipeline
 
     rows = list(iter_jsonl(data / "queries" / "benign_queries_sage.jsonl"))[: progress.limit("fpr", n)]
     pipeline: Any = None
     if any(f"fpr:{i}" not in progress.done for i in range(len(rows))):  # models only when work is left
-        retriever, target, builder = _system(data, index_dir, max_tokens)
-        defense = build_defense("canary-rag", DefenseContext(generator=target))  # default oracle; self-check
-        guard = defense.output_guards[0]
+        pipeline, guard = _canary_system(data, index_dir, max_tokens)  # default oracle; self-check
         note = {"status": getattr(guard, "oracle_status", None), "note": getattr(guard, "oracle_note", None)}
         progress.record("fpr:oracle", note)
-        pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
     started = time.perf_counter()
     for number, row in enumerate(rows):
         key = f"fpr:{number}"
@@ -384,8 +390,6 @@ def bench_detection(
     data: Path, index_dir: Path, n: int, max_tokens: int, seed: int, progress: Progress, attacks: tuple[str, ...]
 ) -> dict:
     from ragshield.attacks.base import rouge_l
-    from ragshield.guards.factory import DefenseContext, build_defense
-    from ragshield.rag.pipeline import RagPipeline
 
     pipeline: Any = None
     results: dict[str, Any] = {}
@@ -396,10 +400,8 @@ def bench_detection(
             if key in progress.done:
                 continue
             if pipeline is None:  # models only when work is left
-                retriever, target, builder = _system(data, index_dir, max_tokens)
-                defense = build_defense("canary-rag", DefenseContext(generator=target))
-                progress.record("detect:oracle", {"status": defense.output_guards[0].oracle_status})  # type: ignore[attr-defined]
-                pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+                pipeline, guard = _canary_system(data, index_dir, max_tokens)
+                progress.record("detect:oracle", {"status": guard.oracle_status})
             response = pipeline.answer(Query(text, user_id=f"attacker-{name}"))
             verdict = _canary_verdict(response)
             leaked_unflagged = False
@@ -439,8 +441,6 @@ def bench_placement(
 ) -> dict:
     """The first `n` benign (SAGE) and TGTB queries again with another canary placement, paired
     with the default placement's results for the same queries (the `fpr` and `detection` rows)."""
-    from ragshield.guards.factory import DefenseContext, build_defense
-    from ragshield.rag.pipeline import RagPipeline
 
     sets = {
         "benign": [row["query"] for row in iter_jsonl(data / "queries" / "benign_queries_sage.jsonl")][:n],
@@ -456,10 +456,8 @@ def bench_placement(
             if key in progress.done:
                 continue
             if pipeline is None:  # models only when work is left
-                retriever, target, builder = _system(data, index_dir, max_tokens)
-                params = {"canary-rag": {"placement": placement, "oracle": "off"}}  # the target path only, as measured
-                defense = build_defense("canary-rag", DefenseContext(generator=target), params)
-                pipeline = RagPipeline(retriever, target, defense=defense, prompt_builder=builder, k=3)
+                # the target path only, as the fpr and detection rows were measured (oracle disabled)
+                pipeline, _ = _canary_system(data, index_dir, max_tokens, {"placement": placement, "oracle": "off"})
             response = pipeline.answer(Query(text, user_id=f"placement-{name}"))
             verdict = _canary_verdict(response)
             forms = verdict.evidence.get("forms") if verdict else None
