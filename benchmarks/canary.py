@@ -389,7 +389,7 @@ def _attack_queries(name: str, data: Path, n: int, seed: int) -> list[str]:
 def bench_detection(
     data: Path, index_dir: Path, n: int, max_tokens: int, seed: int, progress: Progress, attacks: tuple[str, ...]
 ) -> dict:
-    from ragshield.attacks.base import rouge_l
+    from ragshield.metrics.text import rouge_l
 
     pipeline: Any = None
     results: dict[str, Any] = {}
@@ -407,7 +407,8 @@ def bench_detection(
             leaked_unflagged = False
             if not response.blocked and response.retrieval is not None:
                 leaked_unflagged = any(
-                    rouge_l(hit.chunk.text, response.text).recall > 0.5 for hit in response.retrieval.hits
+                    rouge_l(hit.chunk.text, response.text, use_stemmer=False).recall > 0.5
+                    for hit in response.retrieval.hits
                 )
             progress.record(
                 key,

@@ -29,14 +29,16 @@ WORDS = [
 ]
 
 
-def test_rouge_l_equals_rouge_score_with_stemmer() -> None:
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+@pytest.mark.parametrize("use_stemmer", [True, False])
+def test_rouge_l_equals_rouge_score(use_stemmer: bool) -> None:
+    # stemmed for the leakage metrics, unstemmed for the attacks' deduplication (as the papers' code)
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
     rng = random.Random(7)
     for _ in range(200):
         reference = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40)))
         prediction = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40)))
         expected = scorer.score(reference, prediction)["rougeL"]
-        got = rouge_l(reference, prediction)
+        got = rouge_l(reference, prediction, use_stemmer=use_stemmer)
         assert got.precision == pytest.approx(expected.precision, abs=1e-12)
         assert got.recall == pytest.approx(expected.recall, abs=1e-12)
         assert got.f1 == pytest.approx(expected.fmeasure, abs=1e-12)
@@ -50,6 +52,7 @@ def test_lcs_hand_cases() -> None:
 
 def test_tokenisers() -> None:
     assert rouge_tokens("Running, RUNS!") == ["run", "run"]
+    assert rouge_tokens("Running, RUNS!", use_stemmer=False) == ["running", "runs"]
     assert word_tokens("Hi, Bob-2 ok") == ["Hi", "Bob", "2", "ok"]  # TGTB's \w+ keeps case
 
 

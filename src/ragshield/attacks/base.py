@@ -11,8 +11,8 @@ Shared helpers:
 
 * information pieces of Zeng et al. 2024 (`load_information`) and the package's own small
   built-in anchor lists (`builtin_anchors`, used when no data folder is given);
-* text deduplication on ROUGE-L (`rouge_l`, `NoveltyMemory`; the scores come from the
-  `rouge-score` package, nothing is re-implemented) and paragraph splitting;
+* text deduplication on unstemmed ROUGE-L (`NoveltyMemory`, scored by `ragshield.metrics.text`,
+  which agrees exactly with the `rouge-score` package) and paragraph splitting;
 * `AttackerLLM`, a thin wrapper that prompts an attacker `Generator` deterministically.
 """
 
@@ -23,7 +23,6 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ragshield.errors import ConfigError
 from ragshield.generators.base import Generator, complete, make_generator
+from ragshield.metrics.text import rouge_l, rouge_tokens
 from ragshield.types import ChatMessage, GenerationRequest, Query
 
 Exchange = tuple[Query, str]  # (query sent, text received), what a client sees
@@ -232,35 +232,6 @@ def split_paragraphs(text: str, *, min_chars: int = 1) -> list[str]:
     return [piece for piece in pieces if len(piece) >= min_chars]
 
 
-@dataclass(frozen=True, slots=True)
-class RougeL:
-    """ROUGE-L of a prediction against a reference: precision, recall, F1, each in [0, 1]."""
-
-    precision: float
-    recall: float
-    fmeasure: float
-
-
-@lru_cache(maxsize=2)
-def _scorer(use_stemmer: bool) -> Any:
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
-
-
-@lru_cache(maxsize=2)
-def _tokenizer(use_stemmer: bool) -> Any:
-    from rouge_score import tokenizers
-
-    return tokenizers.DefaultTokenizer(use_stemmer=use_stemmer)
-
-
-def rouge_l(reference: str, prediction: str, *, use_stemmer: bool = False) -> RougeL:
-    """ROUGE-L (the `rouge-score` package) of `prediction` against `reference`."""
-    score = _scorer(use_stemmer).score(reference, prediction)["rougeL"]
-    return RougeL(float(score.precision), float(score.recall), float(score.fmeasure))
-
-
 class NoveltyMemory:
     """A memory of extracted texts that admits a text only if it is new.
 
@@ -285,7 +256,7 @@ class NoveltyMemory:
         return isinstance(text, str) and not self.is_novel(text)
 
     def is_novel(self, text: str) -> bool:
-        tokens = _tokenizer(False).tokenize(text)
+        tokens = rouge_tokens(text, use_stemmer=False)
         if not tokens:
             return False
         bag = Counter(tokens)
@@ -294,7 +265,7 @@ class NoveltyMemory:
             other = self._bags[index]
             overlap = sum((bag & other).values())
             bound = 2.0 * overlap / (len(tokens) + sum(other.values()))
-            if bound >= self.threshold and rouge_l(self.texts[index], text).fmeasure >= self.threshold:
+            if bound >= self.threshold and rouge_l(self.texts[index], text, use_stemmer=False).f1 >= self.threshold:
                 return False
         return True
 
@@ -303,7 +274,7 @@ class NoveltyMemory:
         if not self.is_novel(text):
             return False
         self.texts.append(text)
-        self._bags.append(Counter(_tokenizer(False).tokenize(text)))
+        self._bags.append(Counter(rouge_tokens(text, use_stemmer=False)))
         return True
 
 

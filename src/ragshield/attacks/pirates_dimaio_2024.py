@@ -38,9 +38,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from ragshield.attacks.base import AttackerLLM, StatefulAttack, normalise_space, rouge_l, split_paragraphs
+from ragshield.attacks.base import AttackerLLM, StatefulAttack, normalise_space, split_paragraphs
 from ragshield.errors import ConfigError
 from ragshield.generators.base import Generator
+from ragshield.metrics.text import rouge_l
 from ragshield.rag.embedding import DEFAULT_EMBEDDER, Embedder, make_embedder
 from ragshield.types import Query
 
@@ -278,7 +279,7 @@ class PiratesDiMaio2024(StatefulAttack):
 
     def _chunks(self, response: str, query: str) -> list[str]:
         pieces = split_paragraphs(response, min_chars=self.min_chunk_chars)
-        return [piece for piece in pieces if rouge_l(query, piece).precision < 0.7]
+        return [piece for piece in pieces if rouge_l(query, piece, use_stemmer=False).precision < 0.7]
 
     def _observe(self, query: Query, text: str, rng: random.Random) -> None:
         used = self._sent.pop(query.text, None)

@@ -38,12 +38,12 @@ from ragshield.attacks.base import (
     builtin_anchors,
     clip_words,
     normalise_space,
-    rouge_l,
     shuffled,
     split_paragraphs,
 )
 from ragshield.errors import ConfigError
 from ragshield.generators.base import Generator
+from ragshield.metrics.text import rouge_l
 from ragshield.types import Query
 
 # LeakDojo baselines.json `rag_thief` (the default) and rtf.py's initial query; the third is
@@ -244,7 +244,7 @@ class RagThiefJiang2024(StatefulAttack):
         text = _SCAFFOLD.sub("\n\n", text)
         chunks = []
         for piece in split_paragraphs(text, min_chars=self.min_chunk_chars):
-            if rouge_l(query, piece).precision >= self.novelty_threshold:
+            if rouge_l(query, piece, use_stemmer=False).precision >= self.novelty_threshold:
                 continue  # the model repeated our anchor back, not the knowledge base
             chunks.append(piece)
         return chunks

@@ -46,9 +46,10 @@ def _lower_same_length(text: str) -> str:
     return "".join(char.lower() if len(char.lower()) == 1 else char for char in text)
 
 
-def rouge_tokens(text: str) -> list[str]:
-    """ROUGE tokens of `text` (rouge-score's tokenizer with the Porter stemmer)."""
-    return [_stem(token) for token in _ROUGE_TOKEN.findall(_lower_same_length(text))]
+def rouge_tokens(text: str, *, use_stemmer: bool = True) -> list[str]:
+    """ROUGE tokens of `text`: rouge-score's tokenizer, with its Porter stemmer unless `use_stemmer=False`."""
+    tokens = _ROUGE_TOKEN.findall(_lower_same_length(text))
+    return [_stem(token) for token in tokens] if use_stemmer else tokens
 
 
 def rouge_tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
@@ -125,10 +126,12 @@ def rouge_l_from_lcs(lcs: int, reference_length: int, prediction_length: int) ->
     return RougeL(precision, recall, 2 * precision * recall / (precision + recall))
 
 
-def rouge_l(reference: str, prediction: str) -> RougeL:
-    """ROUGE-L (stemmed) of `prediction` against `reference`, equal to rouge-score's `rougeL`."""
-    reference_tokens = rouge_tokens(reference)
-    prediction_tokens = rouge_tokens(prediction)
+def rouge_l(reference: str, prediction: str, *, use_stemmer: bool = True) -> RougeL:
+    """ROUGE-L of `prediction` against `reference`, equal to rouge-score's `rougeL` with the same
+    `use_stemmer` (stemmed by default, as the leakage metrics use it; the attacks' deduplication
+    follows the papers' code and does not stem)."""
+    reference_tokens = rouge_tokens(reference, use_stemmer=use_stemmer)
+    prediction_tokens = rouge_tokens(prediction, use_stemmer=use_stemmer)
     lcs = lcs_length(reference_tokens, prediction_tokens)
     return rouge_l_from_lcs(lcs, len(reference_tokens), len(prediction_tokens))
 
