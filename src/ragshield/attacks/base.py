@@ -256,7 +256,9 @@ class NoveltyMemory:
         return isinstance(text, str) and not self.is_novel(text)
 
     def is_novel(self, text: str) -> bool:
-        tokens = rouge_tokens(text, use_stemmer=False)
+        return self._is_novel(text, rouge_tokens(text, use_stemmer=False))
+
+    def _is_novel(self, text: str, tokens: list[str]) -> bool:
         if not tokens:
             return False
         bag = Counter(tokens)
@@ -271,10 +273,11 @@ class NoveltyMemory:
 
     def add(self, text: str) -> bool:
         """Remember `text` if it is new; returns whether it was added."""
-        if not self.is_novel(text):
+        tokens = rouge_tokens(text, use_stemmer=False)  # tokenised once for the check and the memory
+        if not self._is_novel(text, tokens):
             return False
         self.texts.append(text)
-        self._bags.append(Counter(rouge_tokens(text, use_stemmer=False)))
+        self._bags.append(Counter(tokens))
         return True
 
 
