@@ -1,0 +1,1 @@
+"""Release containment: guards that judge what an answer releases, whoever asks."""
