@@ -64,6 +64,36 @@ class OutputMonitor(Protocol):
         ...
 
 
+WITHHELD_MARKER = "[withheld]"
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """A span of the produced answer that must not reach the client.
+
+    `start` / `end` are raw character offsets into the text the generator produced for this
+    answer (counted from its first delta; `end` exclusive); `reason` is a short label (`echo`,
+    `pii`, `unnatural`, `canary`, `budget`), never the withheld text.
+    """
+
+    start: int
+    end: int
+    reason: str
+
+
+@runtime_checkable
+class SpanRedactor(Protocol):
+    """An `OutputMonitor` that withholds spans by position instead of rewriting text.
+
+    Before the pipeline releases the produced text [start, end), it asks every such monitor for
+    the spans found so far that overlap it, merges them across monitors and releases
+    `WITHHELD_MARKER` once in place of each merged span. Positions refer to the produced text,
+    so monitors compose in any order (unlike `redact`, which sees the previous monitor's output).
+    """
+
+    def withheld(self, start: int, end: int) -> Sequence[Withheld]: ...
+
+
 @runtime_checkable
 class OutputGuard(Protocol):
     """Opens one `OutputMonitor` per answer, given the (decorated) retrieval it answers from."""

@@ -14,15 +14,19 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.base import Generator, StreamEnd
 from ragshield.guards.base import NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
 from ragshield.rag.prompting import PromptBuilder
+from ragshield.rag.release import Withholder
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Action, Query, Response, RetrievalResult, Verdict
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 DEFAULT_REFUSAL = "I can't help with that request."
 MAX_QUERY_CHARS = 8000
@@ -252,6 +256,8 @@ class RagPipeline:
         # produced text not yet released; it stays under `holdback` plus one delta, so appending
         # and cutting it costs O(delta) per token, not O(answer) (no rejoin of the whole answer)
         pending = ""
+        released = 0  # produced characters already passed on (the produced offset of `pending`)
+        withholder = Withholder()
         client_text: list[str] = []
         finish, error_name = "stop", None
         cut_by_limit = False
@@ -280,11 +286,12 @@ class RagPipeline:
                 if cut > 0:
                     cut = _release_boundary(pending, cut) if holdback else cut
                     if cut > 0:
-                        piece = self._redact(monitors, pending[:cut], run)
+                        piece = self._redact(monitors, pending[:cut], released, withholder, run)
                         if piece is None:  # a redactor failed closed: release nothing more
                             finish = "blocked"
                             break
                         pending = pending[cut:]
+                        released += cut
                         client_text.append(piece)
                         if piece:
                             yield piece
@@ -312,7 +319,7 @@ class RagPipeline:
         if violated:
             finish = "blocked"
         elif finish != "error" and pending:
-            piece = self._redact(monitors, pending, run)
+            piece = self._redact(monitors, pending, released, withholder, run)
             if piece is None:
                 finish = "blocked"
             else:
@@ -324,6 +331,8 @@ class RagPipeline:
         policy_verdict = self._record(run, violated=violated)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)
+        if withholder.withheld_chars:
+            run.timings["withheld_chars"] = float(withholder.withheld_chars)
         run.timings["total"] = _ms(start)
         yield Response(
             query=run.query,
@@ -348,26 +357,51 @@ class RagPipeline:
             run.verdicts.append(verdict)
         return verdict
 
-    def _redact(self, monitors: list[tuple[str, OutputMonitor]], text: str, run: _Run) -> str | None:
-        """Pass text about to be released through each monitor's `redact`, in defense order (each
-        monitor sees the previous one's output). A redactor that raises adds its error verdict and,
-        failing closed, withholds the text (None). May run after `close()` for the final flush."""
+    def _redact(
+        self, monitors: list[tuple[str, OutputMonitor]], text: str, start: int, withholder: Withholder, run: _Run
+    ) -> str | None:
+        """The text to release for the produced text [start, start + len(text)).
+
+        First the spans that position-based monitors (`SpanRedactor`) withhold are replaced by one
+        marker each; then the piece passes through each monitor's `redact`, in defense order (each
+        sees the previous one's output). A monitor that raises adds its error verdict and, failing
+        closed, withholds the text (None). May run after `close()` for the final flush.
+        """
+        spans = []
         for name, monitor in monitors:
-            redact = getattr(monitor, "redact", None)
-            if redact is None:
+            withheld = getattr(monitor, "withheld", None)
+            if withheld is None:
                 continue
-            started = _now()
             try:
-                text = redact(text)
+                spans.extend(self._timed(name, run, lambda w=withheld: w(start, start + len(text))))  # type: ignore[misc]
             except Exception as error:
                 verdict = error_verdict(name, error, fail_closed=self.defense.fail_closed)
                 run.verdicts.append(verdict)
                 if verdict.blocked:
                     return None
-            finally:
-                key = f"guard:{name}"
-                run.timings[key] = run.timings.get(key, 0.0) + _ms(started)
+        text = withholder.apply(text, start, spans)
+        for name, monitor in monitors:
+            redact = getattr(monitor, "redact", None)
+            if redact is None:
+                continue
+            try:
+                text = self._timed(name, run, lambda r=redact, t=text: r(t))  # type: ignore[misc]
+            except Exception as error:
+                verdict = error_verdict(name, error, fail_closed=self.defense.fail_closed)
+                run.verdicts.append(verdict)
+                if verdict.blocked:
+                    return None
         return text
+
+    @staticmethod
+    def _timed(name: str, run: _Run, call: Callable[[], _T]) -> _T:
+        """`call()`, its time added to the guard's timing."""
+        started = _now()
+        try:
+            return call()
+        finally:
+            key = f"guard:{name}"
+            run.timings[key] = run.timings.get(key, 0.0) + _ms(started)
 
     def _record(self, run: _Run, *, violated: bool) -> Verdict | None:
         if self.policy is None:

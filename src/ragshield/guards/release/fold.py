@@ -1,0 +1,116 @@
+"""Fold text to the symbols the release guard compares: one definition for both sides.
+
+A retrieved chunk and the streamed answer are folded the same way, character by character, so a
+copy matches whatever case, separators, look-alikes or leetspeak the answer wrote it in:
+
+* `fold_char`: NFKD (fullwidth, mathematical and circled letters, ligatures; accents split off and
+  dropped), Unicode's confusables data (`data/confusables_latin.json`, Cyrillic, Greek, Armenian,
+  Cherokee, APL and symbol look-alikes of ASCII letters and digits), Latin letters by their Unicode
+  name (`LATIN SMALL LETTER B WITH HOOK`, `LATIN LETTER SMALL CAPITAL A`), tag characters and
+  regional indicators to their letters, then casefolding. Everything that is not a letter or digit
+  folds to nothing (spaces, punctuation, zero-width and format characters, combining marks).
+  Letters of other scripts (Chinese, Cyrillic words that are not look-alikes) stay themselves.
+* the `text` alphabet (`fold_text`) then folds leetspeak: digits and the symbols leetspeak uses to
+  letters (0->o, 1/l/!/|->i, 3->e, 4/@->a, 5/$->s, 7/+->t, 8->b, 6/9->g, 2->z). Both sides fold, so
+  a phone number still matches itself; `l` and `i` become one symbol.
+* the `letters` alphabet (`fold_letters`): ASCII letters only, no leetspeak (digits dropped), for the
+  Caesar-invariant and stride views, which need true letter positions.
+
+Every function works per character, so the result never depends on how the stream was split.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from importlib.resources import files
+
+_LATIN_NAME = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: |$)")
+_LEET = {"0": "o", "1": "i", "l": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t", "8": "b", "9": "g"}
+_LEET_SYMBOLS = {"!": "i", "|": "i", "@": "a", "$": "s", "+": "t"}
+_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[str, str]:
+    text = files("ragshield.data").joinpath("confusables_latin.json").read_text(encoding="utf-8")
+    table: dict[str, str] = json.loads(text)
+    return table
+
+
+def _fold_one(char: str) -> str:
+    """The folded form of one non-ASCII character after NFKD (no recursion into NFKD again)."""
+    code = ord(char)
+    if 0xE0041 <= code <= 0xE005A or 0xE0061 <= code <= 0xE007A or 0xE0030 <= code <= 0xE0039:  # tag characters
+        return chr(code - 0xE0000).lower()
+    if 0x1F1E6 <= code <= 0x1F1FF:  # regional indicator symbols A..Z
+        return _ASCII_LOWER[code - 0x1F1E6]
+    if unicodedata.category(char) in ("Mn", "Me", "Cf", "Cc", "Zs", "Zl", "Zp"):
+        return ""
+    mapped = _confusables().get(char)
+    if mapped is not None:
+        return mapped
+    match = _LATIN_NAME.match(unicodedata.name(char, ""))
+    if match is not None:
+        return match.group(1).lower()
+    return "".join(c for c in char.casefold() if c.isalnum())
+
+
+@lru_cache(maxsize=65536)
+def fold_char(char: str) -> str:
+    """The letters and digits one character stands for (usually one character, often none)."""
+    if char.isascii():
+        return char.lower() if char.isalnum() else ""
+    if char in _confusables():  # before NFKD: some look-alikes decompose into other letters
+        return _confusables()[char]
+    return "".join(_fold_one(part) for part in unicodedata.normalize("NFKD", char))
+
+
+@lru_cache(maxsize=65536)
+def _text_symbol(char: str) -> str:
+    symbol = _LEET_SYMBOLS.get(char)
+    if symbol is not None:
+        return symbol
+    return "".join(_LEET.get(c, c) for c in fold_char(char))
+
+
+@lru_cache(maxsize=65536)
+def _letter_symbol(char: str) -> str:
+    return "".join(c for c in fold_char(char) if "a" <= c <= "z")
+
+
+def _fold(text: str, owners: Sequence[int], fold: Callable[[str], str]) -> tuple[str, list[int]]:
+    symbols: list[str] = []
+    kept: list[int] = []
+    for char, owner in zip(text, owners, strict=True):
+        folded = fold(char)
+        if folded:
+            symbols.append(folded)
+            kept.append(owner)
+            if len(folded) > 1:
+                kept.extend([owner] * (len(folded) - 1))
+    return "".join(symbols), kept
+
+
+def fold_text(text: str, offset: int = 0) -> tuple[str, list[int]]:
+    """The `text`-alphabet symbols of `text` and, for each symbol, the offset of the character it
+    came from (`offset` + index in `text`)."""
+    return _fold(text, range(offset, offset + len(text)), _text_symbol)
+
+
+def fold_text_at(text: str, owners: Sequence[int]) -> tuple[str, list[int]]:
+    """`fold_text` for characters with arbitrary offsets (`owners[i]` for `text[i]`)."""
+    return _fold(text, owners, _text_symbol)
+
+
+def fold_letters(text: str, offset: int = 0) -> tuple[str, list[int]]:
+    """The `letters`-alphabet symbols (a-z) of `text` with their source offsets (see `fold_text`)."""
+    return _fold(text, range(offset, offset + len(text)), _letter_symbol)
+
+
+def text_symbols(text: str) -> str:
+    """The `text`-alphabet symbols of `text` only."""
+    return "".join(_text_symbol(char) for char in text)

@@ -1,0 +1,204 @@
+"""Streaming decoders for the base-N and binary encodings an answer can hide a copy in.
+
+Each `RadixView` watches the raw answer for blobs of its alphabet (base64, base32, base85, ascii85,
+uuencode, hex, binary), decodes them at every group alignment at once (a blob glued to the text
+before it starts at any offset), keeps only decoded bytes that are printable text (a UTF-16 zero
+byte is dropped by folding), and feeds the folded symbols to one `Track` per alignment. Decoding
+starts once a blob is `min_run` characters long, so ordinary words never reach a decoder; garbage
+groups (decoding ordinary text) break the runs instead of matching. A decoder may feed another
+(`inner`): base64 of base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ragshield.guards.release.fold import fold_text_at
+from ragshield.guards.release.tracks import Track
+
+_PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x00, 0x09, 0x0A, 0x0D}
+
+
+@dataclass(frozen=True)
+class RadixSpec:
+    """One encoding: its alphabet and in-blob separators (regex class bodies), characters per group,
+    the group decoder and the blob length at which decoding starts."""
+
+    name: str
+    alphabet: str
+    skip: str
+    group: int
+    decode: Callable[[str], bytes]
+    normalise: Callable[[str], str] = str
+    min_run: int = 16
+
+
+def _uu(group: str) -> bytes:
+    bits = 0
+    for char in group:
+        bits = (bits << 6) | ((ord(char) - 32) & 63)
+    return bits.to_bytes(3, "big")
+
+
+def _bits(group: str) -> bytes:
+    return int(group, 2).to_bytes(1, "big")
+
+
+SPECS: tuple[RadixSpec, ...] = (
+    RadixSpec(
+        "base64", r"A-Za-z0-9+/\-_", r"\n\r", 4, binascii.a2b_base64, lambda s: s.replace("-", "+").replace("_", "/")
+    ),
+    RadixSpec("base32", r"A-Za-z2-7", r"\n\r", 8, base64.b32decode, str.upper),
+    RadixSpec("base85", r"0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~", r"\n\r", 5, base64.b85decode),
+    RadixSpec("ascii85", r"!-u", r"\n\r", 5, base64.a85decode),
+    RadixSpec("uuencode", r" -`", r"\n\r", 4, _uu),
+    RadixSpec("hex", r"0-9A-Fa-f", r"\s,;:.%=&#\\xXuU+'\"\-", 2, bytes.fromhex, min_run=8),
+    RadixSpec("binary", r"01", r"\s,;:.|_\-", 8, _bits, min_run=16),
+)
+_HEX_PREFIX = re.compile(r"0[xX](?=[0-9A-Fa-f])")
+
+
+@dataclass
+class RadixView:
+    """One encoding's decoder over the raw answer (see the module docstring).
+
+    Args:
+        spec: the encoding.
+        tracks: one `Track` per group alignment (`spec.group` of them).
+        inners: per alignment, a view fed that alignment's decoded text (base64 of base64), or empty.
+    """
+
+    spec: RadixSpec
+    tracks: Sequence[Track]
+    inners: Sequence[RadixView] = ()
+    _run: list[str] = field(default_factory=list)
+    _owners: list[int] = field(default_factory=list)
+    _next: list[int] = field(default_factory=list)  # per alignment: start of its next undecoded group
+    _open: bool = False  # the last run touched the end of the last delta (it may continue)
+    _held: str = ""  # hex: a trailing `0` / `0x` held until the next piece
+    _held_owners: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        body, skip = f"[{self.spec.alphabet}]", f"[{self.spec.skip}]"
+        # separators may lead and trail a piece, so a blob cut between deltas at a separator continues
+        self._pattern = re.compile(f"{skip}*{body}(?:{skip}*{body})*{skip}*")
+        self._only_skip = re.compile(f"{skip}+")
+        self._skip = re.compile(skip)
+        self._next = list(range(self.spec.group))
+
+    def feed(self, text: str, owners: Sequence[int]) -> None:
+        """Consume raw text; `owners[i]` is the answer offset of `text[i]`."""
+        if not text:
+            return
+        if self._open and self._only_skip.fullmatch(text):
+            return
+        if self.spec.name == "hex":
+            text, owners = self._hex_prefixes(text, owners)
+            if not text:
+                return
+        continuing, matched = self._open, False
+        for match in self._pattern.finditer(text):
+            if not (continuing and match.start() == 0):
+                self._close_run()
+            self._extend(match.group(), owners, match.start())
+            continuing, matched = match.end() == len(text), True
+        continuing = continuing and matched
+        if not continuing:
+            self._close_run()
+        self._open = continuing
+
+    def _hex_prefixes(self, text: str, owners: Sequence[int]) -> tuple[str, Sequence[int]]:
+        """Drop `0x` prefixes; a trailing `0` or `0x` waits for the next piece to say which it is."""
+        if self._held:
+            text, owners = self._held + text, [*self._held_owners, *owners]
+            self._held, self._held_owners = "", []
+        hold = 2 if text.endswith(("0x", "0X")) else 1 if text.endswith("0") else 0
+        if hold:
+            self._held, self._held_owners = text[-hold:], list(owners[len(owners) - hold :])
+            text, owners = text[:-hold], owners[: len(owners) - hold]
+        if "0x" in text or "0X" in text:
+            text, owners = _drop(text, owners, _HEX_PREFIX)
+        return text, owners
+
+    def flush(self) -> None:
+        if self._held:
+            held, owners = self._held, self._held_owners
+            self._held, self._held_owners = "", []
+            self.feed(held + " ", [*owners, owners[-1]])
+        self._close_run()
+        for inner in self.inners:
+            inner.flush()
+
+    def interrupt(self) -> None:
+        """Text that cannot belong to a blob came between two fed pieces: close the open blob."""
+        self._close_run()
+        for inner in self.inners:
+            inner.interrupt()
+
+    def _extend(self, piece: str, owners: Sequence[int], offset: int) -> None:
+        kept = [(char, owners[offset + i]) for i, char in enumerate(piece) if not self._skip.match(char)]
+        self._run.extend(self.spec.normalise(char) for char, _ in kept)
+        self._owners.extend(owner for _, owner in kept)
+        if len(self._run) >= self.spec.min_run:
+            self._decode()
+
+    def _decode(self) -> None:
+        group, run = self.spec.group, self._run
+        for phase, track in enumerate(self.tracks):
+            start = self._next[phase]
+            decoded: list[str] = []
+            decoded_owners: list[int] = []
+            while start + group <= len(run):
+                owner = self._owners[start]
+                try:
+                    data = self.spec.decode("".join(run[start : start + group]))
+                except (ValueError, binascii.Error):
+                    data = b"\xff"
+                if not data or any(byte not in _PRINTABLE for byte in data):
+                    self._emit(phase, track, decoded, decoded_owners)
+                    decoded, decoded_owners = [], []
+                    track.reset()
+                    if self.inners:
+                        self.inners[phase].interrupt()
+                else:
+                    text = data.decode("latin-1")
+                    decoded.append(text)
+                    decoded_owners.extend([owner] * len(text))
+                start += group
+            self._next[phase] = start
+            self._emit(phase, track, decoded, decoded_owners)
+
+    def _emit(self, phase: int, track: Track, decoded: list[str], owners: list[int]) -> None:
+        if not decoded:
+            return
+        text = "".join(decoded)
+        track.feed(*fold_text_at(text, owners))
+        if self.inners:
+            self.inners[phase].feed(text, owners)
+
+    def _close_run(self) -> None:
+        if self._run:
+            if len(self._run) >= self.spec.min_run:  # decoding started: the tracks hold state
+                for track in self.tracks:
+                    track.reset()
+            self._run, self._owners = [], []
+            self._next = list(range(self.spec.group))
+        self._open = False
+
+
+def _drop(text: str, owners: Sequence[int], pattern: re.Pattern[str]) -> tuple[str, list[int]]:
+    """`text` without `pattern`'s matches, with the owners of the characters kept."""
+    kept_text: list[str] = []
+    kept_owners: list[int] = []
+    cursor = 0
+    for match in pattern.finditer(text):
+        kept_text.append(text[cursor : match.start()])
+        kept_owners.extend(owners[cursor : match.start()])
+        cursor = match.end()
+    kept_text.append(text[cursor:])
+    kept_owners.extend(owners[cursor:])
+    return "".join(kept_text), kept_owners

@@ -1,0 +1,154 @@
+"""The sources one request's release guard matches: every retrieved chunk in every alphabet and direction.
+
+Per chunk (as the model saw it): its folded `text` symbols forward and reversed; its letters'
+consecutive differences forward, reversed and negated (Caesar shifts, atbash). Per PII value of the
+retrieved records (when a PII store is set) that the user's message does not contain: its folded
+symbols forward and reversed. Public grams (frequent in the knowledge base, or in the user's
+message) are left out of every chunk table.
+`RequestSources.views(sink)` then builds the answer's views with one `Track` per stream.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
+from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
+from ragshield.guards.release.radix import SPECS, RadixView
+from ragshield.guards.release.tracks import GramTable, RunSink, Source, Track
+from ragshield.guards.release.views import (
+    Rot47View,
+    SpelledView,
+    TextView,
+    UnescapeView,
+    Views,
+    letter_differences,
+)
+from ragshield.types import RetrievalResult
+
+if TYPE_CHECKING:
+    from ragshield.guards.release.echo import EchoSettings
+
+_WORD = re.compile(r"\S+")
+MIN_PII_SYMBOLS = 4  # shorter values (initials, "Li") match too much ordinary text to withhold
+
+
+def _word_of_char(text: str) -> list[int]:
+    words = [0] * len(text)
+    for number, match in enumerate(_WORD.finditer(text)):
+        for index in range(match.start(), match.end()):
+            words[index] = number
+    return words
+
+
+def _negated(differences: str) -> str:
+    return "".join(chr(97 + (-(ord(char) - 97)) % 26) for char in differences)
+
+
+@dataclass
+class RequestSources:
+    """The indexed sources of one request and the facts the monitor reports."""
+
+    user_id: str
+    text: GramTable
+    pii: GramTable
+    differences: GramTable
+    canonical: dict[str, str] = field(default_factory=dict)  # chunk id -> folded text symbols
+    over_budget: set[str] = field(default_factory=set)
+    pii_count: int = 0
+    pii_source: str = "off"
+
+    def views(self, sink: RunSink) -> Views:
+        """Fresh views of one answer, each stream followed by its own `Track` reporting to `sink`."""
+
+        def group(width: int = 1) -> _Pair:
+            return _Pair(Track(self.text, sink, width), Track(self.pii, sink, width))
+
+        strides = [[group() for _ in range(stride)] for stride in (2, 3)]
+        text_view = TextView(group(), Track(self.differences, sink), strides)  # type: ignore[arg-type]
+        plain = [text_view, Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
+        encoded = []
+        for spec in SPECS:
+            inners = []
+            if spec.name == "base64":  # base64 of base64: one inner decoder per outer alignment
+                inners = [RadixView(spec, [group(4) for _ in range(4)]) for _ in range(4)]  # type: ignore[misc]
+            encoded.append(RadixView(spec, [group(spec.group) for _ in range(spec.group)], inners))  # type: ignore[misc]
+        return Views(plain, encoded)
+
+
+@dataclass
+class _Pair:
+    """Feeds one stream to the chunk table's track and the PII table's track."""
+
+    chunks: Track
+    pii: Track
+
+    def feed(self, symbols: str, owners: Any) -> None:
+        self.chunks.feed(symbols, owners)
+        self.pii.feed(symbols, owners)
+
+    def reset(self) -> None:
+        self.chunks.reset()
+        self.pii.reset()
+
+
+def build_sources(
+    retrieval: RetrievalResult,
+    settings: EchoSettings,
+    frequent: FrequentGrams | None,
+    pii_store: Any,
+    originals: Any,
+) -> RequestSources:
+    """Index the retrieved chunks (and their PII values) of one request."""
+    m = settings.gram
+    request = RequestSources(retrieval.query.user_id, GramTable(m), GramTable(settings.pii_gram), GramTable(m))
+    user_text = retrieval.query.text
+    user_grams = grams_of(user_text, m)
+    for hit in retrieval.hits:
+        chunk = hit.chunk
+        symbols, owners = fold_text(chunk.text)
+        request.canonical[chunk.id] = symbols
+        public = public_mask(symbols, m, frequent, user_grams)
+        words_by_char = _word_of_char(chunk.text)
+        words = [words_by_char[owner] for owner in owners]
+        positions = range(len(symbols))
+        request.text.add(Source(chunk.id, "chunk", symbols, positions, words), public)
+        request.text.add(Source(chunk.id, "chunk", symbols[::-1], positions[::-1], words[::-1]), public)
+        _add_letters(request, chunk.id, chunk.text, owners, words_by_char, public)
+    if pii_store is not None:
+        request.pii_source = getattr(pii_store, "source", "index")
+        user_symbols = text_symbols(user_text)
+        for hit in retrieval.hits:
+            original = originals(hit.chunk.id) if originals is not None else None
+            for value in pii_store.values(original or hit.chunk):
+                folded = text_symbols(value.value)
+                if len(folded) < MIN_PII_SYMBOLS or folded in user_symbols:
+                    continue
+                request.pii_count += 1
+                span = range(len(folded))
+                request.pii.add(Source(value.digest, "pii", folded, span, list(span)))
+                request.pii.add(Source(value.digest, "pii", folded[::-1], span[::-1], list(span)[::-1]))
+    return request
+
+
+def _add_letters(
+    request: RequestSources, chunk_id: str, text: str, owners: list[int], words_by_char: list[int], public: list[bool]
+) -> None:
+    """The Caesar sources of one chunk: its letters' differences forward, reversed and negated (atbash)."""
+    letters, letter_owners = fold_letters(text)
+    if len(letters) < 2:
+        return
+    canonical_of_char = {owner: index for index, owner in reversed(list(enumerate(owners)))}
+    canon = [canonical_of_char.get(owner, 0) for owner in letter_owners]
+    words = [words_by_char[owner] for owner in letter_owners]
+    differences = letter_differences(letters)
+    reversed_differences = letter_differences(letters[::-1])
+    for symbols, source_canon, source_words in (
+        (differences, canon[1:], words[1:]),
+        (_negated(differences), canon[1:], words[1:]),
+        (reversed_differences, canon[::-1][1:], words[::-1][1:]),
+        (_negated(reversed_differences), canon[::-1][1:], words[::-1][1:]),
+    ):
+        request.differences.add(Source(chunk_id, "chunk", symbols, source_canon, source_words), public)

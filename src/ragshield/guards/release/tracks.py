@@ -1,0 +1,132 @@
+"""Runs of an output symbol stream that reproduce a retrieved text: the release guard's matcher.
+
+Every retrieved chunk (and every PII value to contain) becomes one or more `Source`s: its symbols in
+one alphabet and direction (forward, reversed, Caesar differences, ...), with, for each symbol, its
+position in the chunk's canonical `text` symbols and the index of the chunk word it belongs to. A
+`GramTable` indexes all sources by their `m`-symbol grams; grams that are public (frequent across
+the knowledge base, or present in the user's own message) are left out, so runs break there.
+
+A `Track` follows one output stream (one view of the answer) through a table in one pass: for each
+new symbol it looks up the gram that ends there and extends the runs that continue a run of the
+previous symbol at the next source position. A run is one contiguous copy of one source. Its length
+is reported to a `RunSink` at every step, so the caller decides when it exceeds the allowance. Cost:
+one dict lookup per symbol when nothing matches (the common case); per matching candidate a few
+operations more. Nothing is rescanned, so the per-delta cost stays flat as the answer grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+_POSITION_BITS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One retrieved text in one alphabet and direction.
+
+    `key` names what it came from (a chunk id, or a PII value's digest); `kind` is `chunk` or
+    `pii`; `canon[i]` is the position of symbol i in the chunk's canonical `text` symbols (for the
+    release budget); `words[i]` is the index of the chunk word symbol i belongs to.
+    """
+
+    key: str
+    kind: str
+    symbols: str
+    canon: Sequence[int]
+    words: Sequence[int]
+
+
+class RunSink(Protocol):
+    """Receives every step of every run (see `Track.feed`)."""
+
+    def run(self, source: Source, first: int, last: int, start_raw: int, end_raw: int) -> None:
+        """A run of `source` positions [first, last] was copied in the output [start_raw, end_raw)."""
+        ...
+
+
+@dataclass
+class GramTable:
+    """All sources indexed by their `m`-symbol grams (gram -> packed (source, end position) list)."""
+
+    m: int
+    sources: list[Source] = field(default_factory=list)
+    grams: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, source: Source, public: Sequence[bool] | None = None) -> None:
+        """Index `source`; a gram whose last symbol is public (`public[canon]`) is not indexed."""
+        index = len(self.sources)
+        self.sources.append(source)
+        symbols, m, grams = source.symbols, self.m, self.grams
+        for end in range(m - 1, len(symbols)):
+            if public is not None and public[source.canon[end]]:
+                continue
+            grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << _POSITION_BITS) | end)
+
+    def __bool__(self) -> bool:
+        return bool(self.grams)
+
+
+@dataclass
+class Track:
+    """One output stream followed through one `GramTable`.
+
+    Args:
+        table: the sources to match.
+        sink: told about every run step.
+        width: the most raw characters one symbol of this stream stands for (a decoded view's
+            group), added to a symbol's start offset to bound the run's raw end.
+    """
+
+    table: GramTable
+    sink: RunSink
+    width: int = 1
+    _tail: str = ""
+    _tail_owners: list[int] = field(default_factory=list)
+    _runs: dict[int, tuple[int, int]] = field(default_factory=dict)  # packed (source, pos) -> (start_raw, first)
+
+    def feed(self, symbols: str, owners: Sequence[int]) -> None:
+        """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts."""
+        if not symbols or not self.table:
+            return
+        m = self.table.m
+        text = self._tail + symbols
+        lookup = self.table.grams.get
+        runs = self._runs
+        every: list[int] | None = None  # tail and new owners, built only when a gram matches
+        for index in range(max(m - 1, len(self._tail)), len(text)):
+            found = lookup(text[index - m + 1 : index + 1])
+            if found is None:
+                if runs:
+                    runs = {}
+                continue
+            if every is None:
+                every = self._tail_owners + list(owners)
+            runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
+        self._runs = runs
+        keep = m - 1
+        self._tail = text[-keep:]
+        if len(owners) >= keep:
+            self._tail_owners = list(owners[len(owners) - keep :])
+        else:
+            self._tail_owners = (self._tail_owners + list(owners))[-keep:]
+
+    def reset(self) -> None:
+        """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""
+        if self._tail:
+            self._tail, self._tail_owners, self._runs = "", [], {}
+
+    def _extend(
+        self, runs: dict[int, tuple[int, int]], found: list[int], gram_start: int, end_raw: int
+    ) -> dict[int, tuple[int, int]]:
+        extended: dict[int, tuple[int, int]] = {}
+        sources, m, mask = self.table.sources, self.table.m, (1 << _POSITION_BITS) - 1
+        for packed in found:
+            previous = runs.get(packed - 1)
+            position = packed & mask
+            start = previous if previous is not None else (gram_start, position - m + 1)
+            extended[packed] = start
+            self.sink.run(sources[packed >> _POSITION_BITS], start[1], position, start[0], end_raw)
+        return extended

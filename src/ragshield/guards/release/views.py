@@ -1,0 +1,332 @@
+"""Streaming views of the answer that the release guard matches against the retrieved texts.
+
+Each view turns raw deltas into symbols with their raw offsets and feeds one or more `Track`s:
+
+* `TextView`: HTML tags dropped, then folded (`fold_text`: case, separators, zero-width, NFKC and
+  confusable look-alikes, leetspeak). One character per line and spaced-out letters fold away too.
+  The same view derives the `letters` stream and feeds it, as consecutive-letter differences
+  (mod 26), to the Caesar track: every shift, rot13 included, and (with negated differences among
+  the sources) atbash, match at once. Numbered lines match there too (digits are not letters).
+  Every 2nd and 3rd letter at each phase feed stride tracks: letters interleaved with filler, and
+  doubled or tripled characters.
+* `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
+* `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
+  `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
+* `SpelledView`: NATO phonetic words, digit words and Morse code read back as characters.
+
+Reversed copies need no view: the sources include each text reversed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from ragshield.guards.release.fold import fold_letters, fold_text, fold_text_at
+from ragshield.guards.release.tracks import Track
+
+_TAG = re.compile(r"<[^<>]{0,40}>")
+_TAG_TAIL = re.compile(r"<[^<>]{0,40}$")
+_ROT47 = str.maketrans(
+    "".join(chr(c) for c in range(33, 127)), "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127))
+)
+
+
+def _owners(offset: int, length: int) -> range:
+    return range(offset, offset + length)
+
+
+def letter_differences(letters: str, previous: str = "") -> str:
+    """Consecutive-letter differences mod 26, as letters (`a` = 0): the same for every Caesar shift."""
+    joined = previous + letters
+    return "".join(chr(97 + (ord(b) - ord(a)) % 26) for a, b in pairwise(joined))
+
+
+@dataclass
+class TextView:
+    """The folded answer (see the module docstring) for the text, Caesar and stride tracks."""
+
+    text: Track
+    caesar: Track
+    strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters
+    _carry: str = ""  # an unfinished tag, held until it closes or grows too long for a tag
+    _carry_offset: int = 0
+    _last_letter: str = ""
+
+    def feed(self, delta: str, offset: int) -> None:
+        text, start = self._carry + delta, (self._carry_offset if self._carry else offset)
+        self._carry = ""
+        if "<" in text:
+            tail = _TAG_TAIL.search(text)
+            if tail is not None:
+                self._carry, self._carry_offset = text[tail.start() :], start + tail.start()
+                text = text[: tail.start()]
+            pieces = self._untagged(text, start)
+        else:
+            pieces = [(text, start)]
+        for piece, piece_offset in pieces:
+            self._feed_piece(piece, piece_offset)
+
+    def flush(self) -> None:
+        if self._carry:
+            carry, self._carry = self._carry, ""
+            self._feed_piece(carry, self._carry_offset)
+
+    @staticmethod
+    def _untagged(text: str, start: int) -> list[tuple[str, int]]:
+        pieces, cursor = [], 0
+        for match in _TAG.finditer(text):
+            pieces.append((text[cursor : match.start()], start + cursor))
+            cursor = match.end()
+        pieces.append((text[cursor:], start + cursor))
+        return pieces
+
+    def _feed_piece(self, piece: str, offset: int) -> None:
+        if not piece:
+            return
+        symbols, owners = fold_text(piece, offset)
+        self.text.feed(symbols, owners)
+        # every 2nd / 3rd raw character at each phase: filler after every character, doubled text
+        positions = range(offset, offset + len(piece))
+        for stride_index, phases in enumerate(self.strides):
+            stride = stride_index + 2
+            for phase, track in enumerate(phases):
+                first = (phase - offset) % stride
+                track.feed(*fold_text_at(piece[first::stride], positions[first::stride]))
+        letters, letter_owners = fold_letters(piece, offset)
+        if letters:
+            differences = letter_differences(letters, self._last_letter)
+            self.caesar.feed(differences, letter_owners[len(letter_owners) - len(differences) :])
+            self._last_letter = letters[-1]
+
+
+@dataclass
+class Rot47View:
+    """The answer with rot47 undone, folded, for one track."""
+
+    track: Track
+
+    def feed(self, delta: str, offset: int) -> None:
+        symbols, owners = fold_text(delta.translate(_ROT47), offset)
+        self.track.feed(symbols, owners)
+
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+
+_MARKED = (
+    r"%(?P<pct>[0-9A-Fa-f]{2})|&#[xX](?P<hent>[0-9A-Fa-f]{1,6});?|&#(?P<dent>\d{1,7});?"
+    r"|\\[xX](?P<hx>[0-9A-Fa-f]{2})|\\[uU]\{?(?P<uni>[0-9A-Fa-f]{4,6})\}?|[uU]\+(?P<cp>[0-9A-Fa-f]{4,6})"
+    r"|\\(?P<oct>[0-7]{1,3})"
+)
+_ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
+_MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
+_TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
+
+
+def _escape_tail(text: str) -> int:
+    """Where an escape that the next delta may finish starts (len(text) when none): the last escape
+    mark in the last characters, or a trailing run of letters and digits (a bare code, an escape's
+    digits, or a word)."""
+    cut = len(text)
+    floor = max(0, len(text) - _TAIL_CHARS)
+    for mark in "%&\\":
+        found = text.rfind(mark, floor)
+        if found != -1:
+            cut = min(cut, found)
+    run = len(text)
+    while run > floor and text[run - 1].isalnum():
+        run -= 1
+    return min(cut, run)
+
+
+_BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "uni": 16, "cp": 16, "oct": 8, "dec": 10}
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    name = match.lastgroup or "dec"
+    code = int(match.group(name), _BASES[name])
+    return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
+
+
+def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> tuple[str, list[int]]:
+    """`text` with every escape decoded; each decoded character owned by its escape's first offset.
+
+    `bare_numbers`: also read free-standing decimal numbers as character codes.
+    """
+    parts: list[str] = []
+    kept: list[int] = []
+    cursor = 0
+    for match in (_ESCAPE if bare_numbers else _MARKED_ESCAPE).finditer(text):
+        parts.append(text[cursor : match.start()])
+        kept.extend(owners[cursor : match.start()])
+        char = _escaped_char(match)
+        parts.append(char)
+        kept.extend([owners[match.start()]] * len(char))
+        cursor = match.end()
+    parts.append(text[cursor:])
+    kept.extend(owners[cursor:])
+    return "".join(parts), kept
+
+
+@dataclass
+class UnescapeView:
+    """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
+    boundary is held until the next delta."""
+
+    track: Track
+    _carry: str = ""
+    _carry_offset: int = 0
+
+    def feed(self, delta: str, offset: int) -> None:
+        start = self._carry_offset if self._carry else offset
+        text, self._carry = self._carry + delta, ""
+        cut = _escape_tail(text)
+        if cut < len(text):
+            self._carry, self._carry_offset = text[cut:], start + cut
+            text = text[:cut]
+        self._feed(text, start)
+
+    def flush(self) -> None:
+        carry, self._carry = self._carry, ""
+        self._feed(carry, self._carry_offset)
+
+    def _feed(self, text: str, start: int) -> None:
+        if not text:
+            return
+        if not any(mark in text for mark in "%&\\+") and not any(char.isdigit() for char in text):
+            return  # nothing to decode: the text view already sees this text
+        once, owners = unescape(text, _owners(start, len(text)))
+        twice, owners = unescape(once, owners, bare_numbers=False)
+        symbols, positions = fold_text(twice)
+        self.track.feed(symbols, [owners[i] for i in positions])
+
+
+# fmt: off
+_SPELLED = {
+    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
+    "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
+    "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
+    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "x-ray": "x", "yankee": "y",
+    "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "niner": "9",
+}
+_MORSE = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+    "--...": "7", "---..": "8", "----.": "9",
+}
+# fmt: on
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z-]*|[.\-·•−–—_]+")
+_LONGEST_SPELLED = 24
+_MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
+
+
+@dataclass
+class SpelledView:
+    """NATO words, digit words and Morse code read back as characters, for one track."""
+
+    track: Track
+    _carry: str = ""
+    _carry_offset: int = 0
+
+    def feed(self, delta: str, offset: int) -> None:
+        start = self._carry_offset if self._carry else offset
+        text, self._carry = self._carry + delta, ""
+        last = len(text)
+        while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
+            last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
+        if last < len(text) and (last > 0 or len(text) < _LONGEST_SPELLED):
+            self._carry, self._carry_offset = text[last:], start + last
+            text = text[:last]
+        self._feed(text, start)
+
+    def flush(self) -> None:
+        carry, self._carry = self._carry, ""
+        self._feed(carry, self._carry_offset)
+
+    def _feed(self, text: str, start: int) -> None:
+        symbols: list[str] = []
+        owners: list[int] = []
+        for match in _TOKEN.finditer(text):
+            token = match.group()
+            char = _SPELLED.get(token.lower()) or _MORSE.get(token.translate(_MORSE_FOLD))
+            if char is None:
+                if symbols:
+                    self._emit(symbols, owners)
+                    symbols, owners = [], []
+                self.track.reset()
+                continue
+            symbols.append(char)
+            owners.append(start + match.start())
+        self._emit(symbols, owners)
+
+    def _emit(self, chars: list[str], owners: list[int]) -> None:
+        if chars:
+            symbols, positions = fold_text("".join(chars))
+            self.track.feed(symbols, [owners[i] for i in positions])
+
+
+_PIECE = re.compile(r"\S+|\s+")
+_DIGIT = re.compile(r"\d")
+_HOT_TOKEN_CHARS = 12  # a token this long, or with a digit, may be an encoded blob
+
+
+@dataclass
+class Views:
+    """All views of one answer.
+
+    `plain` views get every delta. `encoded` views (the base-N decoders) get only the text inside
+    tokens that may be encoded (at least `_HOT_TOKEN_CHARS` characters, or holding a digit), and
+    the whitespace between such tokens: ordinary words never reach a decoder, which keeps the cost
+    of natural text low. A short, digit-free token between two blobs interrupts them.
+    """
+
+    plain: list[Any] = field(default_factory=list)
+    encoded: list[Any] = field(default_factory=list)
+    _token: str = ""
+    _token_offset: int = 0
+    _hot: bool = False
+    _fed: bool = False  # an encoded view may hold an open blob
+
+    def feed(self, delta: str, offset: int) -> None:
+        for view in self.plain:
+            view.feed(delta, offset)
+        if self.encoded:
+            for match in _PIECE.finditer(delta):
+                self._gate(match.group(), offset + match.start())
+
+    def _gate(self, piece: str, offset: int) -> None:
+        if piece[0].isspace():
+            if self._hot:
+                self._encode(piece, offset)
+            elif self._token and self._fed:
+                for view in self.encoded:
+                    view.interrupt()
+                self._fed = False
+            self._token, self._hot = "", False
+            return
+        if self._hot:
+            self._encode(piece, offset)
+            return
+        if not self._token:
+            self._token_offset = offset
+        self._token += piece
+        if len(self._token) >= _HOT_TOKEN_CHARS or _DIGIT.search(piece) is not None:
+            self._hot = True
+            self._encode(self._token, self._token_offset)
+
+    def _encode(self, text: str, offset: int) -> None:
+        owners = range(offset, offset + len(text))
+        for view in self.encoded:
+            view.feed(text, owners)
+        self._fed = True
+
+    def flush(self) -> None:
+        for view in (*self.plain, *self.encoded):
+            view.flush()
