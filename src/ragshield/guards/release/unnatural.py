@@ -43,7 +43,7 @@ __all__ = ["UnnaturalSpan", "UnnaturalTextDetector"]
 
 # character classes
 _LOW, _UP, _CASELESS, _MARK, _DIGIT, _SPACE, _NEWLINE, _PUNCT, _SYMBOL, _FORMAT, _OTHER = range(11)
-_LETTERS = (_LOW, _UP, _CASELESS)
+_HAS_LETTER, _HAS_DIGIT, _HAS_PUNCT = 1, 2, 4  # token content bits
 # vowel flags for the consonant-cluster rule (Latin and Cyrillic letters only)
 _NA, _CONSONANT, _VOWEL = 0, 1, 2
 
@@ -58,8 +58,8 @@ ONE_LETTER_WORD = 0.8  # a cased word of one letter ("h e l l o", "<b>H</b>"), n
 ONE_LETTER_LINE = 0.8  # a line holding a single letter ("H\ne\nl")
 CLUSTER = 0.6  # each consonant past the fourth in a row (Latin, Cyrillic): random letters
 CLUSTER_FREE = 4
-LONG_WORD = 0.5  # each letter past the 24th of a cased word (filler replacing the spaces)
-LONG_WORD_FREE = 24
+LONG_RUN = 0.5  # each letter or digit past the 20th in a row (base32, filler replacing spaces)
+LONG_RUN_FREE = 20
 ALTERNATION = 1.2  # a letter equal to the one two back ("hxexlxlxo")
 DOUBLING = 1.0  # a letter equal to the previous one, once per pair ("hheelloo")
 DIGIT_SHORT = 0.05  # each of the first four digits of a number
@@ -80,6 +80,7 @@ SHORT_CAPS = 6  # capitals count for the vowel share only past this many in a wo
 VOWEL_FLOOR = 0.25  # prose: 35-45% vowels; random letters (filler, base32): about 20%
 VOWEL_RATE = 1 / 16  # the running share averages about the last 16 letters
 REPEATED_WORD = 0.8  # a word equal to the previous word, which also loses its letters' reward
+REPEAT_GAP = 12  # ... when at most this many characters lie between them
 NATO_FIRST = 0.5  # a NATO spelling-alphabet word
 NATO_NEXT = 3.0  # a NATO word right after another one ("Hotel Echo Lima")
 
@@ -175,7 +176,9 @@ class UnnaturalTextDetector:
         "_prev_ch",
         "_prev2_ch",
         "_prev_cls",
-        "_prev_nonspace_cls",
+        "_tok",
+        "_prev_tok",
+        "_alnum",
         "_run_len",
         "_run_start",
         "_letter_cls",
@@ -190,7 +193,10 @@ class UnnaturalTextDetector:
         "_gap",
         "_num_compound",
         "_vowels",
+        "_word_vowels",
+        "_word_consonants",
         "_last_word",
+        "_last_word_end",
         "_line_letters",
         "_token_start",
         "_prev_word_start",
@@ -232,7 +238,9 @@ class UnnaturalTextDetector:
         self._prev_ch = ""
         self._prev2_ch = ""
         self._prev_cls = _SPACE
-        self._prev_nonspace_cls = _SPACE
+        self._tok = 0  # what the current whitespace-delimited token holds: _HAS_* bits
+        self._prev_tok = 0  # the same for the previous token
+        self._alnum = 0  # cased letters and digits in a row
         self._run_len = 0  # letters in the current word
         self._run_start = 0
         self._letter_cls = _LOW  # class of the word's last letter
@@ -247,7 +255,10 @@ class UnnaturalTextDetector:
         self._gap = ""  # up to 3 characters since the last digit ("" after a letter)
         self._num_compound = False  # the current number has an inner separator ("1,234.5")
         self._vowels = 0.4  # running share of vowels among Latin and Cyrillic letters
+        self._word_vowels = 0  # vowels and consonants in the current word
+        self._word_consonants = 0
         self._last_word = ""  # the previous word of two or more letters (first letters, length)
+        self._last_word_end = -1
         self._line_letters = 0
         self._token_start = 0  # first character of the current word-like token
         self._prev_word_start = 0
@@ -295,6 +306,7 @@ class UnnaturalTextDetector:
                 self._switched = False
                 self._word = ch.lower() if cased else ""
                 self._cluster = 0
+                self._word_vowels = self._word_consonants = 0
                 if cased and prev_cls == _DIGIT:
                     cost += LETTER_DIGIT
                 elif prev_cls == _PUNCT and prev_ch == "\\" and cased:
@@ -322,8 +334,9 @@ class UnnaturalTextDetector:
                     self._caps_streak += 1
                     self._low_streak = 0
                 if cased:
-                    if self._run_len >= LONG_WORD_FREE:
-                        cost += LONG_WORD
+                    self._alnum += 1
+                    if self._alnum > LONG_RUN_FREE:
+                        cost += LONG_RUN
                     low = ch.lower()
                     if low == self._prev2_ch.lower() and low != prev_ch.lower():
                         cost += ALTERNATION
@@ -336,11 +349,21 @@ class UnnaturalTextDetector:
                 if self._cluster > CLUSTER_FREE:
                     cost += CLUSTER
                 self._vowels -= self._vowels * VOWEL_RATE
+                self._word_consonants += 1
+            elif vowel == _VOWEL:
+                self._cluster = 0
+                self._vowels += (1.0 - self._vowels) * VOWEL_RATE
+                self._word_vowels += 1
             else:
                 self._cluster = 0
-                if vowel == _VOWEL:
-                    self._vowels += (1.0 - self._vowels) * VOWEL_RATE
-            if vowel != _NA and self._vowels < VOWEL_FLOOR and (cls == _LOW or self._run_len > SHORT_CAPS):
+            # the running share lags, so the word itself must be vowel-poor too ("hope" after a blob)
+            if (
+                vowel != _NA
+                and self._vowels < VOWEL_FLOOR
+                and self._word_consonants >= 3
+                and self._word_vowels * 3 < self._word_consonants
+                and (cls == _LOW or self._run_len > SHORT_CAPS)
+            ):
                 cost += SPARSE_VOWELS
             self._run_len += 1
             self._letter_cls = cls
@@ -352,6 +375,8 @@ class UnnaturalTextDetector:
                 self._marks += 1
                 if self._marks > 2:
                     cost += STACKED_MARK
+            if cls != _MARK and cls != _DIGIT:
+                self._alnum = 0
             if self._run_len and cls != _MARK:
                 cost += self._end_word(ch)
                 if self._nato_chain and cost >= NATO_NEXT:
@@ -374,6 +399,9 @@ class UnnaturalTextDetector:
                             cost += ESCAPE
                 self._digits += 1
                 cost += DIGIT_SHORT if self._digits <= 4 else DIGIT_LONG
+                self._alnum += 1
+                if self._alnum > LONG_RUN_FREE:
+                    cost += LONG_RUN
                 self._gap = ""
             else:
                 if self._digits:
@@ -391,9 +419,7 @@ class UnnaturalTextDetector:
                             cost += SYMBOL if ch < "\u2000" else EMOJI
                         if prev_cls == _PUNCT or prev_cls == _SYMBOL:
                             cost += PUNCT_GLUED
-                        elif prev_cls == _SPACE and (
-                            self._prev_nonspace_cls == _PUNCT or self._prev_nonspace_cls == _SYMBOL
-                        ):
+                        elif prev_cls == _SPACE and self._prev_tok == _HAS_PUNCT:
                             cost += PUNCT_WORD
                 elif cls == _NEWLINE:
                     if self._line_letters == 1:
@@ -413,8 +439,12 @@ class UnnaturalTextDetector:
         self._advance(pos, cost, cls, start_hint)
         if new_token_start >= 0:
             self._token_start = new_token_start
-        if cls != _SPACE and cls != _NEWLINE:
-            self._prev_nonspace_cls = cls
+        if cls == _SPACE or cls == _NEWLINE:
+            if self._tok:
+                self._prev_tok = self._tok
+                self._tok = 0
+        else:
+            self._tok |= _HAS_LETTER if is_letter else _HAS_DIGIT if cls == _DIGIT else _HAS_PUNCT
         self._prev2_ch = prev_ch
         self._prev_ch = ch
         self._prev_cls = cls
@@ -424,7 +454,13 @@ class UnnaturalTextDetector:
         """Cost charged when a word ends, at the character after it."""
         cost = 0.0
         run_len = self._run_len
-        if run_len == 1 and self._word and nxt not in _APOSTROPHES and self._run_before not in _APOSTROPHES:
+        if (
+            run_len == 1
+            and self._word
+            and nxt not in _APOSTROPHES
+            and self._run_before not in _APOSTROPHES
+            and not (self._run_before == " " and self._prev_tok == _HAS_DIGIT and self._tok == _HAS_LETTER)
+        ):  # "h e l l o", not "it's" nor a unit after a number ("8 h")
             cost += ONE_LETTER_WORD
         word = self._word
         if run_len <= _NATO_MAX and word in NATO:
@@ -434,9 +470,10 @@ class UnnaturalTextDetector:
             self._nato_chain = False
         if run_len > 1 and word:
             key = f"{word}/{run_len}"
-            if key == self._last_word:  # "<span>H</span><span>": the word earns no reward
-                cost += REPEATED_WORD - WORD_LETTER * (run_len - 1)
+            if key == self._last_word and self._run_start - self._last_word_end <= REPEAT_GAP:
+                cost += REPEATED_WORD - WORD_LETTER * (run_len - 1)  # "<span>H</span><span>"
             self._last_word = key
+            self._last_word_end = self._run_start + run_len
         self._prev_word_start = self._run_start
         self._run_len = 0
         return cost
