@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := models,server,redis,langchain,llamaindex,dev
+EXTRAS := models,server,redis,langchain,llamaindex,ner,dev
 
 .PHONY: demo test lint bench clean
 

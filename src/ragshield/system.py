@@ -77,6 +77,7 @@ def build_system(
         policy=policy,
         fail_closed=config.fail_closed,
         seed=config.seed,
+        index_dir=str(config.index) if config.index else None,
     )
     defense = build_defense(config.defense_spec, context, config.defense_params)
     builder = PromptBuilder(layout=config.prompt_layout, max_tokens=config.max_tokens, seed=config.seed)

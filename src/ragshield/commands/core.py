@@ -32,30 +32,59 @@ DEMO_QUESTIONS = (
 )
 
 
-def index_corpus(corpus: str, out: Path, *, embedder_name: str, chunker: str, limit: int | None) -> None:
-    """Build or reuse the index folder `out` for corpus spec `corpus`, with a progress bar."""
+def index_corpus(
+    corpus: str, out: Path, *, embedder_name: str, chunker: str, limit: int | None, pii: bool | None = None
+) -> None:
+    """Build or reuse the index folder `out` for corpus spec `corpus`, with a progress bar.
+
+    `pii`: store the chunks' PII spans (None: yes; with spaCy NER when the `ner` extra is
+    installed, else pattern recognizers only, with a one-line note).
+    """
+    from ragshield.pii import ner_available
+
     documents = load_corpus(corpus, limit=limit)
     embedder = make_embedder(embedder_name)
+    use_pii = pii is not False
+    if use_pii and not ner_available():
+        err_console.print(
+            "note: PII spans from pattern recognizers only (no names, places or written dates); "
+            "for NER: pip install 'ragshield[ner]'"
+        )
     with Progress(
-        TextColumn("[bold]indexing"),
+        TextColumn("[bold]{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total} chunks"),
         TimeElapsedColumn(),
         console=err_console,
         transient=False,
     ) as progress:
-        task = progress.add_task("index", total=None)
+        task = progress.add_task("indexing", total=None)
+        pii_task = progress.add_task("PII spans", total=None, visible=False)
 
         def report(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
+        def report_pii(done: int, total: int) -> None:
+            progress.update(pii_task, completed=done, total=total, visible=True)
+
         started = time.perf_counter()
         manifest, rebuilt = build_index(
-            documents, embedder, out, chunker=make_chunker(chunker), corpus_spec=corpus, progress=report
+            documents,
+            embedder,
+            out,
+            chunker=make_chunker(chunker),
+            corpus_spec=corpus,
+            progress=report,
+            pii=use_pii,
+            pii_progress=report_pii,
         )
     elapsed = time.perf_counter() - started
     state = "built" if rebuilt else "reused (corpus and embedder unchanged)"
     err_console.print(f"index {state}: {manifest.count} chunks, {manifest.embedder}, {elapsed:.1f}s -> {out}")
+    if manifest.pii_recognizers:
+        err_console.print(f"PII spans stored (offsets and hashes) from {len(manifest.pii_recognizers)} recognizers")
+    else:
+        err_console.print("no PII spans stored: guards find PII at request time (slower)")
 
 
 def response_json(response: Response) -> dict[str, object]:
@@ -96,9 +125,18 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[str, typer.Option(help="sentence-transformers model name")] = DEFAULT_EMBEDDER,
         chunker: Annotated[str, typer.Option(help="record (one record per chunk) | recursive (1500/100)")] = "record",
         limit: Annotated[int | None, typer.Option(help="index only the first N records")] = None,
+        pii: Annotated[
+            bool | None,
+            typer.Option(
+                "--pii/--no-pii",
+                help="store each chunk's PII spans (offsets + hashes) for PII containment; default on, "
+                "with NER when the 'ner' extra is installed",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
         """Chunk, embed and index a corpus (reused when corpus and embedder are unchanged)."""
-        index_corpus(corpus, out, embedder_name=embedder, chunker=chunker, limit=limit)
+        index_corpus(corpus, out, embedder_name=embedder, chunker=chunker, limit=limit, pii=pii)
 
     @app.command("ask")
     def ask_command(

@@ -28,7 +28,9 @@ class DefenseContext:
     `generator` is the target model (baselines that rewrite or summarise use it);
     `oracle_generator` is the model for CanaryRAG's oracle path (None: the target model);
     `calibration` is benign traffic (retrievals) that trainable guards fit on;
-    `target_fpr` is the false-positive rate calibrated guards aim for.
+    `target_fpr` is the false-positive rate calibrated guards aim for;
+    `index_dir` is the index folder the retriever reads (None: unknown), where guards find
+    stored per-chunk data such as PII spans (`ragshield.pii.open_chunk_pii_store`).
     """
 
     retriever: Retriever | None = None
@@ -42,6 +44,7 @@ class DefenseContext:
     fail_closed: bool = True
     seed: int = 0
     extras: dict[str, Any] = field(default_factory=dict)
+    index_dir: str | None = None
 
 
 def build_no_defense(context: DefenseContext, **params: Any) -> Defense:

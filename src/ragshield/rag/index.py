@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -123,7 +123,11 @@ def corpus_hash(chunks: Iterable[Chunk]) -> str:
 
 @dataclass(frozen=True)
 class IndexManifest:
-    """What an index folder holds; `embedder` must match the query embedder."""
+    """What an index folder holds; `embedder` must match the query embedder.
+
+    `pii_recognizers` names the recognizers of the index-time PII pass whose spans are in
+    `pii_spans.jsonl` (empty: no pass; manifests written before the field load as empty).
+    """
 
     embedder: str
     dimension: int
@@ -131,6 +135,7 @@ class IndexManifest:
     corpus_hash: str
     corpus: str
     format_version: int = FORMAT_VERSION
+    pii_recognizers: list[str] = field(default_factory=list)
 
 
 def save_index(directory: str | Path, index: FaissIndex, manifest: IndexManifest) -> None:
