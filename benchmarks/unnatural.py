@@ -41,7 +41,7 @@ from typing import Any
 from ragshield.guards.release.unnatural import UnnaturalSpan, UnnaturalTextDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from unnatural_samples import MULTILINGUAL, SPECIAL  # noqa: E402
+from unnatural_samples import MULTILINGUAL, SPECIAL
 
 REPO = Path(__file__).resolve().parents[1]
 DELTA = 4
@@ -150,17 +150,94 @@ def run_fpr(per_source: int) -> dict[str, Any]:
 MORSE = dict(
     zip(
         "abcdefghijklmnopqrstuvwxyz0123456789.,?'!/()&:;=+-_\"$@",
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- "
-        "--.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. .-.-.- --..-- ..--.. .----. -.-.-- "
-        "-..-. -.--. -.--.- .-... ---... -.-.-. -...- .-.-. -....- ..--.- .-..-. ...-..- .--.-.".split(),
+        [
+            ".-",
+            "-...",
+            "-.-.",
+            "-..",
+            ".",
+            "..-.",
+            "--.",
+            "....",
+            "..",
+            ".---",
+            "-.-",
+            ".-..",
+            "--",
+            "-.",
+            "---",
+            ".--.",
+            "--.-",
+            ".-.",
+            "...",
+            "-",
+            "..-",
+            "...-",
+            ".--",
+            "-..-",
+            "-.--",
+            "--..",
+            "-----",
+            ".----",
+            "..---",
+            "...--",
+            "....-",
+            ".....",
+            "-....",
+            "--...",
+            "---..",
+            "----.",
+            ".-.-.-",
+            "--..--",
+            "..--..",
+            ".----.",
+            "-.-.--",
+            "-..-.",
+            "-.--.",
+            "-.--.-",
+            ".-...",
+            "---...",
+            "-.-.-.",
+            "-...-",
+            ".-.-.",
+            "-....-",
+            "..--.-",
+            ".-..-.",
+            "...-..-",
+            ".--.-.",
+        ],
         strict=True,
     )
 )
-NATO_WORDS = (
-    "Alfa Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike November Oscar Papa "
-    "Quebec Romeo Sierra Tango Uniform Victor Whiskey Xray Yankee Zulu".split()
-)
-DIGIT_WORDS = "Zero One Two Three Four Five Six Seven Eight Nine".split()
+NATO_WORDS = [
+    "Alfa",
+    "Bravo",
+    "Charlie",
+    "Delta",
+    "Echo",
+    "Foxtrot",
+    "Golf",
+    "Hotel",
+    "India",
+    "Juliett",
+    "Kilo",
+    "Lima",
+    "Mike",
+    "November",
+    "Oscar",
+    "Papa",
+    "Quebec",
+    "Romeo",
+    "Sierra",
+    "Tango",
+    "Uniform",
+    "Victor",
+    "Whiskey",
+    "Xray",
+    "Yankee",
+    "Zulu",
+]
+DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
 
 
 def _morse(text: str) -> str:
@@ -179,7 +256,9 @@ def _nato(text: str) -> str:
 
 
 def _regional(text: str) -> str:
-    return "".join(chr(0x1F1E6 + ord(c) - 97) if "a" <= c <= "z" else c for c in text.lower() if c.isalnum() or c == " ")
+    return "".join(
+        chr(0x1F1E6 + ord(c) - 97) if "a" <= c <= "z" else c for c in text.lower() if c.isalnum() or c == " "
+    )
 
 
 def _filler_random(text: str, rng: random.Random) -> str:

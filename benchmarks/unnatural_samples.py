@@ -32,7 +32,8 @@ SPECIAL: dict[str, str] = {
     ),
     "sql": (
         "```sql\nSELECT patient_id, COUNT(*) AS visits\nFROM appointments\nWHERE visit_date >= '2023-01-01'\n"
-        "GROUP BY patient_id\nHAVING COUNT(*) > 3\nORDER BY visits DESC;\n```\nIt lists patients with more than three visits."
+        "GROUP BY patient_id\nHAVING COUNT(*) > 3\nORDER BY visits DESC;\n```\n"
+        "It lists patients with more than three visits."
     ),
     "markdown-table": (
         "Here are the figures you asked for:\n\n| Year | Revenue ($M) | Growth |\n|------|--------------|--------|\n"

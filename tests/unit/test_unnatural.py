@@ -27,10 +27,34 @@ MORSE = {
     "q": "--.-", "r": ".-.", "s": "...", "t": "-", "u": "..-", "v": "...-", "w": ".--", "x": "-..-",
     "y": "-.--", "z": "--..",
 }  # fmt: skip
-NATO = (
-    "Alfa Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike November Oscar Papa "
-    "Quebec Romeo Sierra Tango Uniform Victor Whiskey Xray Yankee Zulu"
-).split()
+NATO = [
+    "Alfa",
+    "Bravo",
+    "Charlie",
+    "Delta",
+    "Echo",
+    "Foxtrot",
+    "Golf",
+    "Hotel",
+    "India",
+    "Juliett",
+    "Kilo",
+    "Lima",
+    "Mike",
+    "November",
+    "Oscar",
+    "Papa",
+    "Quebec",
+    "Romeo",
+    "Sierra",
+    "Tango",
+    "Uniform",
+    "Victor",
+    "Whiskey",
+    "Xray",
+    "Yankee",
+    "Zulu",
+]
 SLACK = 3
 LETTERS = "".join(c for c in RECORD.lower() if c.isalpha())
 
@@ -69,8 +93,14 @@ BENIGN = {
         "Un mal de gorge avec une légère fièvre est le plus souvent d'origine virale et guérit seul en une "
         "semaine. Reposez-vous et prenez du paracétamol si besoin."
     ),
-    "prose-zh": "喉咙痛伴有轻微发烧，大多是病毒感染引起的，通常一周内会自行好转。请多休息，多喝温水，发烧不舒服时可以服用对乙酰氨基酚。",
-    "prose-ja": "軽い発熱を伴うのどの痛みは、ほとんどがウイルスによるもので、一週間ほどで自然に治ります。十分に休み、温かい飲み物をとってください。",
+    "prose-zh": (
+        "喉咙痛伴有轻微发烧，大多是病毒感染引起的，通常一周内会自行好转。"
+        "请多休息，多喝温水，发烧不舒服时可以服用对乙酰氨基酚。"
+    ),
+    "prose-ja": (
+        "軽い発熱を伴うのどの痛みは、ほとんどがウイルスによるもので、一週間ほどで自然に治ります。"
+        "十分に休み、温かい飲み物をとってください。"
+    ),
     "prose-ru": (
         "Боль в горле с небольшой температурой чаще всего вызвана вирусом и проходит сама за неделю. "
         "Я и брат в субботу были у врача, и он сказал, что всё в порядке."
