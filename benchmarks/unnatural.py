@@ -332,7 +332,7 @@ def record_texts(n: int, seed: int) -> list[str]:
 
 def run_recall(n: int) -> dict[str, Any]:
     rng = random.Random(7)
-    records = record_texts(n, seed=11)
+    records = record_texts(4 * n, seed=11)  # families with short encodings skip records below 60 chars
     out: dict[str, Any] = {}
     families = {**{k: (v, True) for k, v in encoders(rng).items()}, **{k: (v, False) for k, v in INFORMATIONAL.items()}}
     for family, (encode, targeted) in families.items():
@@ -343,6 +343,8 @@ def run_recall(n: int) -> dict[str, Any]:
             blob = encode(record)
             if len(blob) < 60:
                 continue
+            if tried == n:
+                break
             tried += 1
             text = PREFIX + blob + SUFFIX
             mask = flagged(detect(text), len(text))
@@ -477,7 +479,9 @@ def render(results: dict[str, Any]) -> str:
         lines += [
             "## Cost per delta",
             "",
-            f"CPython {sys.version.split()[0]}, best of repeated runs, {DELTA}-character deltas; "
+            f"CPython {sys.version.split()[0]}, best of repeated runs, {DELTA}-character deltas, load average "
+            f"{results.get('load_average', '?')} on {os.cpu_count()} cores while measured (shared machine: the "
+            "10 kB and 100 kB runs take long enough to catch other jobs, so their overall means are noisy); "
             "`last 10%` is the mean over the last tenth of the answer (equal to the overall mean when the cost "
             "is flat).",
             "",
@@ -489,7 +493,38 @@ def render(results: dict[str, Any]) -> str:
                 f"| {name} | {row['chars']} | {row['us_per_delta']:.2f} | {row['us_per_delta_last_10pct']:.2f} |"
             )
         lines.append("")
+    lines += NOTES
     return "\n".join(lines)
+
+
+NOTES = [
+    "## Reading",
+    "",
+    "- How it works: every character gets a cost from its Unicode class, its neighbours and the shape of its "
+    "word or number (prose letters earn a negative cost; case switches inside words, letters glued to digits, "
+    "one-letter words and lines, vowel-poor words, long alphanumeric runs, numbers separated by bare spaces, "
+    "escapes, punctuation-only words, symbols, format characters, repeated words and NATO chains cost). A CUSUM "
+    "of the costs reports a run once it reaches the threshold over at least min_run_chars characters. No list "
+    "of encodings is involved except the 26 NATO words.",
+    "- False positives on real answers: none on HealthcareMagic doctor answers or the multilingual prose. The "
+    "Enron bodies that are flagged are mostly text that is itself unnatural: quoted-printable residue "
+    "(`=09=09`, `=3D=3D`), Exchange addresses (`IMCEANOTES-+22...+40ENRON`), mail headers with hex "
+    "(`FILETIME=[F8E60810:01C15E64]`), spaced-out banner letters (`T H E  P O W E R`), long feed paths with "
+    "digit runs, attachment lists (`<<2250-G_Form79-845.doc>>`), lists of bare ID numbers, and ALL CAPS "
+    "acronym lists with phone numbers. As a release guard, withholding those is mostly harmless, but they count "
+    "here as false positives.",
+    "- Special cases flagged: a 5-row table of bare numbers with one-letter units (`| 0 h | 2 h |`) and an "
+    "answer quoting a UUID and a SHA-1 hash in one sentence (hex, 102 characters with the words between). "
+    "The brief's must-pass cases (code, the markdown table with a header, contact details, URL, dates, dosage "
+    "list, numbered sentences, order #A12-99812) pass, and unit tests pin them.",
+    "- Misses: letters interleaved with *random* filler letters are caught only half the time (the vowel share "
+    "and consonant-cluster costs are the only signal; a fixed filler letter or a capital filler is caught "
+    "always). Not targeted and mostly not caught: rot13, reversed text (they look like words; the echo guard "
+    "compares them with the retrieved chunks). Leetspeak and doubled letters are caught although not targeted.",
+    "- Span edges: a span starts at the first character of the blob's token and ends where the cost peaked; "
+    "it can take a separator and a following one-letter word (`I`) with it (`prose flagged` column).",
+    "",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -517,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     if "recall" in args.sections:
         results["recall"] = run_recall(args.records)
     if "cost" in args.sections:
+        results["load_average"] = round(os.getloadavg()[0], 1)
         results["cost"] = run_cost(args.repeats)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
