@@ -7,7 +7,11 @@ probability P(Binomial(W, p) >= k) (`false_block_bound`, CanaryRAG appendix B.1)
 
 State lives in a `WindowStore`: in memory (one process), SQLite (default for the service: survives
 restarts; several processes on one host share the file) or Redis (several service replicas share
-one state).
+one state). A store that cannot be reached raises `PolicyStoreUnavailable`, never a blocking
+decision of its own: an outage is a fault of the service, not a verdict on a user.
+
+User ids are opaque to the stores; callers that combine ids (an application key's user and the
+application's end user) build them with `policy_identity`, so two combinations never collide.
 """
 
 from __future__ import annotations
@@ -16,16 +20,37 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragshield.errors import ConfigError, missing_extra
+from ragshield.errors import BackendUnavailable, ConfigError, missing_extra
 from ragshield.types import Action, Verdict
 
 POLICY_NAME = "violation-policy"
 STORE_FORMS = "memory | sqlite:PATH | redis://HOST:PORT/DB"
+
+
+class PolicyStoreUnavailable(BackendUnavailable):
+    """The policy store (SQLite file, Redis server) cannot be read or written right now."""
+
+
+def is_store_outage(verdict: Verdict) -> bool:
+    """True for the error verdict a guard runner makes from `PolicyStoreUnavailable`
+    (`ragshield.guards.base.error_verdict` records the exception type in the evidence)."""
+    return verdict.evidence.get("error_type") == PolicyStoreUnavailable.__name__
+
+
+def policy_identity(*parts: str) -> str:
+    """One policy user id from its parts, e.g. `("app", "u-42") -> "app/u-42"`.
+
+    Parts are joined with `/` after escaping `%` and `/` inside each part, so the identity names
+    its parts unambiguously: key user `app` with end user `victim` is `app/victim`, while a key
+    whose own user id is `app/victim` is `app%2Fvictim`. Ids without `/` or `%` are unchanged.
+    """
+    return "/".join(part.replace("%", "%25").replace("/", "%2F") for part in parts)
 
 
 def false_block_bound(p: float, window: int, k: int) -> float:
@@ -67,6 +92,10 @@ class WindowStore(Protocol):
         """The user's block deadline (0 when never blocked)."""
         ...
 
+    def ping(self) -> None:
+        """Check that the store answers; raises `PolicyStoreUnavailable` when it does not."""
+        ...
+
 
 class MemoryStore:
     """State in this process only (tests, single-process tools)."""
@@ -96,11 +125,16 @@ class MemoryStore:
         with self._lock:
             return self._until.get(user_id, 0.0)
 
+    def ping(self) -> None:
+        return None
+
 
 class SQLiteStore:
     """State in a SQLite file (WAL mode): survives restarts; processes on one host share it.
 
     Each call is one transaction (`BEGIN IMMEDIATE`), so concurrent writers never lose an event.
+    SQLite errors at run time (a locked or unreadable file, a full disk) raise
+    `PolicyStoreUnavailable`.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -128,15 +162,16 @@ class SQLiteStore:
         return db
 
     def _transaction(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(db)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        return result
+        with _sqlite_errors():
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return result
 
     def push(self, user_id: str, violated: bool, window: int) -> int:
         def work(db: sqlite3.Connection) -> int:
@@ -164,15 +199,30 @@ class SQLiteStore:
         )
 
     def blocked_until(self, user_id: str) -> float:
-        row = self._connection().execute("SELECT until FROM blocks WHERE user_id = ?", (user_id,)).fetchone()
+        with _sqlite_errors():
+            row = self._connection().execute("SELECT until FROM blocks WHERE user_id = ?", (user_id,)).fetchone()
         return float(row[0]) if row else 0.0
+
+    def ping(self) -> None:
+        with _sqlite_errors():
+            self._connection().execute("SELECT 1 FROM blocks LIMIT 1").fetchall()
+
+
+@contextmanager
+def _sqlite_errors() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise PolicyStoreUnavailable(f"the SQLite policy store failed ({type(error).__name__})") from error
 
 
 class RedisStore:
     """State in Redis: several service replicas share one policy.
 
     A window is a list trimmed to its last W entries; push is one MULTI/EXEC transaction. A block is
-    a key that expires with the block.
+    a key that expires with the block. Blocks live in Redis's memory: run Redis with persistence
+    (`appendonly yes`), or a Redis restart unblocks everyone (`persistence_warning` checks).
+    Connection errors and timeouts raise `PolicyStoreUnavailable`.
     """
 
     def __init__(self, url: str, *, prefix: str = "ragshield:policy:", client: Any = None) -> None:
@@ -189,28 +239,79 @@ class RedisStore:
     def _key(self, kind: str, user_id: str) -> str:
         return f"{self.prefix}{kind}:{user_id}"
 
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as error:
+            if type(error).__module__.split(".")[0] != "redis":
+                raise
+            # the type only: a redis error message can hold the URL and its password
+            raise PolicyStoreUnavailable(f"the Redis policy store is unavailable ({type(error).__name__})") from error
+
     def push(self, user_id: str, violated: bool, window: int) -> int:
         key = self._key("window", user_id)
-        pipe = self._client.pipeline(transaction=True)
-        pipe.lpush(key, int(violated))
-        pipe.ltrim(key, 0, window - 1)
-        pipe.lrange(key, 0, window - 1)
-        _, _, events = pipe.execute()
+        with self._errors():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.lpush(key, int(violated))
+            pipe.ltrim(key, 0, window - 1)
+            pipe.lrange(key, 0, window - 1)
+            _, _, events = pipe.execute()
         return sum(int(event) for event in events)
 
     def clear(self, user_id: str) -> None:
-        self._client.delete(self._key("window", user_id))
+        with self._errors():
+            self._client.delete(self._key("window", user_id))
 
     def block(self, user_id: str, until: float, seconds: float) -> None:
         key = self._key("block", user_id)
-        if seconds <= 0:
-            self._client.delete(key)
-            return
-        self._client.set(key, repr(until), px=max(1, int(seconds * 1000)))
+        with self._errors():
+            if seconds <= 0:
+                self._client.delete(key)
+                return
+            self._client.set(key, repr(until), px=max(1, int(seconds * 1000)))
 
     def blocked_until(self, user_id: str) -> float:
-        value = self._client.get(self._key("block", user_id))
+        with self._errors():
+            value = self._client.get(self._key("block", user_id))
         return float(value) if value is not None else 0.0
+
+    def ping(self) -> None:
+        with self._errors():
+            self._client.ping()
+
+    def persistence_warning(self) -> str | None:
+        """A one-line warning when this Redis can lose blocks on a restart: no append-only file
+        (with RDB snapshots only, blocks since the last snapshot are lost; with neither, all).
+        None with `appendonly yes`, or when Redis does not say (`CONFIG` disabled, as on some
+        managed services).
+
+        Raises:
+            PolicyStoreUnavailable: Redis cannot be reached.
+        """
+        with self._errors():
+            try:
+                save = self._client.config_get("save").get("save")
+                appendonly = self._client.config_get("appendonly").get("appendonly")
+            except Exception as error:
+                if type(error).__name__ == "ResponseError":  # CONFIG is disabled: it cannot tell us
+                    return None
+                raise
+        if save is None or appendonly is None:
+            return None
+        save_text = save.decode() if isinstance(save, bytes) else str(save)
+        aof_text = appendonly.decode() if isinstance(appendonly, bytes) else str(appendonly)
+        if aof_text.strip().lower() == "yes":
+            return None
+        if save_text.strip():
+            return (
+                "the Redis policy store persists by RDB snapshots only (appendonly no): blocks made since the "
+                "last snapshot are lost when Redis restarts; run redis-server with --appendonly yes"
+            )
+        return (
+            "the Redis policy store runs without persistence (no RDB snapshots, appendonly no): a Redis "
+            "restart unblocks every blocked user; run redis-server with --appendonly yes"
+        )
 
 
 @dataclass

@@ -6,15 +6,18 @@ Endpoints:
 * `POST /v1/guard/query`, `POST /v1/guard/output` - guards for applications with their own
   RAG stack (`service.guard_api`);
 * `GET /v1/models` - the one model id this server answers to;
-* `GET /healthz` (the process is up), `GET /readyz` (models loaded), `GET /metrics` (Prometheus).
+* `GET /healthz` (the process is up), `GET /readyz` (models loaded, policy store reachable,
+  not shutting down), `GET /metrics` (Prometheus);
+* `GET /openapi.json`, `GET /docs` - the schema and its viewer, behind the API key unless
+  `open_docs` is set.
 
 The RAG system is built once by `ragshield.system.build_system`; every answer runs through
-`RagPipeline.stream`. Errors use the OpenAI error shape `{"error": {message, type, param, code}}`.
+`RagPipeline.stream`. Every error, whatever raised it, uses the OpenAI error shape
+`{"error": {message, type, param, code}}` and is counted in `/metrics`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -26,17 +29,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HttpResponse
 
-from ragshield.errors import InvalidQueryError, RagShieldError
+from ragshield.errors import ConfigError, InvalidQueryError, RagShieldError
 from ragshield.generators.base import complete
+from ragshield.guards.policy import PolicyStoreUnavailable, policy_identity
 from ragshield.integrations.shield import Shield
 from ragshield.rag.pipeline import RagPipeline
+from ragshield.service.access import check_keyless_request
 from ragshield.service.audit import AuditLog
 from ragshield.service.chat import handle_chat
-from ragshield.service.guard_api import handle_guard_output, handle_guard_query
+from ragshield.service.exchange import drain_open_exchanges
+from ragshield.service.guard_api import check_marker_caps, handle_guard_output, handle_guard_query
+from ragshield.service.health import StoreProbe
 from ragshield.service.metrics import CONTENT_TYPE, ServiceMetrics
+from ragshield.service.openapi import add_docs
 from ragshield.service.schemas import ModelCard, ModelList
 from ragshield.service.settings import ServeConfig
 from ragshield.service.state import ApiError, ServiceState, model_response
+from ragshield.service.workers import WorkerPool
 from ragshield.system import build_system
 from ragshield.types import ChatMessage, GenerationRequest, Query
 
@@ -63,12 +72,28 @@ def _warm_up(state: ServiceState) -> None:
         state.ready.set()
 
 
-def _outcome_for(status: int) -> str:
-    if status == 401:
+def _outcome_for(error: ApiError) -> str:
+    if error.status == 401:
         return "unauthorized"
-    if status == 403:
+    if error.code == "user_blocked":
         return "refuse"
-    return "bad_request" if status < 500 else "error"
+    if error.status in (403, 421):
+        return "forbidden"
+    if error.code == "policy_store_unavailable":
+        return "unavailable"
+    if error.code == "server_shutting_down":
+        return "shutdown"
+    return "bad_request" if error.status < 500 else "error"
+
+
+def _open_audit(settings: ServeConfig) -> AuditLog:
+    try:
+        return AuditLog(settings.audit_log)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot open the audit log {settings.audit_log}: {error.strerror or type(error).__name__}; "
+            "check the path and its permissions"
+        ) from None
 
 
 def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, warm_up: bool = True) -> FastAPI:
@@ -84,31 +109,47 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
         ConfigError: the config cannot be turned into a running system (missing index, ...).
     """
     pipeline = pipeline if pipeline is not None else build_system(settings)
+    check_marker_caps(pipeline)
     state = ServiceState(
         settings=settings,
         pipeline=pipeline,
         shield=Shield.from_pipeline(pipeline),
-        audit=AuditLog(settings.audit_log),
+        audit=_open_audit(settings),
         metrics=ServiceMetrics(),
-        slots=asyncio.Semaphore(settings.max_concurrent_requests),
+        pool=WorkerPool(settings.max_concurrent_requests),
     )
+    probe = StoreProbe(pipeline.policy)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        warning = await probe.persistence_warning()
+        if warning is not None:
+            log.warning("%s", warning)
         if warm_up:
             threading.Thread(target=_warm_up, args=(state,), name="ragshield-warm-up", daemon=True).start()
         else:
             state.ready.set()
         yield
+        state.begin_drain()
+        await drain_open_exchanges(state)
+        state.pool.shutdown()
+        probe.close()
         state.audit.close()
 
-    app = FastAPI(title="ragshield", summary="A guarded RAG service (OpenAI-compatible).", lifespan=lifespan)
+    app = FastAPI(
+        title="ragshield",
+        summary="A guarded RAG service (OpenAI-compatible).",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
     app.state.ragshield = state
 
     def error_response(request: Request, error: ApiError) -> JSONResponse:
-        endpoint = ENDPOINTS.get(request.url.path)
-        if endpoint is not None and not error.audited:
-            state.metrics.requests.labels(endpoint, _outcome_for(error.status)).inc()
+        if not error.audited:
+            endpoint = ENDPOINTS.get(request.url.path, "other")
+            state.metrics.requests.labels(endpoint, _outcome_for(error)).inc()
         headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
         return JSONResponse(error.body(), status_code=error.status, headers=headers)
 
@@ -133,6 +174,32 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
         message = "no such endpoint" if error.status_code == 404 else str(error.detail)
         return error_response(request, ApiError(error.status_code, message, code=f"http_{error.status_code}"))
 
+    @app.exception_handler(PolicyStoreUnavailable)
+    async def _store_down(request: Request, error: PolicyStoreUnavailable) -> JSONResponse:
+        return error_response(
+            request,
+            ApiError(
+                503,
+                "the blocking-policy store is unavailable; retry later",
+                type="server_error",
+                code="policy_store_unavailable",
+            ),
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+        # the last resort: still the OpenAI shape and a metric; the type only (messages can hold text)
+        log.error("unexpected %s on %s", type(error).__name__, request.url.path)
+        return error_response(
+            request,
+            ApiError(500, f"internal error ({type(error).__name__})", type="server_error", code="internal_error"),
+        )
+
+    def caller(request: Request) -> str:
+        """The policy identity of the caller (after the key-less checks, or the key)."""
+        check_keyless_request(request, settings)
+        return state.user_for(request.headers.get("authorization"))
+
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         """Liveness: the process answers."""
@@ -140,39 +207,45 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
 
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
-        """Readiness: 200 once the models are loaded, 503 while loading or when loading failed."""
+        """Readiness: 200 when the models are loaded, the policy store answers and the server is not
+        shutting down; else 503 with `status` loading | failed | draining | degraded."""
+        if state.draining.is_set():
+            return JSONResponse({"status": "draining"}, status_code=503)
         if not state.ready.is_set():
             return JSONResponse({"status": "loading"}, status_code=503)
         if state.ready_error is not None:
             return JSONResponse({"status": "failed", "error": state.ready_error}, status_code=503)
+        store_error = await probe.check()
+        if store_error is not None:
+            return JSONResponse({"status": "degraded", "error": store_error}, status_code=503)
         return JSONResponse({"status": "ready", "model": settings.model_name, "defense": pipeline.defense.name})
 
     @app.get("/metrics")
     async def metrics() -> HttpResponse:
         """Prometheus text exposition (counts and latencies only, nothing secret)."""
+        state.metrics.workers.labels("alive").set(state.pool.threads)
+        state.metrics.workers.labels("busy").set(state.pool.busy)
         return HttpResponse(state.metrics.render(), media_type=CONTENT_TYPE)
 
     @app.get("/v1/models")
     async def models(request: Request) -> HttpResponse:
-        state.user_for(request.headers.get("authorization"))
+        caller(request)
         return model_response(ModelList(data=[ModelCard(id=settings.model_name)]))
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> HttpResponse:
         """OpenAI-compatible chat completion over the guarded RAG system (stream: true for SSE)."""
-        user = state.user_for(request.headers.get("authorization"))
-        return await handle_chat(state, request, user)
+        return await handle_chat(state, request, policy_identity(caller(request)))
 
     @app.post("/v1/guard/query")
     async def guard_query(request: Request) -> HttpResponse:
         """Verdict on a query plus the chunks (id, text, cosine similarity) an app retrieved for it."""
-        user = state.user_for(request.headers.get("authorization"))
-        return await handle_guard_query(state, request, user)
+        return await handle_guard_query(state, request, caller(request))
 
     @app.post("/v1/guard/output")
     async def guard_output(request: Request) -> HttpResponse:
         """Verdict on a model's answer given the decorated context /v1/guard/query returned."""
-        user = state.user_for(request.headers.get("authorization"))
-        return await handle_guard_output(state, request, user)
+        return await handle_guard_output(state, request, caller(request))
 
+    add_docs(app, lambda request: None if settings.open_docs else caller(request))
     return app

@@ -10,17 +10,21 @@ What a client sees:
   `data: {"error": {..., "code": "output_blocked"}}` ends the stream (the openai client raises
   `APIError`); not streamed, the refusal with `finish_reason: content_filter`;
 * a blocked user: HTTP 403, code `user_blocked`;
+* the policy store unreachable (failing closed): HTTP 503 (an error event once streaming),
+  code `policy_store_unavailable`; a fault of the service, never a verdict on the user;
 * past `request_timeout_s`: blocked when failing closed (the refusal, or an error event with
-  code `request_timeout` once streaming), else HTTP 504.
+  code `request_timeout` once streaming), else HTTP 504;
+* shutdown (SIGTERM) before the answer was done, `shutdown_grace_s` after it began: HTTP 503
+  (an error event once streaming), code `server_shutting_down`;
+* `stream_options: {include_usage: true}`: a last chunk with no choices and `usage` (tokens of
+  the query and of the released answer) before `[DONE]`; not streamed, `usage` is always there.
 
+A timeout, a disconnect or a shutdown cancels the generation (the model stops within one token).
 Every request ends in exactly one audit line.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
@@ -28,41 +32,19 @@ from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ragshield.integrations.shield import recording_defense
 from ragshield.rag.pipeline import validate_query
-from ragshield.service.audit import scrubber_for
-from ragshield.service.runner import PipelineRun
-from ragshield.service.schemas import (
-    AssistantMessage,
-    ChatCompletion,
-    ChatCompletionChunk,
-    ChatCompletionRequest,
-    ChatMessageIn,
-    Choice,
-    ChunkChoice,
-    Delta,
-    RagshieldInfo,
-    VerdictOut,
-)
+from ragshield.service.exchange import ClientGoneError, Exchange, ShuttingDownError
+from ragshield.service.schemas import ChatCompletionRequest, ChatMessageIn, Delta, RagshieldInfo
 from ragshield.service.state import (
     ApiError,
     ServiceState,
     check_text,
-    finish_request,
-    model_response,
     outcome_of,
     read_json,
     stage_of,
-    timeout_verdict,
+    store_unavailable_error,
 )
-from ragshield.types import Query, Response, RetrievalResult, Verdict, new_id
-
-POLL_S = 0.5  # how often a waiting request checks whether its client is still connected
-ENDPOINT = "chat"
-
-
-class ClientGoneError(Exception):
-    """The client closed the connection; the run is stopped and nothing more is sent."""
+from ragshield.types import Query, Response, new_id
 
 
 def last_user_text(messages: list[ChatMessageIn]) -> str:
@@ -76,144 +58,14 @@ def last_user_text(messages: list[ChatMessageIn]) -> str:
     raise ApiError(400, "no user message; send at least one message with role 'user'", param="messages")
 
 
-class Exchange:
-    """One chat request, from its concurrency slot to its audit line."""
-
-    def __init__(self, state: ServiceState, request: Request, query: Query, model: str) -> None:
-        self.state = state
-        self.request = request
-        self.query = query
-        self.model = model
-        self.started = time.perf_counter()
-        self.created = int(time.time())
-        self.deadline = self.started + state.settings.request_timeout_s
-        self.sink: list[RetrievalResult] = []
-        self.run: PipelineRun | None = None
-        self._slot = False
-        self._audited = False
-        self._closed = False
-        state.metrics.in_flight.inc()
-
-    def remaining(self) -> float:
-        return max(0.0, self.deadline - time.perf_counter())
-
-    async def start(self) -> bool:
-        """Take a concurrency slot and start the pipeline; False when the deadline passed first."""
-        try:
-            await asyncio.wait_for(self.state.slots.acquire(), timeout=self.remaining())
-        except TimeoutError:
-            return False
-        self._slot = True
-        pipeline = self.state.pipeline
-        self.run = PipelineRun(pipeline.with_defense(recording_defense(pipeline.defense, self.sink)), self.query)
-        self.run.start()
-        return True
-
-    async def next(self) -> str | Response | None:
-        """The next delta or the final Response; None at the deadline.
-
-        Raises:
-            ClientGoneError: the client disconnected while we waited.
-        """
-        assert self.run is not None
-        while True:
-            try:
-                return await self.run.next(min(POLL_S, self.remaining()))
-            except TimeoutError:
-                if self.remaining() <= 0.0:
-                    return None
-                if await self.request.is_disconnected():
-                    raise ClientGoneError from None
-
-    def audit(
-        self,
-        action: str,
-        response: Response | None = None,
-        extra: tuple[Verdict, ...] = (),
-        detail: dict[str, object] | None = None,
-    ) -> None:
-        if self._audited:
-            return
-        self._audited = True
-        if response is not None and "first_token" in response.timings_ms:
-            self.state.metrics.first_token.observe(response.timings_ms["first_token"] / 1000.0)
-        retrieval = response.retrieval if response is not None else None
-        scrubber = scrubber_for(retrieval, self.sink[-1] if self.sink else None, extra_texts=(self.query.text,))
-        finish_request(
-            self.state,
-            endpoint=ENDPOINT,
-            request_id=self.query.id,
-            user_id=self.query.user_id,
-            action=action,
-            started=self.started,
-            response=response,
-            scrubber=scrubber,
-            query_text=self.query.text,
-            extra_verdicts=extra,
-            detail=detail,
-        )
-
-    def timed_out(self) -> Verdict:
-        verdict = timeout_verdict(
-            time.perf_counter() - self.started,
-            self.state.settings.request_timeout_s,
-            fail_closed=self.state.settings.fail_closed,
-        )
-        self.audit("timeout", None, (verdict,))
-        return verdict
-
-    def close(self) -> None:
-        """Stop the run, free the slot, and audit a request that ended without a decision (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        self.state.metrics.in_flight.dec()
-        if self.run is not None:
-            self.run.cancel()
-        if self._slot:
-            self._slot = False
-            self.state.slots.release()
-        if not self._audited:
-            self.audit("disconnected", None, detail={"reason": "the client closed the connection"})
-
-    # -- response bodies ----------------------------------------------------------------
-
-    def info(self, response: Response | None, verdicts: tuple[Verdict, ...] = ()) -> RagshieldInfo:
-        every = tuple(response.verdicts if response is not None else ()) + verdicts
-        blocked = any(v.blocked for v in every)
-        stage = stage_of(response) if response is not None else ("service" if blocked else None)
-        exposed = [VerdictOut.of(v) for v in every] if self.state.settings.expose_verdicts else None
-        return RagshieldInfo(request_id=self.query.id, blocked=blocked, stage=stage, verdicts=exposed)
-
-    def chunk(self, delta: Delta, finish: str | None = None, info: RagshieldInfo | None = None) -> bytes:
-        body = ChatCompletionChunk(
-            id=self.query.id,
-            created=self.created,
-            model=self.model,
-            choices=[ChunkChoice(delta=delta, finish_reason=finish)],
-            ragshield=info,
-        )
-        return b"data: " + body.model_dump_json(exclude_none=True).encode("utf-8") + b"\n\n"
-
-    def error_event(self, message: str, *, type: str, code: str) -> bytes:
-        body = ApiError(200, message, type=type, code=code).body()
-        body["error"]["request_id"] = self.query.id
-        return b"data: " + json.dumps(body, ensure_ascii=False).encode("utf-8") + b"\n\n"
-
-    def completion(self, text: str, finish: str, info: RagshieldInfo) -> HttpResponse:
-        body = ChatCompletion(
-            id=self.query.id,
-            created=self.created,
-            model=self.model,
-            choices=[Choice(message=AssistantMessage(content=text), finish_reason=finish)],
-            ragshield=info,
-        )
-        return model_response(body)
-
-    def blocked_message(self, response: Response | None, verdicts: tuple[Verdict, ...] = ()) -> str:
-        names = [v.guard for v in (*(response.verdicts if response else ()), *verdicts) if v.blocked]
-        which = f" ({', '.join(names)})" if self.state.settings.expose_verdicts and names else ""
-        return f"the answer was stopped by a guard{which}; request id {self.query.id}"
+def _shutdown_error(query_id: str) -> ApiError:
+    return ApiError(
+        503,
+        f"the server is shutting down; retry on another replica; request id {query_id}",
+        type="server_error",
+        code="server_shutting_down",
+        audited=True,
+    )
 
 
 DONE = b"data: [DONE]\n\n"
@@ -222,7 +74,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 async def handle_chat(state: ServiceState, request: Request, user_id: str) -> HttpResponse:
     """Answer one chat completion request (see the module docstring for what the client gets)."""
-    body = await read_json(request, ChatCompletionRequest, state.settings.max_body_bytes)
+    body = await read_json(request, ChatCompletionRequest, state.settings.max_body_bytes, state.settings.body_timeout_s)
     if body.model != state.settings.model_name:
         raise ApiError(
             404,
@@ -254,15 +106,20 @@ async def handle_chat(state: ServiceState, request: Request, user_id: str) -> Ht
                 )
             return _refusal(exchange, body.stream, exchange.info(None, (verdict,)))
         if isinstance(first, Response):
-            early = _early_answer(exchange, first, body.stream)
+            usage = body.stream_options is not None and body.stream_options.include_usage
+            early = _early_answer(exchange, first, body.stream, usage=body.stream and usage)
             if early is not None:
                 return early
         if not body.stream:
             return await _collect(exchange, first)
         handed_over = True
-        return _ExchangeStream(_sse(exchange, first), exchange)
+        usage = body.stream_options is not None and body.stream_options.include_usage
+        return _ExchangeStream(_sse(exchange, first, usage=usage), exchange)
     except ClientGoneError:
         return HttpResponse(status_code=499)
+    except ShuttingDownError:
+        exchange.shut_down()
+        raise _shutdown_error(query.id) from None
     except ApiError:
         raise
     except Exception as error:  # the pipeline raised before any text: a clean 500, the server keeps serving
@@ -279,7 +136,7 @@ async def handle_chat(state: ServiceState, request: Request, user_id: str) -> Ht
             exchange.close()
 
 
-def _refusal(exchange: Exchange, stream: bool, info: RagshieldInfo) -> HttpResponse:
+def _refusal(exchange: Exchange, stream: bool, info: RagshieldInfo, *, usage: bool = False) -> HttpResponse:
     refusal = exchange.state.pipeline.refusal
     if not stream:
         return exchange.completion(refusal, "content_filter", info)
@@ -287,8 +144,11 @@ def _refusal(exchange: Exchange, stream: bool, info: RagshieldInfo) -> HttpRespo
         exchange.chunk(Delta(role="assistant", content="")),
         exchange.chunk(Delta(content=refusal)),
         exchange.chunk(Delta(), "content_filter", info),
-        DONE,
     ]
+    usage_chunk = exchange.usage_chunk() if usage else None
+    if usage_chunk is not None:
+        body.append(usage_chunk)
+    body.append(DONE)
     return StreamingResponse(iter(body), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
@@ -307,10 +167,12 @@ class _ExchangeStream(StreamingResponse):
             self._exchange.close()
 
 
-def _early_answer(exchange: Exchange, response: Response, stream: bool) -> HttpResponse | None:
+def _early_answer(exchange: Exchange, response: Response, stream: bool, *, usage: bool = False) -> HttpResponse | None:
     """The reply when the pipeline's first item is already its final Response (no text released)."""
     action, stage = outcome_of(response), stage_of(response)
     exchange.audit(action, response)
+    if action == "unavailable":
+        raise store_unavailable_error(exchange.query.id)
     if action == "refuse":
         reason = next((v.reason for v in response.verdicts if v.blocked), "the user is blocked")
         raise ApiError(
@@ -325,7 +187,7 @@ def _early_answer(exchange: Exchange, response: Response, stream: bool) -> HttpR
             audited=True,
         )
     if action == "block" and (stage == "query" or not stream):
-        return _refusal(exchange, stream, exchange.info(response))
+        return _refusal(exchange, stream, exchange.info(response), usage=usage)
     if not stream:
         return exchange.completion(response.text, _openai_finish(response), exchange.info(response))
     return None  # streamed: an allowed empty answer or an output block is sent as events
@@ -352,7 +214,7 @@ async def _collect(exchange: Exchange, first: str | Response) -> HttpResponse:
     return early
 
 
-async def _sse(exchange: Exchange, first: str | Response) -> AsyncIterator[bytes]:
+async def _sse(exchange: Exchange, first: str | Response, *, usage: bool = False) -> AsyncIterator[bytes]:
     state = exchange.state
     try:
         yield exchange.chunk(Delta(role="assistant", content=""))
@@ -369,13 +231,21 @@ async def _sse(exchange: Exchange, first: str | Response) -> AsyncIterator[bytes
                 )
                 return
             if isinstance(item, Response):
-                for event in _final_events(exchange, item):
+                for event in _final_events(exchange, item, usage=usage):
                     yield event
                 return
             yield exchange.chunk(Delta(content=item))
             item = await exchange.next()
     except ClientGoneError:
         return
+    except ShuttingDownError:
+        exchange.shut_down()
+        yield exchange.error_event(
+            f"the server is shutting down and stopped this answer; retry on another replica; "
+            f"request id {exchange.query.id}",
+            type="server_error",
+            code="server_shutting_down",
+        )
     except Exception as error:  # the pipeline raised mid-stream: end with an error event
         exchange.audit("error", None, detail={"error_type": type(error).__name__})
         yield exchange.error_event(
@@ -387,11 +257,16 @@ async def _sse(exchange: Exchange, first: str | Response) -> AsyncIterator[bytes
         exchange.close()
 
 
-def _final_events(exchange: Exchange, response: Response) -> list[bytes]:
+def _final_events(exchange: Exchange, response: Response, *, usage: bool = False) -> list[bytes]:
     action = outcome_of(response)
     exchange.audit(action, response)
     if action == "allow":
-        return [exchange.chunk(Delta(), _openai_finish(response), exchange.info(response)), DONE]
+        events = [exchange.chunk(Delta(), _openai_finish(response), exchange.info(response))]
+        usage_chunk = exchange.usage_chunk() if usage else None
+        return [*events, usage_chunk, DONE] if usage_chunk is not None else [*events, DONE]
+    if action == "unavailable":
+        error = store_unavailable_error(exchange.query.id)
+        return [exchange.error_event(error.message, type=error.type, code="policy_store_unavailable")]
     if action == "error":
         return [
             exchange.error_event(

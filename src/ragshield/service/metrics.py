@@ -2,12 +2,17 @@
 one process, as in tests, never collide).
 
 * `ragshield_requests_total{endpoint, outcome}` - outcome is allow | block | refuse |
-  timeout | error | bad_request | unauthorized.
+  timeout | error | unavailable (the policy store was down) | shutdown (cut by SIGTERM) |
+  disconnected | bad_request | unauthorized | forbidden; endpoint `other` for unknown paths.
+* `ragshield_policy_store_errors_total` - requests that found the policy store unreachable
+  (an outage: never counted as a user being refused).
 * `ragshield_blocks_total{guard, stage}` - stage is `query` (before generation), `output`
   (mid-stream or at the end) or `policy` (user blocked).
 * `ragshield_request_seconds{endpoint}` - end-to-end latency, seconds.
 * `ragshield_first_token_seconds` - time to the first released text delta, seconds.
 * `ragshield_in_flight` - requests being answered now.
+* `ragshield_worker_threads{state}` - worker threads `alive`, and `busy` slots (at most
+  `max_concurrent_requests`).
 """
 
 from __future__ import annotations
@@ -49,12 +54,22 @@ class ServiceMetrics:
             registry=self.registry,
         )
         self.in_flight = Gauge("ragshield_in_flight", "Requests being answered now.", registry=self.registry)
+        self.store_errors = Counter(
+            "ragshield_policy_store_errors",
+            "Requests that found the policy store unreachable.",
+            registry=self.registry,
+        )
+        self.workers = Gauge(
+            "ragshield_worker_threads", "Worker threads alive and slots busy.", ("state",), registry=self.registry
+        )
 
     def observe(self, endpoint: str, outcome: str, seconds: float, response: Response | None = None) -> None:
         """Count one finished request and its blocking verdicts."""
         self.requests.labels(endpoint, outcome).inc()
         self.latency.labels(endpoint).observe(seconds)
-        if response is None:
+        if outcome == "unavailable":
+            self.store_errors.inc()
+        if response is None or outcome == "unavailable":
             return
         generated = "generate" in response.timings_ms
         for verdict in response.verdicts:

@@ -1,28 +1,27 @@
-"""Run `RagPipeline.stream` off the event loop, one dedicated thread per request.
+"""Run `RagPipeline.stream` off the event loop, on a thread of the service's `WorkerPool`.
 
-Inference is blocking CPU work, and `LlamaCppGenerator` holds a lock for a whole answer:
-a request waiting for the model would park its thread on that lock. On the shared
-`asyncio.to_thread` pool, enough parked threads starve the request that holds the lock
-(its next token needs a pool thread too) and the service deadlocks. A dedicated thread per
-request cannot starve that way; `max_concurrent_requests` bounds how many exist.
+Inference is blocking CPU work, and `LlamaCppGenerator` holds a lock for a whole answer. The
+whole stream of one request runs on one pool thread (a slot of the pool is a thread), so a
+request waiting for the model never starves the request that holds it. A model that serves one
+request at a time grants it in arrival order (`FifoLock`).
 
-A model that serves one request at a time grants it in arrival order (`FifoLock` in
-`LlamaCppGenerator`), so with many requests waiting the longest wait is bounded by the queue
-length times one answer.
-
-Items (text deltas, then the final `Response`) cross to the event loop on an
-`asyncio.Queue`. `cancel()` (client gone, timeout) makes the thread stop at the next item
-and close the pipeline's generator, which closes the model stream and frees the model.
+Items (text deltas, then the final `Response`) cross to the event loop on an `asyncio.Queue`.
+`cancel()` (client gone, timeout, shutdown) sets the run's `CancelToken`: a request still in line
+for the model leaves the line at once, a generating model stops at its next token
+(`LlamaCppGenerator` checks the token per token), and the pipeline's stream is closed, which
+frees the model. The pool slot comes back when the thread has finished.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from ragshield.generators.base import CancelToken, GenerationCancelled, cancel_scope
 from ragshield.rag.pipeline import RagPipeline
+from ragshield.service.workers import WorkerPool
 from ragshield.types import Query, Response
 
 log = logging.getLogger(__name__)
@@ -41,48 +40,72 @@ _DONE = _Done()
 
 
 class PipelineRun:
-    """One `pipeline.stream(query)` running in its own thread.
+    """One `pipeline.stream(query)` running on a pool thread.
 
     Use `await run.next(timeout)` until it returns a `Response` (the last item); before that
     it returns `str` text (the deltas already waiting, joined), raises `TimeoutError` when
     nothing arrived in time, and re-raises an exception the pipeline raised.
+
+    Args:
+        pipeline: the pipeline to stream from.
+        query: the client's query.
+        count_tokens: counts tokens of a text (for `usage`); called on the worker thread once the
+            answer is complete, so the event loop never tokenizes. None: no usage.
     """
 
-    def __init__(self, pipeline: RagPipeline, query: Query) -> None:
+    def __init__(
+        self, pipeline: RagPipeline, query: Query, *, count_tokens: Callable[[str], int] | None = None
+    ) -> None:
         self.pipeline = pipeline
         self.query = query
-        self._stop = threading.Event()
+        self.token = CancelToken()
+        self.count_tokens = count_tokens
+        self.usage: tuple[int, int] | None = None  # (prompt, completion) tokens, set before the Response
         self._queue: asyncio.Queue[str | Response | _Failed | _Done] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._work, name=f"ragshield-{query.id[:8]}", daemon=True)
         self._finished = False
         self._pending: str | Response | _Failed | _Done | None = None
+        self.future: asyncio.Future[None] | None = None
 
-    def start(self) -> PipelineRun:
-        self._thread.start()
+    def start(self, pool: WorkerPool) -> PipelineRun:
+        """Submit the run to `pool` (the caller holds a slot from `pool.acquire`)."""
+        self.future = asyncio.wrap_future(pool.submit(self._work))
         return self
 
     def _put(self, item: str | Response | _Failed | _Done) -> None:
         try:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
         except RuntimeError:  # the event loop is closed (server shutting down): nobody is listening
-            self._stop.set()
+            self.token.cancel()
+
+    def _usage(self, response: Response) -> None:
+        if self.count_tokens is None:
+            return
+        try:
+            self.usage = (self.count_tokens(self.query.text), self.count_tokens(response.text))
+        except Exception as error:  # usage is informational: never fail an answer over it
+            log.warning("token counting failed: %s", type(error).__name__)
 
     def _work(self) -> None:
-        stream = self.pipeline.stream(self.query)  # a generator: close() runs its cleanup
-        try:
-            for item in stream:
-                if self._stop.is_set():
-                    break
-                self._put(item)
-        except Exception as error:  # reaches the client as a clean error, never kills the server
-            log.warning("pipeline raised %s", type(error).__name__)
-            self._put(_Failed(error))
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()  # GeneratorExit inside the pipeline closes the model's stream
-            self._put(_DONE)
+        with cancel_scope(self.token):
+            stream = self.pipeline.stream(self.query)  # a generator: close() runs its cleanup
+            try:
+                for item in stream:
+                    if self.token.cancelled:
+                        break
+                    if isinstance(item, Response):
+                        self._usage(item)
+                    self._put(item)
+            except GenerationCancelled:
+                pass  # cancelled while waiting for the model: nobody waits for an answer
+            except Exception as error:  # reaches the client as a clean error, never kills the server
+                log.warning("pipeline raised %s", type(error).__name__)
+                self._put(_Failed(error))
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()  # GeneratorExit inside the pipeline closes the model's stream
+                self._put(_DONE)
 
     async def next(self, timeout: float) -> str | Response:
         """The next delta or the final `Response`.
@@ -119,9 +142,5 @@ class PipelineRun:
         return item
 
     def cancel(self) -> None:
-        """Ask the thread to stop at its next item; it closes the pipeline's stream itself."""
-        self._stop.set()
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
+        """Stop the run: out of the model's line at once, or at the model's next token."""
+        self.token.cancel()

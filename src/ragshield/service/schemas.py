@@ -16,12 +16,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragshield.guards.canary.canaries import CANARY_ALPHABET, MIN_LENGTH
 from ragshield.types import Chunk, Verdict
 
 MAX_MESSAGES = 256
 MAX_GUARD_CHUNKS = 100
 MAX_CHUNK_CHARS = 100_000
-MAX_CANARIES_PER_CHUNK = 64
+MAX_ID_CHARS = 512
+# client-supplied canaries (`markers` of /v1/guard/output) are checked before the matcher builds
+# its automaton: ragshield draws 12 symbols from CANARY_ALPHABET (2 per chunk by default), so
+# these caps leave room for any sensible injector setting while bounding the matcher's work
+MAX_CANARY_CHARS = 64
+MAX_CANARIES_PER_CHUNK = 16
+MAX_CANARIES_TOTAL = 256
+_CANARY_SYMBOLS = frozenset(CANARY_ALPHABET)
 
 
 class _Loose(BaseModel):
@@ -131,6 +139,15 @@ class Choice(BaseModel):
     logprobs: None = None
 
 
+class Usage(BaseModel):
+    """Tokens of the client's query and of the released answer (the model's tokenizer when the
+    generator has one, else whitespace-separated words)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
 class ChatCompletion(BaseModel):
     id: str
     object: Literal["chat.completion"] = "chat.completion"
@@ -138,6 +155,7 @@ class ChatCompletion(BaseModel):
     model: str
     choices: list[Choice]
     ragshield: RagshieldInfo
+    usage: Usage | None = None
 
 
 class Delta(BaseModel):
@@ -161,6 +179,7 @@ class ChatCompletionChunk(BaseModel):
     model: str
     choices: list[ChunkChoice]
     ragshield: RagshieldInfo | None = None
+    usage: Usage | None = None
 
 
 class ModelCard(BaseModel):
@@ -194,10 +213,10 @@ class ErrorBody(BaseModel):
 class GuardChunk(_Strict):
     """A chunk the application retrieved: its id, text and cosine similarity to the query."""
 
-    id: str = Field(min_length=1, max_length=512)
+    id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     text: str = Field("", max_length=MAX_CHUNK_CHARS)
     similarity: float
-    doc_id: str | None = Field(None, max_length=512)
+    doc_id: str | None = Field(None, max_length=MAX_ID_CHARS)
 
     @field_validator("similarity")
     @classmethod
@@ -245,10 +264,38 @@ class GuardOutputRequest(_Strict):
 
     @field_validator("markers")
     @classmethod
-    def _bounded(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        if any(len(canaries) > MAX_CANARIES_PER_CHUNK for canaries in value.values()):
-            raise ValueError(f"at most {MAX_CANARIES_PER_CHUNK} canaries per chunk")
-        return value
+    def _canaries(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        return check_markers(value)
+
+
+def check_markers(markers: dict[str, list[str]]) -> dict[str, list[str]]:
+    """`markers` when every canary could have come from ragshield (see `MAX_CANARY_CHARS`).
+
+    Raises:
+        ValueError: more than `MAX_GUARD_CHUNKS` chunk ids, `MAX_CANARIES_PER_CHUNK` canaries in
+            one chunk or `MAX_CANARIES_TOTAL` in all; a canary shorter than `MIN_LENGTH` or
+            longer than `MAX_CANARY_CHARS`, or with a symbol outside `CANARY_ALPHABET` (the
+            message names the chunk and the position, never the canary).
+    """
+    if len(markers) > MAX_GUARD_CHUNKS:
+        raise ValueError(f"markers name at most {MAX_GUARD_CHUNKS} chunks (got {len(markers)})")
+    total = 0
+    for chunk_id, canaries in markers.items():
+        if not 1 <= len(chunk_id) <= MAX_ID_CHARS:
+            raise ValueError(f"marker chunk ids have 1 to {MAX_ID_CHARS} characters")
+        if len(canaries) > MAX_CANARIES_PER_CHUNK:
+            raise ValueError(f"at most {MAX_CANARIES_PER_CHUNK} canaries per chunk (chunk {chunk_id[:64]!r})")
+        total += len(canaries)
+        if total > MAX_CANARIES_TOTAL:
+            raise ValueError(f"at most {MAX_CANARIES_TOTAL} canaries in all")
+        for position, canary in enumerate(canaries):
+            if not MIN_LENGTH <= len(canary) <= MAX_CANARY_CHARS or not _CANARY_SYMBOLS.issuperset(canary):
+                raise ValueError(
+                    f"canary {position} of chunk {chunk_id[:64]!r} is not one ragshield issued: canaries have "
+                    f"{MIN_LENGTH} to {MAX_CANARY_CHARS} symbols from {CANARY_ALPHABET!r}; send the markers "
+                    "/v1/guard/query returned"
+                )
+    return markers
 
 
 class GuardOutputResponse(BaseModel):

@@ -1,18 +1,116 @@
-"""`BackgroundServer`: a real uvicorn server for an app, in a thread of this process.
+"""Running the app under uvicorn: `run_server` (what `ragshield serve` runs, in the foreground)
+and `BackgroundServer` (a thread of this process, for tests, benchmarks and notebooks that
+want the service on loopback while sharing already-loaded models).
 
-For tests, benchmarks and notebooks that want the service on loopback while sharing
-already-loaded models; production runs `ragshield serve`.
+Both add what plain uvicorn lacks:
+
+* a header read timeout: a connection that has not sent a complete request line and headers
+  within `header_timeout_s` (after it opened, or after its previous response) is closed, so
+  slow clients cannot hold connections open indefinitely (the body timeout is the app's);
+* a draining shutdown: SIGTERM (or `stop()`) first tells the app (`ServiceState.begin_drain`),
+  which gives in-flight requests `shutdown_grace_s` to finish and then ends the rest with an
+  error event and an audit line; uvicorn waits a few seconds longer than that before it
+  cancels what is left.
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import socket
 import threading
 import time
-from types import TracebackType
+from collections.abc import Callable
+from types import FrameType, TracebackType
 from typing import Any
 
 from ragshield.errors import missing_extra
+
+GRACE_MARGIN_S = 5.0  # uvicorn's own shutdown timeout is the app's drain grace plus this
+
+
+def _settings_of(app: Any) -> Any:
+    state = getattr(getattr(app, "state", None), "ragshield", None)
+    return getattr(state, "settings", None)
+
+
+def timed_protocol(header_timeout_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class (httptools when installed, else h11) with a header timeout."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    base: Any = AutoHTTPProtocol
+
+    class HeaderTimeoutProtocol(base):
+        """Closes a connection whose request headers do not arrive in time."""
+
+        _header_timer: asyncio.TimerHandle | None = None
+        _cycle_at_arm: object = None
+
+        def _arm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+            self._cycle_at_arm = self.cycle
+            self._header_timer = self.loop.call_later(header_timeout_s, self._headers_too_slow)
+
+        def _headers_too_slow(self) -> None:
+            # uvicorn starts a new cycle when a request's headers are complete: none since the
+            # timer was armed means the client is still sending them (or sent nothing)
+            if self.cycle is self._cycle_at_arm and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+            super().connection_lost(exc)
+
+    return HeaderTimeoutProtocol
+
+
+def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable[[], None] | None) -> Any:
+    try:
+        import uvicorn
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise missing_extra("uvicorn", "server") from error
+    settings = _settings_of(app)
+    header_timeout = float(getattr(settings, "header_timeout_s", 10.0))
+    grace = float(getattr(settings, "shutdown_grace_s", 10.0))
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        http=timed_protocol(header_timeout),
+        timeout_graceful_shutdown=int(grace + GRACE_MARGIN_S),
+    )
+
+    class DrainingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if on_exit is not None:
+                on_exit()
+            super().handle_exit(sig, frame)
+
+    return DrainingServer(config)
+
+
+def _drain_hook(app: Any) -> Callable[[], None] | None:
+    state = getattr(getattr(app, "state", None), "ragshield", None)
+    hook = getattr(state, "begin_drain", None)
+    return hook if callable(hook) else None
+
+
+def run_server(app: Any, *, host: str, port: int, log_level: str = "info") -> None:
+    """Serve `app` in the foreground until SIGTERM or SIGINT (draining first, see above)."""
+    _server(app, host=host, port=port, log_level=log_level, on_exit=_drain_hook(app)).run()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -35,17 +133,10 @@ class BackgroundServer:
     def __init__(
         self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0
     ) -> None:
-        try:
-            import uvicorn
-        except ImportError as error:  # pragma: no cover - depends on the install
-            raise missing_extra("uvicorn", "server") from error
         self.host = host
         self.port = port or free_port(host)
         self.start_timeout_s = start_timeout_s
-        config = uvicorn.Config(
-            app, host=host, port=self.port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
-        )
-        self._server = uvicorn.Server(config)
+        self._server = _server(app, host=host, port=self.port, log_level="warning", on_exit=_drain_hook(app))
         self._thread = threading.Thread(target=self._server.run, name="ragshield-uvicorn", daemon=True)
 
     @property
@@ -64,9 +155,11 @@ class BackgroundServer:
             time.sleep(0.02)
         return self
 
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=15)
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Shut down as on SIGTERM (in-flight requests drain) and wait up to `timeout_s` seconds."""
+        if self._thread.is_alive():
+            self._server.handle_exit(signal.SIGTERM, None)
+        self._thread.join(timeout=timeout_s)
 
     def __enter__(self) -> BackgroundServer:
         return self.start()

@@ -2,8 +2,9 @@
 
 ```yaml
 index: DIR                          # built with `ragshield index`
-generator: {name: llama-cpp}        # or {name: openai-compatible, base_url: ..., model: ...}
+generator: {name: llama-cpp, repeat_penalty: 1.15}   # or {name: openai-compatible, base_url: ..., model: ...}
 k: 3
+prompt_layout: chat                 # default: system prompt + stop sequences (tgtb: the paper's completion layout)
 defenses: [rag-ct, canary-rag]      # any registered defenses, applied in order
 calibration: {path: FILE, target_fpr: 0.01}
 policy: {window: 20, k: 3, block_seconds: 3600, store: "sqlite:PATH"}   # or "redis://HOST:PORT/0"
@@ -43,7 +44,15 @@ class ServeConfig(SystemConfig):
         request_timeout_s: seconds one request may take end to end; past it the request is
             stopped and, with `fail_closed`, counted as blocked (the verdict says "timeout").
         max_body_bytes: larger request bodies get a 413 before they are parsed.
-        max_concurrent_requests: requests answered at once; more wait in line.
+        max_concurrent_requests: requests worked on at once, and the most worker threads the
+            service runs (a timed-out request keeps its thread until its work ends); more wait
+            in line.
+        header_timeout_s: seconds a client may take to send its request line and headers;
+            past it the connection is closed.
+        body_timeout_s: seconds a client may take to send its request body; past it, a 408.
+        shutdown_grace_s: after SIGTERM, seconds in-flight requests get to finish; then
+            streams end with an error event (code `server_shutting_down`), others get a 503.
+        open_docs: serve `/docs` and `/openapi.json` without a key (default: they need one).
         expose_verdicts: put guard names, scores and reasons into client responses. Off by
             default: scores tell an adaptive attacker how close a query came to a threshold.
     """
@@ -53,7 +62,11 @@ class ServeConfig(SystemConfig):
     model_name: str = DEFAULT_MODEL_NAME
     request_timeout_s: float = Field(120.0, gt=0.0)
     max_body_bytes: int = Field(256 * 1024, gt=0)
-    max_concurrent_requests: int = Field(64, gt=0)
+    max_concurrent_requests: int = Field(64, gt=0, le=1024)
+    header_timeout_s: float = Field(10.0, gt=0.0)
+    body_timeout_s: float = Field(30.0, gt=0.0)
+    shutdown_grace_s: float = Field(10.0, ge=0.0)
+    open_docs: bool = False
     expose_verdicts: bool = False
 
     @field_validator("api_keys")

@@ -1,5 +1,6 @@
 """What every endpoint of one app shares: the pipeline, the shield, the audit log, the metrics,
-and the helpers that turn a finished request into one audit line and metric updates."""
+the worker pool, and the helpers that read a request body and turn a finished request into one
+audit line and metric updates."""
 
 from __future__ import annotations
 
@@ -15,14 +16,17 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response as HttpResponse
 
+from ragshield.guards.policy import is_store_outage
 from ragshield.integrations.shield import Shield
 from ragshield.rag.pipeline import RagPipeline
 from ragshield.service.audit import AuditLog, Scrubber, decision_record
 from ragshield.service.metrics import ServiceMetrics
 from ragshield.service.settings import ServeConfig
+from ragshield.service.workers import WorkerPool
 from ragshield.types import Action, Response, Verdict
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+MAX_JSON_DEPTH = 32  # an OpenAI chat request nests 5 deep; deeper bodies are refused before validation
 
 
 class ApiError(Exception):
@@ -59,9 +63,25 @@ class ServiceState:
     shield: Shield
     audit: AuditLog
     metrics: ServiceMetrics
-    slots: asyncio.Semaphore
+    pool: WorkerPool
     ready: threading.Event = field(default_factory=threading.Event)
     ready_error: str | None = None
+    draining: threading.Event = field(default_factory=threading.Event)
+    drain_deadline: float | None = None  # perf_counter() seconds; in-flight work ends by then
+    open_exchanges: set[Any] = field(default_factory=set)  # chat requests not yet audited and closed
+
+    def begin_drain(self) -> None:
+        """Shutdown started (SIGTERM): in-flight requests get `shutdown_grace_s` more seconds.
+        Safe to call from a signal handler or another thread."""
+        if not self.draining.is_set():
+            self.drain_deadline = time.perf_counter() + self.settings.shutdown_grace_s
+            self.draining.set()
+
+    def drain_remaining(self) -> float:
+        """Seconds until in-flight requests must end (infinite while not draining)."""
+        if self.drain_deadline is None:
+            return float("inf")
+        return max(0.0, self.drain_deadline - time.perf_counter())
 
     def user_for(self, authorization: str | None) -> str:
         """The user id of a bearer key (the anonymous user when the server has no keys).
@@ -97,12 +117,14 @@ def _lookup(keys: dict[str, str], token: str) -> str | None:
     return found
 
 
-async def read_json(request: Request, model: type[ModelT], limit: int) -> ModelT:
+async def read_json(request: Request, model: type[ModelT], limit: int, timeout_s: float = 30.0) -> ModelT:
     """The request body parsed as `model`, with a clear 4xx for every way it can be wrong.
 
     Raises:
-        ApiError: 413 over `limit` bytes; 400 for invalid UTF-8, malformed JSON, a non-object
-            body or missing / invalid fields (the message names each field).
+        ApiError: 408 when the body takes over `timeout_s` seconds to arrive; 413 over `limit`
+            bytes; 400 for invalid UTF-8, malformed JSON, JSON nested deeper than
+            `MAX_JSON_DEPTH`, a non-object body or missing / invalid fields (the message names
+            each field).
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -112,12 +134,18 @@ async def read_json(request: Request, model: type[ModelT], limit: int) -> ModelT
             code="body_too_large",
         )
     body = bytearray()
-    async for piece in request.stream():
-        body.extend(piece)
-        if len(body) > limit:
-            raise ApiError(
-                413, f"request body is over the {limit}-byte limit; send a shorter query", code="body_too_large"
-            )
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for piece in request.stream():
+                body.extend(piece)
+                if len(body) > limit:
+                    raise ApiError(
+                        413, f"request body is over the {limit}-byte limit; send a shorter query", code="body_too_large"
+                    )
+    except TimeoutError:
+        raise ApiError(
+            408, f"the request body did not arrive within {timeout_s:g}s; send it at once", code="body_timeout"
+        ) from None
     try:
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError as error:
@@ -128,12 +156,19 @@ async def read_json(request: Request, model: type[ModelT], limit: int) -> ModelT
         ) from None
     if not text.strip():
         raise ApiError(400, "request body is empty; send a JSON object", code="invalid_json")
+    too_deep = False
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ApiError(
             400, f"malformed JSON: {error.msg} at line {error.lineno} column {error.colno}", code="invalid_json"
         ) from None
+    except RecursionError:  # the decoder's own depth limit (about 1000 levels)
+        data, too_deep = None, True
+    if too_deep or json_depth(data) > MAX_JSON_DEPTH:
+        raise ApiError(
+            400, f"JSON nested deeper than {MAX_JSON_DEPTH} levels; send a flat object", code="json_too_deep"
+        )
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object", code="invalid_json")
     try:
@@ -149,6 +184,41 @@ async def read_json(request: Request, model: type[ModelT], limit: int) -> ModelT
             code="invalid_request",
             param=".".join(str(part) for part in first) or None,
         ) from None
+
+
+def json_depth(value: object) -> int:
+    """How deep objects and arrays nest in a parsed JSON value (a scalar is 0); stops counting
+    past `MAX_JSON_DEPTH` (iterative: no recursion limit to hit)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def store_outage(response: Response) -> bool:
+    """True when the policy store was unreachable and that blocked the request (failing closed):
+    a fault of the service, answered 503 `policy_store_unavailable`, not a verdict on the user."""
+    return any(v.blocked and is_store_outage(v) for v in response.verdicts)
+
+
+def store_unavailable_error(request_id: str) -> ApiError:
+    """The 503 a client gets while the policy store is down (retry later; nothing is wrong with it)."""
+    return ApiError(
+        503,
+        f"the blocking-policy store is unavailable, so the request was not answered; retry later; "
+        f"request id {request_id}",
+        type="server_error",
+        code="policy_store_unavailable",
+        audited=True,
+    )
 
 
 def model_response(model: BaseModel, status_code: int = 200) -> HttpResponse:
@@ -172,7 +242,10 @@ def check_text(text: str, field_name: str) -> str:
 
 
 def outcome_of(response: Response) -> str:
-    """The final action of a finished pipeline response: allow | block | refuse | error."""
+    """The final action of a finished pipeline response: allow | block | refuse | error |
+    unavailable (the policy store was down)."""
+    if store_outage(response):
+        return "unavailable"
     if response.finish_reason == "refused":
         return "refuse"
     if response.finish_reason == "blocked" or response.blocked:
