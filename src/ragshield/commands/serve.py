@@ -33,7 +33,9 @@ def serve(config_path: Path, host: str, port: int, log_level: str) -> None:
         f"on http://{host}:{port}/v1",
         err=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    from ragshield.service.server import run_server
+
+    run_server(app, host=host, port=port, log_level=log_level)  # header timeout, draining SIGTERM
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
-from ragshield.generators.base import FifoLock, StreamEnd
+from ragshield.generators.base import FifoLock, GenerationCancelled, StreamEnd, check_cancelled
 from ragshield.types import GenerationRequest
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,7 @@ class LlamaCppGenerator:
                 if use_completion:
                     prompt, settings["max_tokens"] = self._fit(request.as_text(), request.max_tokens)
                     for part in llama.create_completion(prompt=prompt, **settings):
+                        check_cancelled()  # once per token: a cancelled request frees the model at once
                         choice = part["choices"][0]
                         text = choice.get("text") or ""
                         if text:
@@ -138,13 +139,14 @@ class LlamaCppGenerator:
                             content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
                         )
                     for part in llama.create_chat_completion(messages=messages, **settings):
+                        check_cancelled()  # once per token: a cancelled request frees the model at once
                         choice = part["choices"][0]
                         text = choice["delta"].get("content") or ""
                         if text:
                             yield text
                         if choice.get("finish_reason") == "length":
                             yield StreamEnd("length")
-            except GeneratorExit:
+            except (GeneratorExit, GenerationCancelled):
                 raise
             except Exception as error:
                 raise GenerationError(f"llama.cpp generation failed ({type(error).__name__})") from error
