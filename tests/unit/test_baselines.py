@@ -1,6 +1,6 @@
 """Baseline defenses with FAKE parts (ScriptedGenerator, hashing-embedder retriever) and the real pipeline.
 
-pii-redact uses the real presidio recognizers (loaded once per module).
+pii-redact has its own file, test_pii_redact.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.rag.embedding import HashingEmbedder
 from ragshield.rag.pipeline import DEFAULT_REFUSAL, RagPipeline
 from ragshield.registry import DEFENSES, resolve
-from ragshield.types import Action, Chunk, GenerationRequest, Query, Response, RetrievalResult, ScoredChunk
+from ragshield.types import Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 
 BASELINES = ["rephrase", "summarize", "rule-based", "erase-check", "similarity-threshold", "rerank", "pii-redact"]
 ATTACKS = [
@@ -237,73 +237,7 @@ def test_rephrase_fails_closed_on_an_empty_paraphrase(fake_retriever: Any) -> No
     assert response.verdicts[0].evidence["error_type"] == "GenerationError"
 
 
-# -- pii-redact -------------------------------------------------------------------------------
-
-PII_ANSWER = (
-    "Patient Norma Fisher can be reached at (487) 647-5938 or norma.fisher@example.net; "
-    "SSN 819-33-8726. Nothing else to add, the follow-up is next week."
-)
-PII_VALUES = ["(487) 647-5938", "487", "norma.fisher@example.net", "819-33-8726"]
-
-
-@pytest.fixture(scope="module")
-def redact_context() -> DefenseContext:
-    return DefenseContext()
-
-
-@pytest.mark.parametrize("delta_chars", [1, 3, 7, 40, 500])
-def test_pii_redact_never_streams_pii_whatever_the_delta_size(
-    delta_chars: int, fake_retriever: Any, redact_context: DefenseContext
-) -> None:
-    defense = build_defense("pii-redact", redact_context)
-    generator = ScriptedGenerator([PII_ANSWER], delta_chars=delta_chars)
-    items = list(RagPipeline(fake_retriever, generator, defense=defense).stream("contact details?"))
-    response = items[-1]
-    assert isinstance(response, Response)
-    streamed = "".join(item for item in items if isinstance(item, str))
-    assert streamed == response.text
-    for value in PII_VALUES:
-        assert value not in streamed
-    assert streamed == (
-        "Patient Norma Fisher can be reached at [PHONE] or [EMAIL]; SSN [SSN]. Nothing else to add, the "
-        "follow-up is next week."
-    )
-    verdict = response.verdicts[-1]
-    assert verdict.action is Action.REDACT and not response.blocked
-    assert verdict.evidence["by_kind"] == {"email": 1, "phone": 1, "ssn": 1} and verdict.score == 3.0
-    assert not any(value in str(verdict.to_dict()) for value in PII_VALUES)
-
-
-def test_pii_redact_leaves_clean_text_alone(fake_retriever: Any, redact_context: DefenseContext) -> None:
-    defense = build_defense("pii-redact", redact_context)
-    text = "Rest, fluids and a follow-up in 2 weeks if it does not improve."
-    response = RagPipeline(fake_retriever, ScriptedGenerator([text], delta_chars=2), defense=defense).answer("q?")
-    assert response.text == text
-    assert response.verdicts[-1].action is Action.ALLOW
-
-
-def test_pii_redact_holdback_must_be_positive(redact_context: DefenseContext) -> None:
-    with pytest.raises(ConfigError, match="holdback"):
-        build_defense("pii-redact", redact_context, {"pii-redact": {"holdback_chars": 0}})
-
-
-@pytest.mark.parametrize("delta_chars", [2, 9])
-def test_pii_redact_streaming_equals_redacting_the_whole_answer(
-    delta_chars: int, fake_retriever: Any, redact_context: DefenseContext
-) -> None:
-    from ragshield.datasets.synthetic import make_synthetic_corpus
-    from ragshield.metrics.pii import leaked_pii
-
-    corpus = make_synthetic_corpus(8, seed=3)
-    assert corpus.pii is not None
-    answer = "\n\n".join(document.text for document in corpus.documents)  # ~3,500 characters, 8 records
-    defense = build_defense("pii-redact", redact_context)
-    guard = defense.output_guards[0]
-    response = RagPipeline(
-        fake_retriever, ScriptedGenerator([answer], delta_chars=delta_chars), defense=defense
-    ).answer("q?")
-    assert response.text == guard.scanner.redact(answer)
-    assert leaked_pii(response.text, [item for item in corpus.pii if item.kind in ("email", "phone", "ssn")]) == set()
+# -- pii-redact: tests/unit/test_pii_redact.py (real analyzer, with NER) ----------------------
 
 
 @pytest.mark.shared_data

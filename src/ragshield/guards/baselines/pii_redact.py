@@ -4,8 +4,9 @@ Stackable on any defense (`rag-ct+canary-rag+pii-redact`). The monitor never blo
 REDACTS. `RagPipeline` withholds the last `holdback_chars` characters of the stream and
 passes each released piece through `redact()`; the monitor also sees every delta through
 `observe()`, so it scans the whole produced text around the piece - including the withheld
-tail - with `PiiScanner` (presidio pattern recognizers), and masks every PII span that
-overlaps the piece. A span that straddles two pieces is masked in both (the placeholder is
+tail - with `PiiAnalyzer` (presidio pattern recognizers, a US postal-address pattern and,
+with the `ner` extra, spaCy NER for person names, places and written dates of birth), and
+masks every PII span that overlaps the piece. A span that straddles two pieces is masked in both (the placeholder is
 emitted once, where the span starts), and a span is always seen whole when it is at most
 half the holdback long (default holdback 128 characters: spans up to 64 characters, more
 than any phone, SSN, card or IBAN and nearly every email address).
@@ -14,8 +15,9 @@ than any phone, SSN, card or IBAN and nearly every email address).
 whole answer (counts only, never the values), or ALLOW when there were none.
 
 Scanning cost: presidio's phone recognizer (python-phonenumbers over 8 regions, ~6 ms per
-300 characters here) dominates; it runs only on text with at least 7 digits, and scans are
-cached across pieces (see `PiiRedactionMonitor`).
+300 characters here) and spaCy NER (a few ms per 300 characters) dominate; scans are cached
+across pieces (see `PiiRedactionMonitor`). NER reads a scan window of a few hundred
+characters, so a name is judged with that much context, not the whole answer's.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense
-from ragshield.metrics.pii import DEFAULT_KINDS, PiiMatch, PiiScanner
+from ragshield.metrics.pii import PiiMatch
+from ragshield.pii.analyzer import PATTERN_KINDS, PiiAnalyzer
 from ragshield.types import Action, RetrievalResult, Verdict
 
 if TYPE_CHECKING:
@@ -74,7 +77,7 @@ class PiiRedactionMonitor:
         origin = max(0, start - _LOOKBEHIND)
         cached = self._scan
         if cached is None or cached[0] > origin or cached[1] < end + self._margin:
-            found = self.guard.scanner.find(buffer[origin:])
+            found = self.guard.analyzer.find(buffer[origin:])
             shifted = [PiiMatch(m.kind, m.value, m.start + origin, m.end + origin) for m in found]
             cached = self._scan = (origin, len(buffer), shifted)
         return cached[2]
@@ -87,7 +90,7 @@ class PiiRedactionMonitor:
         if not self._aligned or not buffer.startswith(text, start):
             # the piece is not the next slice of the produced text: scan it on its own
             self._aligned = False
-            return self.guard.scanner.redact(text, placeholder=self.guard.placeholder)
+            return self.guard.analyzer.redact(text, placeholder=self.guard.placeholder)
         end = start + len(text)
         pieces: list[str] = []
         position = start
@@ -103,7 +106,7 @@ class PiiRedactionMonitor:
         return "".join(pieces)
 
     def close(self) -> Verdict:
-        found: Sequence[PiiMatch] = self.guard.scanner.find(self._buffer())
+        found: Sequence[PiiMatch] = self.guard.analyzer.find(self._buffer())
         counts = Counter(match.kind for match in found)
         total = sum(counts.values())
         return Verdict(
@@ -112,16 +115,22 @@ class PiiRedactionMonitor:
             score=float(total),
             threshold=1.0,
             reason=f"{total} PII span(s) redacted from the answer" if total else "no PII found in the answer",
-            evidence={"redacted": total, "by_kind": dict(sorted(counts.items())), "aligned": self._aligned},
+            evidence={
+                "redacted": total,
+                "by_kind": dict(sorted(counts.items())),
+                "aligned": self._aligned,
+                "ner": self.guard.analyzer.ner_enabled,
+            },
         )
 
 
 class PiiRedactor:
-    """OutputGuard: redacts PII (presidio pattern recognizers) from streamed answers.
+    """OutputGuard: redacts PII (`PiiAnalyzer`: patterns, addresses, spaCy NER) from streamed answers.
 
     Args:
-        scanner: the PII scanner (default: `PiiScanner(kinds)`; loads presidio on first use).
-        kinds: PII kinds to redact (default `DEFAULT_KINDS`).
+        analyzer: the PII analyzer (default: `PiiAnalyzer(kinds=kinds)`, with NER when the
+            `ner` extra is installed; loads presidio and spaCy on first use).
+        kinds: pattern kinds to redact when no analyzer is given (default `PATTERN_KINDS`).
         holdback_chars: characters withheld until scanned; spans up to half of it are always caught whole.
         placeholder: replacement text; `{kind}` becomes the kind in capitals (`[EMAIL]`).
 
@@ -131,9 +140,9 @@ class PiiRedactor:
 
     def __init__(
         self,
-        scanner: PiiScanner | None = None,
+        analyzer: PiiAnalyzer | None = None,
         *,
-        kinds: Sequence[str] = DEFAULT_KINDS,
+        kinds: Sequence[str] = PATTERN_KINDS,
         holdback_chars: int = DEFAULT_HOLDBACK,
         placeholder: str = DEFAULT_PLACEHOLDER,
         name: str = NAME,
@@ -141,9 +150,14 @@ class PiiRedactor:
         if holdback_chars < 1:
             raise ConfigError(f"pii-redact holdback_chars must be >= 1, got {holdback_chars}")
         self.name = name
-        self.scanner = scanner or PiiScanner(kinds)
+        self.analyzer = analyzer or PiiAnalyzer(kinds=kinds)
         self.holdback_chars = holdback_chars
         self.placeholder = placeholder
+
+    @property
+    def scanner(self) -> PiiAnalyzer:
+        """The analyzer, under the name the pattern-only guard used."""
+        return self.analyzer
 
     def open(self, retrieval: RetrievalResult) -> PiiRedactionMonitor:
         return PiiRedactionMonitor(self)
@@ -152,20 +166,24 @@ class PiiRedactor:
 def build_defense(
     context: DefenseContext,
     *,
-    kinds: Sequence[str] = DEFAULT_KINDS,
+    kinds: Sequence[str] = PATTERN_KINDS,
+    ner: bool | None = None,
+    addresses: bool = True,
     holdback_chars: int = DEFAULT_HOLDBACK,
     placeholder: str = DEFAULT_PLACEHOLDER,
     min_score: float = 0.3,
     **unknown: Any,
 ) -> Defense:
-    """PII redaction of the answer (presidio pattern recognizers, no NLP model).
+    """PII redaction of the answer: presidio patterns (`kinds`), US addresses (`addresses`) and
+    spaCy NER for names, places and dates of birth (`ner`: True requires the `ner` extra,
+    False turns it off, None uses it when installed).
 
     Raises:
         ConfigError: unknown parameter, unknown PII kind, invalid holdback.
+        BackendUnavailable: `ner=True` without the `ner` extra.
     """
     if unknown:
         raise ConfigError(f"unknown pii-redact parameter(s): {', '.join(sorted(unknown))}")
-    redactor = PiiRedactor(
-        PiiScanner(tuple(kinds), min_score=min_score), holdback_chars=holdback_chars, placeholder=placeholder
-    )
+    analyzer = PiiAnalyzer(kinds=tuple(kinds), ner=ner, addresses=addresses, min_score=min_score)
+    redactor = PiiRedactor(analyzer, holdback_chars=holdback_chars, placeholder=placeholder)
     return Defense(name=NAME, output_guards=(redactor,), fail_closed=context.fail_closed)
