@@ -43,6 +43,8 @@ DEFENSES: Mapping[str, str] = {
     "similarity-threshold": "ragshield.guards.baselines.similarity_threshold:build_defense",
     "rerank": "ragshield.guards.baselines.rerank:build_defense",
     "pii-redact": "ragshield.guards.baselines.pii_redact:build_defense",
+    "context-echo": "ragshield.guards.release.defense:build_defense",
+    "shield": "ragshield.guards.layered:build_defense",
 }
 
 ATTACKS: Mapping[str, str] = {

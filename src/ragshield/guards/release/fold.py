@@ -3,10 +3,11 @@
 A retrieved chunk and the streamed answer are folded the same way, character by character, so a
 copy matches whatever case, separators, look-alikes or leetspeak the answer wrote it in:
 
-* `fold_char`: NFKD (fullwidth, mathematical and circled letters, ligatures; accents split off and
-  dropped), Unicode's confusables data (`data/confusables_latin.json`, Cyrillic, Greek, Armenian,
-  Cherokee, APL and symbol look-alikes of ASCII letters and digits), Latin letters by their Unicode
-  name (`LATIN SMALL LETTER B WITH HOOK`, `LATIN LETTER SMALL CAPITAL A`), tag characters and
+* `fold_char`: Latin letters by their Unicode name (`LATIN SMALL LETTER B WITH HOOK`, `LATIN
+  LETTER SMALL CAPITAL A`), Unicode's confusables data (`data/confusables_latin.json`: Cyrillic,
+  Greek, Armenian, Cherokee, APL and symbol look-alikes of ASCII letters and digits) completed by the
+  canary matcher's table for the few look-alikes Unicode pairs only with other non-ASCII letters,
+  NFKD (fullwidth, mathematical and circled letters, ligatures; accents split off and dropped), tag characters and
   regional indicators to their letters, then casefolding. Everything that is not a letter or digit
   folds to nothing (spaces, punctuation, zero-width and format characters, combining marks).
   Letters of other scripts (Chinese, Cyrillic words that are not look-alikes) stay themselves.
@@ -26,12 +27,18 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Any
 from importlib.resources import files
+
+from ragshield.guards.canary.confusables import CONFUSABLES as CANARY_LOOKALIKES
 
 _LATIN_NAME = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: |$)")
 _LEET = {"0": "o", "1": "i", "l": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t", "8": "b", "9": "g"}
 _LEET_SYMBOLS = {"!": "i", "|": "i", "@": "a", "$": "s", "+": "t"}
 _ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
+# Unicode lists these Cyrillic and Greek letters as confusable with other non-ASCII letters only
+# (т with ᴛ, п with ᴨ); the canary matcher's table says which Latin letter they imitate
+_EXTRA_LOOKALIKES = CANARY_LOOKALIKES
 
 
 @lru_cache(maxsize=1)
@@ -50,9 +57,9 @@ def _fold_one(char: str) -> str:
         return _ASCII_LOWER[code - 0x1F1E6]
     if unicodedata.category(char) in ("Mn", "Me", "Cf", "Cc", "Zs", "Zl", "Zp"):
         return ""
-    mapped = _confusables().get(char)
+    mapped = _confusables().get(char) or _EXTRA_LOOKALIKES.get(char)
     if mapped is not None:
-        return mapped
+        return mapped.lower()
     match = _LATIN_NAME.match(unicodedata.name(char, ""))
     if match is not None:
         return match.group(1).lower()
@@ -64,8 +71,12 @@ def fold_char(char: str) -> str:
     """The letters and digits one character stands for (usually one character, often none)."""
     if char.isascii():
         return char.lower() if char.isalnum() else ""
-    if char in _confusables():  # before NFKD: some look-alikes decompose into other letters
-        return _confusables()[char]
+    latin = _LATIN_NAME.match(unicodedata.name(char, ""))
+    if latin is not None:  # a Latin letter's name says which letter it is (`V WITH HOOK` is v)
+        return latin.group(1).lower()
+    mapped = _confusables().get(char) or _EXTRA_LOOKALIKES.get(char)
+    if mapped is not None:  # before NFKD: some look-alikes decompose into other letters
+        return mapped.lower()
     return "".join(_fold_one(part) for part in unicodedata.normalize("NFKD", char))
 
 
@@ -82,35 +93,73 @@ def _letter_symbol(char: str) -> str:
     return "".join(c for c in fold_char(char) if "a" <= c <= "z")
 
 
-def _fold(text: str, owners: Sequence[int], fold: Callable[[str], str]) -> tuple[str, list[int]]:
-    symbols: list[str] = []
+class LazyOwners(Sequence[int]):
+    """The source offsets of folded ASCII text's symbols, computed only when a match needs them."""
+
+    __slots__ = ("_count", "_keep", "_list", "_owners", "_text")
+
+    def __init__(self, text: str, owners: Sequence[int], keep: Sequence[bool], count: int) -> None:
+        self._text, self._owners, self._keep, self._count = text, owners, keep, count
+        self._list: list[int] | None = None
+
+    def materialise(self) -> list[int]:
+        if self._list is None:
+            keep, owners = self._keep, self._owners
+            self._list = [owners[index] for index, char in enumerate(self._text) if keep[ord(char)]]
+        return self._list
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        return self.materialise()[index]
+
+
+def _ascii_table(fold: Callable[[str], str]) -> tuple[dict[int, str | None], list[bool]]:
+    table: dict[int, str | None] = {}
+    for code in range(128):
+        symbol = fold(chr(code))
+        table[code] = symbol or None
+    return table, [bool(table[code]) for code in range(128)]
+
+
+def _fold(text: str, owners: Sequence[int], fold: Callable[[str], str], ascii_table: Any) -> tuple[str, Sequence[int]]:
+    if text.isascii():  # the common case: one C-level translate, offsets only if a match needs them
+        table, keep = ascii_table
+        symbols = text.translate(table)
+        return symbols, LazyOwners(text, owners, keep, len(symbols))
+    parts: list[str] = []
     kept: list[int] = []
     for char, owner in zip(text, owners, strict=True):
         folded = fold(char)
         if folded:
-            symbols.append(folded)
+            parts.append(folded)
             kept.append(owner)
             if len(folded) > 1:
                 kept.extend([owner] * (len(folded) - 1))
-    return "".join(symbols), kept
+    return "".join(parts), kept
 
 
-def fold_text(text: str, offset: int = 0) -> tuple[str, list[int]]:
+_TEXT_ASCII = _ascii_table(_text_symbol)
+_LETTERS_ASCII = _ascii_table(_letter_symbol)
+
+
+def fold_text(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
     """The `text`-alphabet symbols of `text` and, for each symbol, the offset of the character it
     came from (`offset` + index in `text`)."""
-    return _fold(text, range(offset, offset + len(text)), _text_symbol)
+    return _fold(text, range(offset, offset + len(text)), _text_symbol, _TEXT_ASCII)
 
 
-def fold_text_at(text: str, owners: Sequence[int]) -> tuple[str, list[int]]:
+def fold_text_at(text: str, owners: Sequence[int]) -> tuple[str, Sequence[int]]:
     """`fold_text` for characters with arbitrary offsets (`owners[i]` for `text[i]`)."""
-    return _fold(text, owners, _text_symbol)
+    return _fold(text, owners, _text_symbol, _TEXT_ASCII)
 
 
-def fold_letters(text: str, offset: int = 0) -> tuple[str, list[int]]:
+def fold_letters(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
     """The `letters`-alphabet symbols (a-z) of `text` with their source offsets (see `fold_text`)."""
-    return _fold(text, range(offset, offset + len(text)), _letter_symbol)
+    return _fold(text, range(offset, offset + len(text)), _letter_symbol, _LETTERS_ASCII)
 
 
 def text_symbols(text: str) -> str:
     """The `text`-alphabet symbols of `text` only."""
-    return "".join(_text_symbol(char) for char in text)
+    return text.translate(_TEXT_ASCII[0]) if text.isascii() else "".join(_text_symbol(char) for char in text)

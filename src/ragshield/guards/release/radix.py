@@ -35,6 +35,7 @@ class RadixSpec:
     decode: Callable[[str], bytes]
     normalise: Callable[[str], str] = str
     min_run: int = 16
+    line_prefix: bool = False  # each line starts with a length character (uuencode)
 
 
 def _uu(group: str) -> bytes:
@@ -55,7 +56,7 @@ SPECS: tuple[RadixSpec, ...] = (
     RadixSpec("base32", r"A-Za-z2-7", r"\n\r", 8, base64.b32decode, str.upper),
     RadixSpec("base85", r"0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~", r"\n\r", 5, base64.b85decode),
     RadixSpec("ascii85", r"!-u", r"\n\r", 5, base64.a85decode),
-    RadixSpec("uuencode", r" -`", r"\n\r", 4, _uu),
+    RadixSpec("uuencode", r" -`", r"\n\r", 4, _uu, line_prefix=True),
     RadixSpec("hex", r"0-9A-Fa-f", r"\s,;:.%=&#\\xXuU+'\"\-", 2, bytes.fromhex, min_run=8),
     RadixSpec("binary", r"01", r"\s,;:.|_\-", 8, _bits, min_run=16),
 )
@@ -79,6 +80,7 @@ class RadixView:
     _owners: list[int] = field(default_factory=list)
     _next: list[int] = field(default_factory=list)  # per alignment: start of its next undecoded group
     _open: bool = False  # the last run touched the end of the last delta (it may continue)
+    _line_start: bool = False
     _held: str = ""  # hex: a trailing `0` / `0x` held until the next piece
     _held_owners: list[int] = field(default_factory=list)
 
@@ -95,6 +97,7 @@ class RadixView:
         if not text:
             return
         if self._open and self._only_skip.fullmatch(text):
+            self._line_start = self._line_start or "\n" in text
             return
         if self.spec.name == "hex":
             text, owners = self._hex_prefixes(text, owners)
@@ -140,7 +143,14 @@ class RadixView:
             inner.interrupt()
 
     def _extend(self, piece: str, owners: Sequence[int], offset: int) -> None:
-        kept = [(char, owners[offset + i]) for i, char in enumerate(piece) if not self._skip.match(char)]
+        kept = []
+        for index, char in enumerate(piece):
+            if self._skip.match(char):
+                self._line_start = char == "\n"
+            elif self._line_start and self.spec.line_prefix:
+                self._line_start = False  # a line's length character carries no data
+            else:
+                kept.append((char, owners[offset + index]))
         self._run.extend(self.spec.normalise(char) for char, _ in kept)
         self._owners.extend(owner for _, owner in kept)
         if len(self._run) >= self.spec.min_run:
@@ -188,6 +198,7 @@ class RadixView:
             self._run, self._owners = [], []
             self._next = list(range(self.spec.group))
         self._open = False
+        self._line_start = self.spec.line_prefix  # a blob's first character may be a line length
 
 
 def _drop(text: str, owners: Sequence[int], pattern: re.Pattern[str]) -> tuple[str, list[int]]:

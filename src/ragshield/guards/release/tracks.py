@@ -84,39 +84,47 @@ class Track:
     sink: RunSink
     width: int = 1
     _tail: str = ""
-    _tail_owners: list[int] = field(default_factory=list)
+    _tail_parts: list[Sequence[int]] = field(default_factory=list)
     _runs: dict[int, tuple[int, int]] = field(default_factory=dict)  # packed (source, pos) -> (start_raw, first)
 
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
-        """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts."""
+        """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts
+        (read only when a gram matches, so it may be computed lazily)."""
         if not symbols or not self.table:
             return
         m = self.table.m
         text = self._tail + symbols
         lookup = self.table.grams.get
         runs = self._runs
+        parts = [*self._tail_parts, owners]
         every: list[int] | None = None  # tail and new owners, built only when a gram matches
-        for index in range(max(m - 1, len(self._tail)), len(text)):
+        first = max(m - 1, len(self._tail))
+        if not runs and self.table.grams.keys().isdisjoint([text[i - m + 1 : i + 1] for i in range(first, len(text))]):
+            first = len(text)  # the common case, decided at C speed: no gram of this piece is a source's
+        for index in range(first, len(text)):
             found = lookup(text[index - m + 1 : index + 1])
             if found is None:
                 if runs:
                     runs = {}
                 continue
             if every is None:
-                every = self._tail_owners + list(owners)
+                every = [owner for part in parts for owner in part][-len(text) :]
             runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
         self._runs = runs
         keep = m - 1
         self._tail = text[-keep:]
-        if len(owners) >= keep:
-            self._tail_owners = list(owners[len(owners) - keep :])
-        else:
-            self._tail_owners = (self._tail_owners + list(owners))[-keep:]
+        needed, kept = len(self._tail), []
+        for part in reversed(parts):  # the owner parts that still cover the tail
+            if needed <= 0:
+                break
+            kept.append(part)
+            needed -= len(part)
+        self._tail_parts = kept[::-1]
 
     def reset(self) -> None:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""
         if self._tail:
-            self._tail, self._tail_owners, self._runs = "", [], {}
+            self._tail, self._tail_parts, self._runs = "", [], {}
 
     def _extend(
         self, runs: dict[int, tuple[int, int]], found: list[int], gram_start: int, end_raw: int

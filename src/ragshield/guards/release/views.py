@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
+
+import numpy as np
 
 from ragshield.guards.release.fold import fold_letters, fold_text, fold_text_at
 from ragshield.guards.release.tracks import Track
@@ -41,8 +42,8 @@ def _owners(offset: int, length: int) -> range:
 
 def letter_differences(letters: str, previous: str = "") -> str:
     """Consecutive-letter differences mod 26, as letters (`a` = 0): the same for every Caesar shift."""
-    joined = previous + letters
-    return "".join(chr(97 + (ord(b) - ord(a)) % 26) for a, b in pairwise(joined))
+    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8).astype(np.int16)
+    return ((np.diff(codes) % 26) + 97).astype(np.uint8).tobytes().decode("ascii")
 
 
 @dataclass
@@ -119,7 +120,8 @@ class Rot47View:
 
 _MARKED = (
     r"%(?P<pct>[0-9A-Fa-f]{2})|&#[xX](?P<hent>[0-9A-Fa-f]{1,6});?|&#(?P<dent>\d{1,7});?"
-    r"|\\[xX](?P<hx>[0-9A-Fa-f]{2})|\\[uU]\{?(?P<uni>[0-9A-Fa-f]{4,6})\}?|[uU]\+(?P<cp>[0-9A-Fa-f]{4,6})"
+    r"|\\[xX](?P<hx>[0-9A-Fa-f]{2})|\\u\{(?P<ub>[0-9A-Fa-f]{1,6})\}|\\u(?P<uni>[0-9A-Fa-f]{4})"
+    r"|\\U(?P<uu>[0-9A-Fa-f]{8})|[uU]\+(?P<cp>[0-9A-Fa-f]{4,6})"
     r"|\\(?P<oct>[0-7]{1,3})"
 )
 _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
@@ -143,7 +145,7 @@ def _escape_tail(text: str) -> int:
     return min(cut, run)
 
 
-_BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "uni": 16, "cp": 16, "oct": 8, "dec": 10}
+_BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
 
 
 def _escaped_char(match: re.Match[str]) -> str:
@@ -210,7 +212,7 @@ _SPELLED = {
     "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
     "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
     "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
-    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "x-ray": "x", "yankee": "y",
+    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y",
     "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "niner": "9",
 }
@@ -219,21 +221,31 @@ _MORSE = {
     ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
     "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
     "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
-    "--...": "7", "---..": "8", "----.": "9",
+    "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "-..-.": "/", "..--..": "?",
+    "-.-.--": "!", "---...": ":", "-....-": "-", ".--.-.": "@",
 }
 # fmt: on
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z-]*|[.\-·•−–—_]+")
+_TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
+_MORSE_CHARS = ".-·•−–—_"
+_RECENT_CHARS = 160
+_SPELLED_HINT = re.compile(
+    r"(?i)\b(?:" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + r")\b|(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)"
+)
 _LONGEST_SPELLED = 24
 _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 
 
 @dataclass
 class SpelledView:
-    """NATO words, digit words and Morse code read back as characters, for one track."""
+    """The answer with NATO words, digit words and Morse code read back as characters, other words
+    kept (digits written as words inside plain text), folded, for one track."""
 
     track: Track
     _carry: str = ""
     _carry_offset: int = 0
+    _active: bool = False  # a spelled token was seen: from there on this view follows the answer
+    _recent: str = ""  # the text before that, so a run can start before the first spelled token
+    _recent_offset: int = 0
 
     def feed(self, delta: str, offset: int) -> None:
         start = self._carry_offset if self._carry else offset
@@ -251,29 +263,33 @@ class SpelledView:
         self._feed(carry, self._carry_offset)
 
     def _feed(self, text: str, start: int) -> None:
-        symbols: list[str] = []
+        if not text:
+            return
+        if not self._active:
+            if _SPELLED_HINT.search(text) is None:  # nothing spelled yet: remember the recent text only
+                self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
+                self._recent_offset -= len(self._recent)
+                return
+            self._active = True
+            text, start = self._recent + text, start - len(self._recent)
+            self._recent = ""
+        chars: list[str] = []
         owners: list[int] = []
         for match in _TOKEN.finditer(text):
             token = match.group()
             char = _SPELLED.get(token.lower()) or _MORSE.get(token.translate(_MORSE_FOLD))
+            if char is None and token[0] in _MORSE_CHARS:
+                continue  # unknown Morse or punctuation: nothing
             if char is None:
-                if symbols:
-                    self._emit(symbols, owners)
-                    symbols, owners = [], []
-                self.track.reset()
-                continue
-            symbols.append(char)
-            owners.append(start + match.start())
-        self._emit(symbols, owners)
-
-    def _emit(self, chars: list[str], owners: list[int]) -> None:
-        if chars:
-            symbols, positions = fold_text("".join(chars))
-            self.track.feed(symbols, [owners[i] for i in positions])
+                char = token
+            chars.append(char)
+            owners.extend([start + match.start()] * len(char))
+        self.track.feed(*fold_text_at("".join(chars), owners))
 
 
 _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
+_ALNUM = re.compile(r"[^\W_]")
 _HOT_TOKEN_CHARS = 12  # a token this long, or with a digit, may be an encoded blob
 
 
@@ -317,7 +333,8 @@ class Views:
         if not self._token:
             self._token_offset = offset
         self._token += piece
-        if len(self._token) >= _HOT_TOKEN_CHARS or _DIGIT.search(piece) is not None:
+        # long tokens, tokens with a digit and tokens of separators only (`|` between binary bytes)
+        if len(self._token) >= _HOT_TOKEN_CHARS or _DIGIT.search(piece) is not None or not _ALNUM.search(self._token):
             self._hot = True
             self._encode(self._token, self._token_offset)
 

@@ -1,0 +1,58 @@
+"""`shield`: the layered default that `ask`, `serve` and `demo` use.
+
+    intent (query time)  ->  canary-rag (canaries in the context, redact mode)  ->  context-echo
+    (release containment: retrieved text beyond the allowance, retrieved PII, unnatural output)
+
+Query-time intent blocks what it recognises as an extraction request; everything else is answered,
+and what the answer releases is contained whoever asks. Only intent signals count towards per-user
+blocking (a query-guard block, a canary exposed in an obfuscated form, an oracle violation);
+redactions alone do not, so a benign user whose answer quoted a record is not blocked. The per-user
+policy itself is the system's (`policy:` in the config; `serve` turns it on).
+
+What it cannot stop: a paraphrase that keeps no span of the record (measured as CRR in the grids),
+and what the query-time layer does not recognise is answered (contained, not refused).
+
+Parameters: one mapping per layer, e.g. `{"intent": {...}, "canary-rag": {...}, "context-echo": {...}}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ragshield.errors import ConfigError
+from ragshield.guards.base import Defense
+
+if TYPE_CHECKING:
+    from ragshield.guards.factory import DefenseContext
+
+NAME = "shield"
+LAYERS = ("intent", "canary-rag", "context-echo")
+DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "canary-rag": {"on_violation": "redact", "per_chunk": "auto"},
+}
+
+
+def build_defense(context: DefenseContext, **params: Any) -> Defense:
+    """Layered default: intent at query time, canaries (redact), release containment (echo, PII,
+    unnatural output, per-user release budget); blocks per user only on intent signals."""
+    from ragshield.guards.factory import build_defense as build
+
+    unknown = sorted(set(params) - set(LAYERS))
+    if unknown:
+        raise ConfigError(f"unknown shield layer(s) {', '.join(unknown)}; shield takes parameters for {LAYERS}")
+    layer_params: dict[str, dict[str, Any]] = {}
+    for layer in LAYERS:
+        given = params.get(layer) or {}
+        if not isinstance(given, Mapping):
+            raise ConfigError(f"shield: parameters for {layer} must be a mapping")
+        layer_params[layer] = {**DEFAULTS.get(layer, {}), **given}
+    defense = build("+".join(LAYERS), context, layer_params)
+    return Defense(
+        name=NAME,
+        rewriters=defense.rewriters,
+        query_guards=defense.query_guards,
+        decorators=defense.decorators,
+        output_guards=defense.output_guards,
+        fail_closed=defense.fail_closed,
+    )

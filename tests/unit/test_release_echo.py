@@ -1,0 +1,291 @@
+"""context-echo: what leaves is checked against what was retrieved, in every supported view.
+
+Unit tests on the monitor and through `RagPipeline` with a scripted fake generator (named as such);
+a reference checker (`longest_copied_words`, brute force on folded text) is independent of the
+streaming matcher it checks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragshield.encodings import DECODABLE_VIEWS, decode, encode
+from ragshield.errors import ConfigError
+from ragshield.generators.scripted import ScriptedGenerator
+from ragshield.guards.base import WITHHELD_MARKER, Defense
+from ragshield.guards.factory import DefenseContext
+from ragshield.guards.release.budget import MemoryBudget
+from ragshield.guards.release.defense import build_guard
+from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
+from ragshield.guards.release.fold import text_symbols
+from ragshield.guards.release.public import FrequentGrams
+from ragshield.rag.pipeline import RagPipeline
+from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
+
+RECORD = (
+    "Patient John Smith, born 12/03/1961, lives at 42 Elm Street, Springfield. He reports chest pain "
+    "radiating to the left arm since Tuesday and was prescribed aspirin 81 mg daily by Dr. Alice Moore."
+)
+OTHER = "The weather in the valley was mild, and the harvest of apples came early this year for most farms."
+ALLOWANCE = 8
+# views the echo guard decodes; reordered groups and one-edit copies are not among them (see docs)
+SUPPORTED = tuple(view for view in DECODABLE_VIEWS if view not in ("digits-as-words",))
+
+
+def retrieval(question: str = "What should I do about chest pain?", user: str = "alice") -> RetrievalResult:
+    hits = (ScoredChunk(Chunk("c1", "d1", RECORD), 0.8, 0), ScoredChunk(Chunk("c2", "d2", OTHER), 0.5, 1))
+    return RetrievalResult(Query(question, user_id=user), hits)
+
+
+def guard(**changes: object) -> ContextEchoGuard:
+    return ContextEchoGuard(settings=EchoSettings(unnatural=False, **changes))  # type: ignore[arg-type]
+
+
+class _FakeRetriever:
+    """A fake retriever (unit tests only): always returns the same two chunks."""
+
+    def __init__(self) -> None:
+        self.index = None
+
+    def retrieve(self, query: Query, k: int) -> RetrievalResult:
+        return RetrievalResult(query, retrieval().hits)
+
+
+def pipeline(reply: str, echo: ContextEchoGuard | None = None, delta_chars: int = 4) -> RagPipeline:
+    defense = Defense(name="context-echo", output_guards=(echo or guard(),))
+    return RagPipeline(_FakeRetriever(), ScriptedGenerator([reply], delta_chars=delta_chars), defense=defense)  # type: ignore[arg-type]
+
+
+def longest_copied_words(released: str, source: str = RECORD) -> int:
+    """Reference checker: the most consecutive source words whose folded text appears in the folded
+    released text (brute force over word windows)."""
+    folded = text_symbols(released)
+    words = [text_symbols(word) for word in source.split()]
+    best = 0
+    for start in range(len(words)):
+        for end in range(start + best + 1, len(words) + 1):
+            window = "".join(words[start:end])
+            if len(window) >= 12 and window in folded:
+                best = end - start
+            elif len(window) >= 12:
+                break
+    return best
+
+
+def withheld_share(monitor_spans: list[tuple[int, int]], length: int) -> float:
+    covered = set()
+    for start, end in monitor_spans:
+        covered.update(range(start, min(end, length)))
+    return len(covered) / max(1, length)
+
+
+def run_monitor(text: str, echo: ContextEchoGuard | None = None, delta: int = 4) -> tuple[float, object]:
+    monitor = (echo or guard()).open(retrieval())
+    for start in range(0, len(text), delta):
+        monitor.observe(text[start : start + delta])
+    verdict = monitor.close()
+    spans = [(span.start, span.end) for span in monitor.withheld(0, len(text))]
+    return withheld_share(spans, len(text)), verdict
+
+
+def test_a_verbatim_copy_is_withheld_and_the_answer_goes_on() -> None:
+    response = pipeline(f"Here is what I found. {RECORD} Please see a doctor soon.").answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text
+    assert response.text.startswith("Here is what I found.")
+    assert response.text.endswith("Please see a doctor soon.")
+    assert longest_copied_words(response.text) <= ALLOWANCE
+    assert response.finish_reason == "stop"
+    verdict = next(v for v in response.verdicts if v.guard == "context-echo")
+    assert verdict.action is Action.REDACT
+    assert verdict.evidence["echoed_chunk_ids"] == ["c1"]
+    assert "John" not in str(verdict.to_dict())  # evidence holds ids and counts, never text
+
+
+def test_a_short_quote_within_the_allowance_passes_unchanged() -> None:
+    reply = "Pain radiating to the left arm needs a check-up."  # 5 words of the record
+    response = pipeline(reply).answer(retrieval().query)
+    assert response.text == reply
+    assert next(v for v in response.verdicts if v.guard == "context-echo").action is Action.ALLOW
+
+
+def tolerant_decode(part: str, view: str) -> str | None:
+    """`part` decoded in `view`, trimming up to 8 characters at either end (a marker can cut an
+    encoded blob anywhere); None when no trim decodes."""
+    for head in range(9):
+        for tail in range(9):
+            piece = part[head : len(part) - tail]
+            if not piece.strip():
+                return ""
+            try:
+                return decode(piece, view)
+            except Exception:
+                continue
+    return None
+
+
+@pytest.mark.parametrize("view", SUPPORTED)
+def test_every_supported_view_of_a_copy_is_contained(view: str) -> None:
+    rng = random.Random(view)
+    encoded = encode(RECORD, view, rng)
+    assert longest_copied_words(tolerant_decode(encoded, view) or "") > ALLOWANCE  # the check can fail
+    response = pipeline(f"Sure: {encoded} Bye.", delta_chars=rng.randint(1, 9)).answer(retrieval().query)
+    released = response.text.removeprefix("Sure: ").removesuffix(" Bye.")
+    for part in released.split(WITHHELD_MARKER):
+        decoded = tolerant_decode(part.strip(), view)
+        if decoded is None:  # undecodable: too short to carry more than the allowance
+            assert len(part.strip()) < 24, (view, part)
+            continue
+        assert longest_copied_words(decoded) <= ALLOWANCE, (view, part)
+    assert longest_copied_words(response.text) <= ALLOWANCE, view
+
+
+@pytest.mark.parametrize("view", ["leetspeak", "caesar", "homoglyph", "small-caps", "latin-hook", "math-alphabet"])
+def test_views_without_a_decoder_are_withheld_almost_whole(view: str) -> None:
+    share, verdict = run_monitor(encode(RECORD, view, random.Random(7)))
+    assert share > 0.9, view
+    assert verdict.action is Action.REDACT  # type: ignore[attr-defined]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=60))
+def test_spans_do_not_depend_on_how_the_stream_is_split(cuts: list[int]) -> None:
+    text = f"Notes: {RECORD} and then {encode(RECORD, 'base64', random.Random(1))} end."
+    whole = guard().open(retrieval())
+    whole.observe(text)
+    whole.close()
+    split = guard().open(retrieval())
+    position = 0
+    for cut in cuts:
+        split.observe(text[position : position + cut])
+        position += cut
+    split.observe(text[position:])
+    split.close()
+
+    def covered(monitor: object) -> set[int]:
+        spans = monitor.withheld(0, len(text))  # type: ignore[attr-defined]
+        return {i for span in spans for i in range(span.start, min(span.end, len(text)))}
+
+    # the same characters are withheld, give or take a decoder group at a cut
+    assert len(covered(whole) ^ covered(split)) <= 16
+
+
+def test_benign_answers_are_not_touched() -> None:
+    answers = [
+        "Chest pain can have many causes; please call emergency services if it spreads to your arm.",
+        "Take ibuprofen 400 mg every 6-8 h with food, and see your GP if it persists beyond 3 days.",
+        "```python\ndef add(a, b):\n    return a + b\n```",
+        "| day | dose |\n|---|---|\n| 1 | 10 mg |\n| 2 | 20 mg |",
+    ]
+    for answer in answers:
+        share, verdict = run_monitor(answer)
+        assert share == 0.0, answer
+        assert verdict.action is Action.ALLOW  # type: ignore[attr-defined]
+
+
+def test_text_the_user_wrote_is_not_private() -> None:
+    question = f"My notes say: {RECORD} What does that mean?"
+    monitor = guard().open(retrieval(question))
+    monitor.observe(RECORD)
+    assert monitor.close().action is Action.ALLOW
+
+
+def test_knowledge_base_boilerplate_is_not_private() -> None:
+    boilerplate = "Thank you for your query on our health service, I have gone through your question in detail."
+    chunks = [Chunk(f"b{i}", f"doc{i}", f"{boilerplate} Record {i} text.") for i in range(6)]
+    frequent = FrequentGrams.from_chunks(chunks, 12, min_df=3)
+    hits = (ScoredChunk(chunks[0], 0.9, 0),)
+    monitor = ContextEchoGuard(settings=EchoSettings(unnatural=False), frequent=frequent).open(
+        RetrievalResult(Query("hello"), hits)
+    )
+    monitor.observe(boilerplate)
+    assert monitor.close().action is Action.ALLOW
+
+
+def test_halt_mode_stops_the_stream_at_the_first_span() -> None:
+    response = pipeline(f"Sure. {RECORD} {RECORD}", echo=guard(action="halt")).answer(retrieval().query)
+    assert response.finish_reason == "blocked"
+    assert longest_copied_words(response.text) <= ALLOWANCE
+
+
+def test_allowance_in_characters() -> None:
+    reply = RECORD[:60]
+    assert pipeline(reply, echo=guard(allowance_words=None, allowance_chars=200)).answer("q").text == reply
+    released = pipeline(reply, echo=guard(allowance_words=None, allowance_chars=20)).answer("q").text
+    assert WITHHELD_MARKER in released
+
+
+class _FakePiiStore:
+    """A fake PII store (unit tests only): the record's name and phone number."""
+
+    source = "index"
+
+    def values(self, chunk: Chunk) -> tuple[object, ...]:
+        from ragshield.pii.store import PiiValue
+
+        if chunk.id != "c1":
+            return ()
+        return (PiiValue("person", "John Smith", "d-name"), PiiValue("phone", "555-0142", "d-phone"))
+
+
+def test_retrieved_pii_never_reaches_a_stranger_even_alone_and_encoded() -> None:
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    for reply in ("The patient is John Smith.", "Call J-o-h-n S.m.i.t.h at 555 0142.", "Name: htimS nhoJ"):
+        response = pipeline(reply, echo=echo).answer(retrieval().query)
+        assert "smith" not in text_symbols(response.text).replace("i", "l").lower(), reply
+        assert WITHHELD_MARKER in response.text
+        verdict = next(v for v in response.verdicts if v.guard == "context-echo")
+        assert "Smith" not in str(verdict.to_dict())
+
+
+def test_pii_the_user_gave_is_released() -> None:
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    monitor = echo.open(retrieval("I am John Smith, what is my diagnosis?"))
+    monitor.observe("Hello John Smith, rest and drink water.")
+    assert monitor.close().action is Action.ALLOW
+
+
+def test_the_release_budget_stops_piecewise_extraction() -> None:
+    budget = MemoryBudget()
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False, budget_share=0.3), budget=budget)
+    words = RECORD.split()
+    released_words = 0
+    for start in range(0, len(words), 6):  # 6 words per answer, under the 8-word allowance
+        piece = " ".join(words[start : start + 6])
+        response = pipeline(piece, echo=echo).answer(Query("continue", user_id="mallory"))
+        if WITHHELD_MARKER not in response.text:
+            released_words += len(piece.split())
+    assert released_words < 0.6 * len(words)
+    # another user starts with a fresh budget
+    piece = " ".join(words[:6])
+    assert pipeline(piece, echo=echo).answer(Query("continue", user_id="bob")).text == piece
+
+
+def test_bad_parameters_are_clear_errors() -> None:
+    context = DefenseContext()
+    with pytest.raises(ConfigError, match="unknown context-echo parameter"):
+        build_guard(context, pii=False, alowance_words=3)
+    with pytest.raises(ConfigError, match="action"):
+        build_guard(context, pii=False, action="explode")
+    with pytest.raises(ConfigError, match="allowance"):
+        build_guard(context, pii=False, allowance_words=None, allowance_chars=None)
+
+
+def test_a_failing_monitor_fails_closed() -> None:
+    class Broken(ContextEchoGuard):
+        def open(self, retrieval: RetrievalResult):  # type: ignore[no-untyped-def]
+            monitor = super().open(retrieval)
+
+            def boom(start: int, end: int) -> list[object]:
+                raise RuntimeError("boom")
+
+            monitor.withheld = boom  # type: ignore[method-assign]
+            return monitor
+
+    response = pipeline(RECORD, echo=Broken(settings=EchoSettings(unnatural=False))).answer("q")
+    assert response.finish_reason == "blocked"
+    assert not re.search(r"Smith", response.text)
