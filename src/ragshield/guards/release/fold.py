@@ -27,8 +27,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
 from importlib.resources import files
+from typing import Any
 
 from ragshield.guards.canary.confusables import CONFUSABLES as CANARY_LOOKALIKES
 
@@ -111,7 +111,7 @@ class LazyOwners(Sequence[int]):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
         return self.materialise()[index]
 
 

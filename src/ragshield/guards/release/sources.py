@@ -11,6 +11,7 @@ message) are left out of every chunk table.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,7 +135,12 @@ def build_sources(
 
 
 def _add_letters(
-    request: RequestSources, chunk_id: str, text: str, owners: list[int], words_by_char: list[int], public: list[bool]
+    request: RequestSources,
+    chunk_id: str,
+    text: str,
+    owners: Sequence[int],
+    words_by_char: list[int],
+    public: list[bool],
 ) -> None:
     """The Caesar sources of one chunk: its letters' differences forward, reversed and negated (atbash)."""
     letters, letter_owners = fold_letters(text)
