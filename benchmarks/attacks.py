@@ -229,7 +229,9 @@ def main() -> None:
         corpus = load_corpus(f"{dataset}:{args.data / spec['file']}")
         build_index(corpus, embedder, index_dir, corpus_spec=dataset)
         retriever, _ = open_retriever(index_dir, embedder)
-        config = SystemConfig(index=str(index_dir), k=args.k, max_tokens=args.max_tokens, seed=args.seed)
+        config = SystemConfig(  # the papers' TGTB layout (SystemConfig's default is the user-facing chat one)
+            index=str(index_dir), k=args.k, max_tokens=args.max_tokens, seed=args.seed, prompt_layout="tgtb"
+        )
         pipeline = build_system(config, retriever=retriever, generator=generator)
         chunks, inventory, source = knowledge_base(pipeline, index_dir)
         scorer = LeakageScorer(chunks, inventory, embedder, max_chunk_chars=pipeline.prompt_builder.max_chunk_chars)

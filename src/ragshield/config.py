@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragshield.errors import ConfigError
 
+#: the repetition penalty of the user-facing commands (1.0 = off; see `benchmarks/degenerate.py`)
+USER_REPEAT_PENALTY = 1.15
+#: generators that take a `repeat_penalty` parameter (the fakes do not)
+PENALTY_GENERATORS = frozenset({"llama-cpp", "openai-compatible", "transformers"})
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,15 +50,24 @@ class SystemConfig(_Strict):
     `generator` and `oracle` are mappings with a `name` (`llama-cpp`, `openai-compatible`,
     ...) and that generator's parameters; `defense_params` maps a defense name to keyword
     parameters for its factory.
+
+    The defaults are the user-facing ones (`ragshield ask`, `serve`, `demo`): the `chat` prompt
+    layout (system prompt, stop sequences) and a generator with `repeat_penalty` 1.15, because
+    SmolLM2-135M with the TGTB completion layout, greedy decoding and no penalty answers in
+    loops (`benchmarks/degenerate.py`). A `generator` mapping given in full replaces the
+    default one, penalty included. Paper replication (`EvalConfig`, `configs/*.yaml`) sets
+    its own `tgtb` layout and generator, with no penalty and no stops.
     """
 
     index: str | None = None
     corpus: str | None = None
     embedder: str = "all-MiniLM-L6-v2"
-    generator: dict[str, Any] = Field(default_factory=lambda: {"name": "llama-cpp"})
+    generator: dict[str, Any] = Field(
+        default_factory=lambda: {"name": "llama-cpp", "repeat_penalty": USER_REPEAT_PENALTY}
+    )
     oracle: dict[str, Any] | None = None
     k: int = Field(3, gt=0, le=100)
-    prompt_layout: str = "tgtb"
+    prompt_layout: str = "chat"
     max_tokens: int = Field(256, gt=0)
     defenses: list[str] = Field(default_factory=list)
     defense_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -87,12 +101,17 @@ def cli_system_config(
     calibration: str | Path | None = None,
     target_fpr: float = 0.01,
     params: dict[str, dict[str, Any]] | None = None,
+    repeat_penalty: float = 1.0,
 ) -> SystemConfig:
     """The `SystemConfig` behind the one-shot commands (`ask`, `attack`, `scan`): their options
-    map one to one onto it, and trainable guards are fitted on `calibration` (benign JSONL)."""
+    map one to one onto it, and trainable guards are fitted on `calibration` (benign JSONL).
+    `repeat_penalty` (1.0 = off) goes to the generators that take one (`PENALTY_GENERATORS`)."""
+    settings: dict[str, Any] = {"name": generator}
+    if repeat_penalty != 1.0 and generator in PENALTY_GENERATORS:
+        settings["repeat_penalty"] = repeat_penalty
     return SystemConfig(
         index=str(index),
-        generator={"name": generator},
+        generator=settings,
         k=k,
         prompt_layout=layout,
         max_tokens=max_tokens,

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragshield.config import SystemConfig, cli_system_config
+from ragshield.config import USER_REPEAT_PENALTY, SystemConfig, cli_system_config
 from ragshield.datasets.base import load_corpus
 from ragshield.rag.build import build_index
 from ragshield.rag.chunking import make_chunker
@@ -147,7 +147,12 @@ def register(app: typer.Typer) -> None:
         ] = "none",
         generator: Annotated[str, typer.Option(help="generator name")] = "llama-cpp",
         k: Annotated[int, typer.Option(help="chunks to retrieve")] = 3,
-        layout: Annotated[str, typer.Option(help="prompt layout: tgtb | chat")] = "tgtb",
+        layout: Annotated[
+            str, typer.Option(help="prompt layout: chat (system prompt, stop sequences) | tgtb (paper's completion)")
+        ] = "chat",
+        repeat_penalty: Annotated[
+            float, typer.Option(help="repetition penalty against looping answers (1.0 = off)")
+        ] = USER_REPEAT_PENALTY,
         max_tokens: Annotated[int, typer.Option(help="answer length limit in tokens")] = 256,
         calibration: Annotated[Path | None, typer.Option(help="benign queries (JSONL) to fit trainable guards")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the response as JSON")] = False,
@@ -161,6 +166,7 @@ def register(app: typer.Typer) -> None:
             layout=layout,
             max_tokens=max_tokens,
             calibration=calibration,
+            repeat_penalty=repeat_penalty,
         )
         pipeline = build_system(config)
         query = Query(question, user_id="cli")
@@ -189,8 +195,9 @@ def register(app: typer.Typer) -> None:
         the quick attack x defense grid and print its leakage table."""
         index_dir = out / "index"
         index_corpus(f"synthetic:{records}", index_dir, embedder_name=DEFAULT_EMBEDDER, chunker="record", limit=None)
+        # the user-facing defaults (chat layout, stop sequences, repetition penalty), as `ask` answers
         pipeline = build_system(SystemConfig(index=str(index_dir), max_tokens=96))
-        table = Table(title="answers on the synthetic corpus (undefended, SmolLM2-135M)")
+        table = Table(title="answers on the synthetic corpus (undefended, SmolLM2-135M, chat layout)")
         for column in ("question", "top chunks (similarity)", "answer", "ms"):
             table.add_column(column, overflow="fold")
         for question in DEMO_QUESTIONS:

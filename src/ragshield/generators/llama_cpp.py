@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
+from ragshield.errors import BackendUnavailable, ConfigError, GenerationError, missing_extra
 from ragshield.generators.base import FifoLock, GenerationCancelled, StreamEnd, check_cancelled
 from ragshield.types import GenerationRequest
 
@@ -45,6 +45,10 @@ class LlamaCppGenerator:
         n_threads: CPU threads (default: llama.cpp's choice).
         mode: `auto` (completion for requests with a raw prompt, chat otherwise), `chat`
             or `completion`.
+        repeat_penalty: llama.cpp's `repeat_penalty`: logits of tokens seen in the last 64 are
+            divided by it (> 1 discourages loops; 1.0 = off, the paper-replication default).
+            A value other than 1.0 is part of the default `name`, so cached generations of
+            another setting are never replayed.
 
     The model loads on first use. One instance serves one request at a time (a lock);
     make one instance per concurrent path.
@@ -57,13 +61,19 @@ class LlamaCppGenerator:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         mode: str = "auto",
+        repeat_penalty: float = 1.0,
         name: str | None = None,
     ) -> None:
+        if not repeat_penalty > 0:
+            raise ConfigError(f"repeat_penalty must be > 0 (1.0 = off), got {repeat_penalty!r}")
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.mode = mode
+        self.repeat_penalty = float(repeat_penalty)
         self.name = name or (Path(model_path).stem if model_path else "smollm2-135m-instruct")
+        if name is None and self.repeat_penalty != 1.0:
+            self.name += f"+repeat-penalty-{self.repeat_penalty:g}"
         self._llama: Any = None
         self._lock = FifoLock()  # one answer at a time, granted in arrival order
 
@@ -109,6 +119,7 @@ class LlamaCppGenerator:
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "stop": list(request.stop) or None,
+            "repeat_penalty": self.repeat_penalty,
             "stream": True,
         }
         if request.seed is not None:

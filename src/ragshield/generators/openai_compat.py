@@ -10,9 +10,11 @@ from typing import Any
 
 import httpx
 
-from ragshield.errors import GenerationError
+from ragshield.errors import ConfigError, GenerationError
 from ragshield.generators.base import StreamEnd
 from ragshield.types import GenerationRequest
+
+MAX_STOP = 4  # the OpenAI API rejects requests with more than 4 stop sequences
 
 
 class OpenAICompatibleGenerator:
@@ -24,6 +26,17 @@ class OpenAICompatibleGenerator:
         api_key: bearer token; default from the environment variable named by `api_key_env`.
         timeout: seconds for connect and for each read.
         stream: use SSE streaming (True) or one JSON response (False).
+        repeat_penalty: the llama.cpp-style penalty of the other backends (1.0 = off). The
+            OpenAI API has no such parameter, so it is sent as `frequency_penalty =
+            repeat_penalty - 1` (clamped to the API's [-2, 2]): an additive penalty per earlier
+            occurrence instead of a multiplicative one, close for the small values (1.1-1.3)
+            that stop loops. 1.0 sends no penalty at all (the server's default). A value
+            other than 1.0 is part of the default `name` (cached generations stay apart).
+        max_stop: stop sequences sent per request (the OpenAI API takes at most 4; the first
+            ones are sent, so layouts list the most important first). None: all of them
+            (vLLM, llama.cpp server).
+
+    Stop sequences (`GenerationRequest.stop`) are sent as `stop`; the server applies them.
     """
 
     def __init__(
@@ -35,14 +48,22 @@ class OpenAICompatibleGenerator:
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 60.0,
         stream: bool = True,
+        repeat_penalty: float = 1.0,
+        max_stop: int | None = MAX_STOP,
         name: str | None = None,
     ) -> None:
+        if not repeat_penalty > 0:
+            raise ConfigError(f"repeat_penalty must be > 0 (1.0 = off), got {repeat_penalty!r}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get(api_key_env)
         self.timeout = timeout
         self.streaming = stream
+        self.repeat_penalty = float(repeat_penalty)
+        self.max_stop = max_stop
         self.name = name or f"openai-compatible:{model}"
+        if name is None and self.repeat_penalty != 1.0:
+            self.name += f"+repeat-penalty-{self.repeat_penalty:g}"
         self._client = httpx.Client(timeout=httpx.Timeout(timeout))
 
     def _payload(self, request: GenerationRequest, stream: bool) -> dict[str, Any]:
@@ -57,7 +78,9 @@ class OpenAICompatibleGenerator:
         if request.seed is not None:
             payload["seed"] = request.seed
         if request.stop:
-            payload["stop"] = list(request.stop)
+            payload["stop"] = list(request.stop)[: self.max_stop]
+        if self.repeat_penalty != 1.0:
+            payload["frequency_penalty"] = min(2.0, max(-2.0, self.repeat_penalty - 1.0))
         return payload
 
     def _headers(self) -> dict[str, str]:

@@ -4,20 +4,66 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ragshield.errors import BackendUnavailable, GenerationError, missing_extra
+from ragshield.errors import BackendUnavailable, ConfigError, GenerationError, missing_extra
 from ragshield.types import GenerationRequest
 
 
-class TransformersGenerator:
-    """A local transformers model by name or folder; loads on first use."""
+def cut_at_stop(deltas: Iterable[str], stops: Sequence[str]) -> Iterator[str]:
+    """The deltas up to (not including) the first occurrence of any stop sequence.
 
-    def __init__(self, model: str, *, device: str = "cpu", name: str | None = None) -> None:
+    A stop may be split across deltas, so the text that could still become a stop (the longest
+    tail that is a prefix of one) is held back until the next delta decides it; the iteration
+    ends at the first stop, which closes `deltas` when it is a generator.
+    """
+    stops = [stop for stop in stops if stop]
+    if not stops:
+        yield from deltas
+        return
+    pending = ""
+    for delta in deltas:
+        pending += delta
+        found = [index for index in (pending.find(stop) for stop in stops) if index >= 0]
+        if found:
+            if min(found):
+                yield pending[: min(found)]
+            return
+        keep = max((size for stop in stops for size in range(1, len(stop)) if pending.endswith(stop[:size])), default=0)
+        if len(pending) > keep:
+            yield pending[: len(pending) - keep]
+            pending = pending[len(pending) - keep :]
+    if pending:
+        yield pending
+
+
+class TransformersGenerator:
+    """A local transformers model by name or folder; loads on first use.
+
+    Args:
+        model: a model name in the local Hugging Face cache, or a folder.
+        device: torch device.
+        repeat_penalty: passed to `generate` as `repetition_penalty` (the same multiplicative
+            CTRL penalty as llama.cpp's `repeat_penalty`, over the whole sequence instead of
+            the last 64 tokens); 1.0 = off.
+        name: the generator's name (default: the model).
+
+    Stop sequences (`GenerationRequest.stop`) end generation (`stop_strings`) and are cut from
+    the streamed text.
+    """
+
+    def __init__(
+        self, model: str, *, device: str = "cpu", repeat_penalty: float = 1.0, name: str | None = None
+    ) -> None:
+        if not repeat_penalty > 0:
+            raise ConfigError(f"repeat_penalty must be > 0 (1.0 = off), got {repeat_penalty!r}")
         self.model_name = model
         self.device = device
+        self.repeat_penalty = float(repeat_penalty)
         self.name = name or model
+        if name is None and self.repeat_penalty != 1.0:
+            self.name += f"+repeat-penalty-{self.repeat_penalty:g}"
         self._model: Any = None
         self._tokenizer: Any = None
 
@@ -48,6 +94,10 @@ class TransformersGenerator:
         settings: dict[str, Any] = {"max_new_tokens": request.max_tokens, "streamer": streamer}
         if request.temperature > 0:
             settings.update(do_sample=True, temperature=request.temperature)
+        if self.repeat_penalty != 1.0:
+            settings["repetition_penalty"] = self.repeat_penalty
+        if request.stop:  # generation ends at a stop; cut_at_stop removes it from the text
+            settings.update(stop_strings=list(request.stop), tokenizer=tokenizer)
         failure: list[BaseException] = []
 
         def run() -> None:
@@ -59,7 +109,9 @@ class TransformersGenerator:
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
-        yield from (piece for piece in streamer if piece)
+        yield from cut_at_stop((piece for piece in streamer if piece), request.stop)
+        for _ in streamer:  # after a stop: let generate() finish (it stops at the same string)
+            pass
         worker.join()
         if failure:
             raise GenerationError(f"transformers generation failed ({type(failure[0]).__name__})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -93,3 +94,68 @@ def utility_metrics(
         if f1 is not None:
             result["bertscore_f1"] = f1
     return result
+
+
+# -- degenerate (looping) answers -------------------------------------------------------------
+
+_ANSWER_WORD = re.compile(r"\w+")
+LOOP_NGRAM = 4  # word n-gram length of the repeated-n-gram rule
+LOOP_REPEATS = 3  # occurrences of one n-gram that make a loop
+ECHO_MIN_WORDS = 8  # the shortest repeated span the half-repeat rule counts
+
+
+def _longest_common_run(first: Sequence[str], second: Sequence[str]) -> int:
+    """Length of the longest run of consecutive words that both sequences contain (O(len x len))."""
+    best = 0
+    previous = [0] * (len(second) + 1)
+    for word in first:
+        current = [0] * (len(second) + 1)
+        for j, other in enumerate(second, start=1):
+            if word == other:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def degenerate(text: str) -> bool:
+    """Whether an answer is a degenerate loop rather than an answer a person would accept.
+
+    The text is cut into lower-cased words (`\\w+` runs; punctuation and spacing ignored), and it
+    is degenerate when either rule holds:
+
+    1. **repeated n-gram:** some word 4-gram (`LOOP_NGRAM`) occurs 3 (`LOOP_REPEATS`) or more
+       times, overlapping occurrences included ("a b c d a b c d a b c d", or one word 6 times);
+    2. **half repeat:** the text has at least 16 words and its second half (the last
+       `len(words) // 2` words) contains a run of consecutive words that also occurs in the first
+       half, at least 8 words (`ECHO_MIN_WORDS`) long and at least half as long as the second half
+       ("A B" where B restarts A and covers at least a third of it, as a loop cut by the token
+       limit ends).
+
+    Rule 1 catches short loops ("The answer is: The answer is: ..."), rule 2 long ones repeated
+    only twice before the token limit. An empty answer is not degenerate (refusals are counted
+    elsewhere). Cost: O(w) for rule 1 and O(w^2) for rule 2 in the number of words w.
+    """
+    words = [word.lower() for word in _ANSWER_WORD.findall(text)]
+    counts: dict[tuple[str, ...], int] = {}
+    for start in range(len(words) - LOOP_NGRAM + 1):
+        gram = tuple(words[start : start + LOOP_NGRAM])
+        counts[gram] = counts.get(gram, 0) + 1
+        if counts[gram] >= LOOP_REPEATS:
+            return True
+    if len(words) < 2 * ECHO_MIN_WORDS:
+        return False
+    middle = len(words) - len(words) // 2
+    second = words[middle:]
+    run = _longest_common_run(words[:middle], second)
+    return run >= max(ECHO_MIN_WORDS, len(second) / 2)
+
+
+def degenerate_share(answers: Sequence[str]) -> dict[str, float | int]:
+    """The share of `answers` that `degenerate` flags (a rate in [0, 1]; lower = better).
+
+    Returns:
+        `n` (answers), `degenerate` (how many loop), `share` (their share; nan when n is 0).
+    """
+    flagged = sum(degenerate(answer) for answer in answers)
+    return {"n": len(answers), "degenerate": flagged, "share": flagged / len(answers) if answers else float("nan")}
