@@ -204,3 +204,12 @@ def test_cut_at_stop_stops_reading_at_the_stop() -> None:
 
     assert "".join(cut_at_stop(deltas(), CHAT_STOP)) == "a"
     assert read == ["a", "\nUser:"]
+
+
+def test_serve_config_defaults_are_the_user_facing_settings(tmp_path: Path) -> None:
+    from ragshield.evaluation.demo import demo_config
+    from ragshield.service.settings import ServeConfig
+
+    served = ServeConfig()
+    assert served.prompt_layout == "chat" and served.generator["repeat_penalty"] == USER_REPEAT_PENALTY
+    assert demo_config(tmp_path).prompt_layout == "tgtb"  # the demo's grid replicates the papers

@@ -2,7 +2,10 @@
 on the synthetic PII corpus with the real local models (MiniLM, SmolLM2-135M).
 
 Small budgets so it finishes in minutes on 2 CPU cores; `ragshield demo` runs it last and
-prints the leakage table. The same grid, larger, is `ragshield eval --config configs/demo.yaml`.
+prints the leakage table. The grid replicates the papers, so its target answers in the TGTB
+completion layout with no repetition penalty or stop sequences; the questions `ragshield demo`
+answers first are user-facing and use the chat defaults of `SystemConfig`. The same grid,
+larger, is `ragshield eval --config configs/demo.yaml`.
 Benign and calibration queries are a handful of everyday questions written here (no data).
 """
 
@@ -57,6 +60,7 @@ def demo_config(out_dir: Path, *, budget: int = DEMO_BUDGET, records: int = DEMO
         index=str(out_dir / "index"),
         generator={"name": "llama-cpp"},
         k=3,
+        prompt_layout="tgtb",  # paper replication (the attacks' prompts were written for it)
         max_tokens=64,
         attacks=[
             AttackSpec(name="tgtb", budget=budget),
