@@ -289,3 +289,16 @@ def test_a_failing_monitor_fails_closed() -> None:
     response = pipeline(RECORD, echo=Broken(settings=EchoSettings(unnatural=False))).answer("q")
     assert response.finish_reason == "blocked"
     assert not re.search(r"Smith", response.text)
+
+
+def test_only_intent_signals_count_towards_per_user_blocking() -> None:
+    from ragshield.guards.policy import MemoryStore, SlidingWindowPolicy
+
+    def answers(echo: ContextEchoGuard) -> list[str]:
+        policy = SlidingWindowPolicy(MemoryStore(), window=5, k=2)
+        system = pipeline(RECORD, echo=echo)
+        system.policy = policy
+        return [system.answer(Query("q", user_id="eve")).finish_reason for _ in range(4)]
+
+    assert answers(guard()) == ["stop"] * 4  # redactions alone never block a user
+    assert answers(guard(count_redactions=True))[-1] == "refused"

@@ -65,6 +65,9 @@ class OutputMonitor(Protocol):
 
 
 WITHHELD_MARKER = "[withheld]"
+# evidence key: this non-blocking verdict still counts as a violation for per-user blocking (a
+# canary exposed in an obfuscated form, a configured repeated redaction); BLOCK verdicts always count
+INTENT_SIGNAL = "intent_signal"
 
 
 @dataclass(frozen=True, slots=True)

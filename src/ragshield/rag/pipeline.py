@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.base import Generator, StreamEnd
-from ragshield.guards.base import NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
+from ragshield.guards.base import INTENT_SIGNAL, NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.release import Withholder
 from ragshield.rag.retriever import Retriever
@@ -328,7 +328,10 @@ class RagPipeline:
                     yield piece
         if finish == "stop" and cut_by_limit:
             finish = "length"
-        policy_verdict = self._record(run, violated=violated)
+        # a withheld span alone is not an intent signal (a small model quotes records for benign
+        # users); a guard that saw one says so in its verdict's evidence
+        signalled = violated or any(v.evidence.get(INTENT_SIGNAL) for v in run.verdicts)
+        policy_verdict = self._record(run, violated=signalled)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)
         if withholder.withheld_chars:

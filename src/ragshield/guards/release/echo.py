@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragshield.guards.base import Withheld
+from ragshield.guards.base import INTENT_SIGNAL, Withheld
 from ragshield.guards.release.budget import BudgetStore, bitmap, share
 from ragshield.guards.release.public import FrequentGrams, gram_hashes
 from ragshield.guards.release.sources import RequestSources, build_sources
@@ -53,6 +53,7 @@ class EchoSettings:
     scan_chars: int = 64
     budget_share: float = 0.3
     unnatural: bool = True
+    count_redactions: bool = False  # a redacted answer counts towards per-user blocking
 
 
 @dataclass
@@ -192,6 +193,9 @@ class EchoMonitor:
         elif withheld:
             kinds = ", ".join(f"{count} chars {kind}" for kind, count in sorted(self._reasons.items()))
             action, reason = Action.REDACT, f"withheld {kinds}"
+            if self.settings.count_redactions:
+                evidence[INTENT_SIGNAL] = True
+                reason += "; counts towards per-user blocking (count_redactions)"
         else:
             action, reason = Action.ALLOW, "no retrieved text beyond the allowance in the output"
         return Verdict(self.guard, action, float(withheld), 1.0, reason, evidence)

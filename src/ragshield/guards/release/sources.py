@@ -56,6 +56,7 @@ class RequestSources:
     text: GramTable
     pii: GramTable
     differences: GramTable
+    pii_differences: GramTable
     canonical: dict[str, str] = field(default_factory=dict)  # chunk id -> folded text symbols
     over_budget: set[str] = field(default_factory=set)
     pii_count: int = 0
@@ -68,7 +69,8 @@ class RequestSources:
             return _Pair(Track(self.text, sink, width), Track(self.pii, sink, width))
 
         strides = [[group() for _ in range(stride)] for stride in (2, 3)]
-        text_view = TextView(group(), Track(self.differences, sink), strides)  # type: ignore[arg-type]
+        caesar = _Pair(Track(self.differences, sink), Track(self.pii_differences, sink))
+        text_view = TextView(group(), caesar, strides)  # type: ignore[arg-type]
         plain = [text_view, Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
@@ -104,7 +106,8 @@ def build_sources(
 ) -> RequestSources:
     """Index the retrieved chunks (and their PII values) of one request."""
     m = settings.gram
-    request = RequestSources(retrieval.query.user_id, GramTable(m), GramTable(settings.pii_gram), GramTable(m))
+    pii_m = settings.pii_gram
+    request = RequestSources(retrieval.query.user_id, GramTable(m), GramTable(pii_m), GramTable(m), GramTable(pii_m))
     user_text = retrieval.query.text
     user_grams = grams_of(user_text, m)
     for hit in retrieval.hits:
@@ -131,6 +134,11 @@ def build_sources(
                 span = range(len(folded))
                 request.pii.add(Source(value.digest, "pii", folded, span, list(span)))
                 request.pii.add(Source(value.digest, "pii", folded[::-1], span[::-1], list(span)[::-1]))
+                letters, _ = fold_letters(value.value)
+                if len(letters) > pii_m:  # the value in any Caesar shift or atbash, forward or reversed
+                    for symbols in _caesar_forms(letters):
+                        steps = range(len(symbols))
+                        request.pii_differences.add(Source(value.digest, "pii", symbols, steps, list(steps)))
     return request
 
 
@@ -149,12 +157,13 @@ def _add_letters(
     canonical_of_char = {owner: index for index, owner in reversed(list(enumerate(owners)))}
     canon = [canonical_of_char.get(owner, 0) for owner in letter_owners]
     words = [words_by_char[owner] for owner in letter_owners]
-    differences = letter_differences(letters)
-    reversed_differences = letter_differences(letters[::-1])
-    for symbols, source_canon, source_words in (
-        (differences, canon[1:], words[1:]),
-        (_negated(differences), canon[1:], words[1:]),
-        (reversed_differences, canon[::-1][1:], words[::-1][1:]),
-        (_negated(reversed_differences), canon[::-1][1:], words[::-1][1:]),
-    ):
+    forward, backward = (canon[1:], words[1:]), (canon[::-1][1:], words[::-1][1:])
+    layouts = (forward, forward, backward, backward)
+    for symbols, (source_canon, source_words) in zip(_caesar_forms(letters), layouts, strict=True):
         request.differences.add(Source(chunk_id, "chunk", symbols, source_canon, source_words), public)
+
+
+def _caesar_forms(letters: str) -> tuple[str, str, str, str]:
+    """Letter differences of `letters`: forward, negated (atbash), reversed, reversed negated."""
+    forward, backward = letter_differences(letters), letter_differences(letters[::-1])
+    return forward, _negated(forward), backward, _negated(backward)

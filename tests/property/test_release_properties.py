@@ -1,0 +1,132 @@
+"""Property: for any chunks, any copy of them in any supported view and any split into deltas, the
+released text holds no run longer than the allowance from any retrieved chunk, and no PII value of
+a retrieved chunk that the user's message lacks (issue 13).
+
+The checker decodes the released pieces with `ragshield.encodings.decode` and measures copied runs
+by brute force; it shares only the character folding with the guard (look-alike views have no
+decoder, so folding is how any reader would read them).
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragshield.encodings import DECODABLE_VIEWS, decode, encode
+from ragshield.generators.scripted import ScriptedGenerator
+from ragshield.guards.base import WITHHELD_MARKER, Defense
+from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
+from ragshield.guards.release.fold import text_symbols
+from ragshield.pii.store import PiiValue
+from ragshield.rag.pipeline import RagPipeline
+from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
+
+ALLOWANCE = 8
+LOOKALIKE_VIEWS = ("case", "separators", "zero-width", "fullwidth", "combining", "math-alphabet", "tag-chars")
+VIEWS = tuple(v for v in DECODABLE_VIEWS if v != "digits-as-words") + LOOKALIKE_VIEWS
+_VOCABULARY = (
+    "patient reports fever cough since monday prescribed amoxicillin twice daily follow up clinic "
+    "meeting contract pipeline gas trading desk invoice payment approved renewal quarter budget "
+    "mother father history allergy penicillin surgery knee ankle scan results normal elevated"
+)
+WORDS = tuple(_VOCABULARY.split())
+NAMES = ("Maria Gonzalez", "Tobias Keller", "Priya Raman", "Olu Adebayo", "Hanna Nilsson")
+
+
+class _FakePiiStore:
+    """A fake PII store (tests only): each chunk's `Name:` value."""
+
+    source = "index"
+
+    def values(self, chunk: Chunk) -> tuple[PiiValue, ...]:
+        name = chunk.metadata.get("name", "")
+        return (PiiValue("person", name, f"digest-{chunk.id}"),) if name else ()
+
+
+class _FakeRetriever:
+    """A fake retriever (tests only): returns the chunks it was given."""
+
+    def __init__(self, hits: tuple[ScoredChunk, ...]) -> None:
+        self.hits, self.index = hits, None
+
+    def retrieve(self, query: Query, k: int) -> RetrievalResult:
+        return RetrievalResult(query, self.hits)
+
+
+def _chunk_text(rng: random.Random, name: str) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(25, 45))]
+    words.insert(rng.randint(0, 10), f"Name: {name}, phone {rng.randint(200, 999)}-{rng.randint(1000, 9999)}.")
+    return " ".join(words)
+
+
+def _longest_run(released: str, source: str) -> int:
+    folded = text_symbols(released)
+    words = [text_symbols(word) for word in source.split()]
+    best = 0
+    for start in range(len(words)):
+        for end in range(start + best + 1, len(words) + 1):
+            window = "".join(words[start:end])
+            if len(window) < 12:
+                continue
+            if window not in folded:
+                break
+            best = end - start
+    return best
+
+
+def _readings(part: str, view: str) -> list[str]:
+    """How a reader could read a released piece: as it is, and decoded (trimmed at a cut blob)."""
+    readings = [part]
+    if view in DECODABLE_VIEWS:
+        for head in range(9):
+            for tail in range(9):
+                try:
+                    readings.append(decode(part[head : len(part) - tail], view))
+                    return readings
+                except Exception:
+                    continue
+    return readings
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**6),
+    view=st.sampled_from(VIEWS),
+    delta=st.integers(1, 24),
+    chunk_count=st.integers(1, 3),
+    user_gives_name=st.booleans(),
+)
+def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
+    seed: int, view: str, delta: int, chunk_count: int, user_gives_name: bool
+) -> None:
+    rng = random.Random(seed)
+    names = rng.sample(NAMES, chunk_count)
+    chunks = [Chunk(f"c{i}", f"d{i}", _chunk_text(rng, name), metadata={"name": name}) for i, name in enumerate(names)]
+    hits = tuple(ScoredChunk(chunk, 0.9 - 0.1 * i, i) for i, chunk in enumerate(chunks))
+    question = f"I am {names[0]}, what is in my file?" if user_gives_name else "What is in the files?"
+    target = rng.choice(chunks)
+    words = target.text.split()
+    if rng.random() < 0.5:  # a long copy somewhere in the record
+        start = rng.randint(0, max(0, len(words) - ALLOWANCE - 4))
+        copied = " ".join(words[start : start + rng.randint(ALLOWANCE + 3, len(words))])
+    else:  # a short quote around the record's name, within the echo allowance
+        at = next(i for i, word in enumerate(words) if word == "Name:")
+        copied = " ".join(words[max(0, at - rng.randint(0, 2)) : at + 3 + rng.randint(0, 2)])
+    reply = f"Here you go. {encode(copied, view, rng)} Anything else?"
+    guard = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    system = RagPipeline(
+        _FakeRetriever(hits),  # type: ignore[arg-type]
+        ScriptedGenerator([reply], delta_chars=delta),
+        defense=Defense(name="context-echo", output_guards=(guard,)),
+    )
+    released = system.answer(Query(question)).text
+    readings = [reading for part in released.split(WITHHELD_MARKER) for reading in _readings(part.strip(), view)]
+    for chunk in chunks:
+        assert max(_longest_run(reading, chunk.text) for reading in readings) <= ALLOWANCE, (view, released)
+    for name in names:
+        if user_gives_name and name == names[0]:
+            continue
+        for reading in readings:
+            assert text_symbols(name) not in text_symbols(reading), (view, name, released)
