@@ -158,10 +158,15 @@ class FifoLock:
             if cancel is not None:
                 cancel.forget(waiter.wake)
         with self._mutex:
-            if waiter.granted:  # release() handed the lock over directly: no race on wake-up
-                return True
-            self._waiters.remove(waiter)
+            if not waiter.granted:
+                self._waiters.remove(waiter)
+                return False
+        # release() handed the lock over directly (no race on wake-up); a caller cancelled at
+        # the same moment passes it straight on instead of starting work nobody waits for
+        if cancel is not None and cancel.cancelled:
+            self.release()
             return False
+        return True
 
     def release(self) -> None:
         with self._mutex:
