@@ -7,7 +7,7 @@ import pytest
 from ragshield.errors import ConfigError
 from ragshield.guards.base import ContextDecorator
 from ragshield.guards.canary import CanaryInjector
-from ragshield.guards.canary.injector import sentence_spans
+from ragshield.guards.canary.injector import PLACEMENTS, sentence_spans
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
 
@@ -76,7 +76,74 @@ def test_sentence_spans_cover_sentences_and_newlines() -> None:
     assert [text[a:b] for a, b in sentence_spans(text)] == ["One.", "Two!", "three without stop\n", "Four?"]
 
 
-@pytest.mark.parametrize("params", [{"placement": "middle"}, {"per_chunk": 0}, {"length": 5}])
+LONG = (
+    "Dear Dr. Smith, my father (78) has had a dry cough since March. He was given antibiotics twice, "
+    "which did not help! His chest X-ray was clear, but his oxygen saturation drops to 91% at night; "
+    "see https://example.org/records/a8f3e9b2c1d4e5f60718293a4b5c6d7e8f9012345678901234567890abcdef for "
+    "the full report.\nShould we ask for a CT scan? He also takes lisinopril 10 mg and metformin 500 mg "
+    "daily, and his blood pressure was 150/95 last week. Thank you for any advice you can give us."
+)
+
+
+def uncovered_windows(text: str, canaries: tuple[str, ...], cover: int) -> list[int]:
+    """Starts of windows of `cover` + canary length characters of `text` that hold no whole canary."""
+    width = cover + len(canaries[0])
+    starts = [index for canary in canaries for index in [text.index(canary)]]
+    return [x for x in range(len(text) - width + 1) if not any(x <= s <= x + cover for s in starts)]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("cover", [26, 60, 120, 400])
+def test_auto_puts_a_whole_canary_in_every_window_longer_than_the_allowance(placement: str, cover: int) -> None:
+    injector = CanaryInjector(placement=placement, per_chunk="auto", cover_chars=cover)
+    for text in (LONG, LONG * 3, "short text.", "", "x" * 500, TEXT):
+        decorated, canaries = injector.decorate_text(text)
+        assert canaries and uncovered_windows(decorated, canaries, cover) == [], (placement, cover, text[:20])
+        piece = " {}" if placement == "sentence-end" else "{} "
+        stripped = decorated
+        for canary in canaries:
+            stripped = stripped.replace(piece.format(canary), "", 1)
+        assert stripped == text  # the text itself is unchanged, the canaries only added
+
+
+def test_auto_uses_word_boundaries_and_only_enough_canaries() -> None:
+    injector = CanaryInjector(per_chunk="auto", cover_chars=120)
+    decorated, canaries = injector.decorate_text(LONG)
+    assert decorated.startswith(f"{canaries[0]} Dear")  # sentence-begin opens the chunk
+    url = next(token for token in LONG.split() if token.startswith("https://"))
+    for canary in canaries:
+        at = decorated.index(canary)
+        end = at + len(canary)
+        inside_url = (
+            LONG.index(url)
+            <= at - sum(len(c) + 1 for c in canaries if decorated.index(c) < at)
+            < (LONG.index(url) + len(url))
+        )
+        # a canary sits between words, unless one token (the 90-character URL) leaves no choice
+        assert inside_url or ((at == 0 or decorated[at - 1].isspace()) and decorated[end] == " ")
+    # greedy spacing: not many more canaries than the length needs
+    assert len(canaries) <= len(LONG) // (120 - 13) + 2
+    assert len(injector.decorate_text(LONG)[1]) > len(CanaryInjector().decorate_text(LONG)[1])
+
+
+def test_auto_decorates_retrievals_and_records_every_canary() -> None:
+    decorated = CanaryInjector(per_chunk="auto").decorate(_retrieval(LONG, "A short one."))
+    assert len(decorated.markers["c0"]) >= 4 and len(decorated.markers["c1"]) == 1
+    for hit in decorated.hits:
+        assert all(canary in hit.chunk.text for canary in decorated.markers[hit.chunk.id])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"placement": "middle"},
+        {"per_chunk": 0},
+        {"per_chunk": "many"},
+        {"per_chunk": True},
+        {"length": 5},
+        {"per_chunk": "auto", "cover_chars": 25},
+    ],
+)
 def test_bad_settings_are_config_errors(params: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         CanaryInjector(**params)  # type: ignore[arg-type]

@@ -1,5 +1,6 @@
-"""CanaryMatcher and new_canaries: every supported obfuscation is found, benign text is not, streaming
-equals one pass, and the cost per delta does not grow with the accumulated output."""
+"""CanaryMatcher and new_canaries: every supported obfuscation is found (and a canary one edit away),
+benign text is not, hits carry the raw span of their form, streaming equals one pass, and the cost
+per delta does not grow with the accumulated output."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import time
 import pytest
 
 from ragshield.errors import ConfigError
-from ragshield.guards.canary import CANARY_ALPHABET, CanaryMatcher, CanaryScanner, canary_bits, new_canaries
+from ragshield.guards.canary import (
+    CANARY_ALPHABET,
+    CanaryMatcher,
+    CanaryScanner,
+    canary_bits,
+    new_canaries,
+    skeleton,
+)
 from ragshield.guards.canary.forms import FORMS, max_span, obfuscate
 
 EXPECTED_FORM = {
@@ -19,6 +27,20 @@ EXPECTED_FORM = {
     "url": "url",
     "url-mixed": "url",
 }
+EDITS = ("deletion", "insertion", "substitution", "swap")
+SKELETON_FORMS = ("plain", "case", "separators", "zero-width", "homoglyph", "reversed")
+
+
+def edited(canary: str, kind: str, at: int, symbol: str = "x") -> str:
+    """`canary` with one edit at position `at` (`symbol` is inserted or substituted)."""
+    if kind == "deletion":
+        return canary[:at] + canary[at + 1 :]
+    if kind == "insertion":
+        return canary[:at] + symbol + canary[at:]
+    if kind == "substitution":
+        replacement = symbol if symbol != canary[at] else ("y" if canary[at] != "y" else "z")
+        return canary[:at] + replacement + canary[at + 1 :]
+    return canary[:at] + canary[at + 1] + canary[at] + canary[at + 2 :]  # swap of at, at + 1
 
 
 def test_new_canaries_are_fresh_distinct_and_from_the_documented_alphabet() -> None:
@@ -47,7 +69,9 @@ def test_every_supported_form_is_found_and_named(form: str) -> None:
         hits = matcher.find(f"The patient said: {written} and then left.")
         assert {hit.canary for hit in hits} == {canaries[1]}
         forms = {hit.form for hit in hits}
-        assert EXPECTED_FORM.get(form, form) in forms
+        expected = EXPECTED_FORM.get(form, form)
+        # a random case flip that changes only the first letter is the `capitalised` form
+        assert expected in forms or (form == "case" and forms == {"capitalised"})
 
 
 def test_plain_canary_in_a_long_text_is_one_plain_hit() -> None:
@@ -84,19 +108,104 @@ def test_attribution_distinguishes_canaries() -> None:
     assert sorted(hit.canary for hit in matcher.find(text)) == sorted([canaries[0], canaries[2]])
 
 
-def test_near_misses_and_benign_text_are_not_flagged() -> None:
+def test_two_edits_and_benign_text_are_not_flagged() -> None:
     canaries = new_canaries(5)
     matcher = CanaryMatcher(canaries)
     canary = canaries[0]
-    swapped = canary[:5] + ("2" if canary[5] != "2" else "3") + canary[6:]
-    truncated = canary[:-1]
+    two_substitutions = edited(edited(canary, "substitution", 2, "2"), "substitution", 8, "3")
+    two_deletions = edited(edited(canary, "deletion", 9), "deletion", 3)
+    truncated = canary[:-2]
     benign = (
         "Hello doctor, I have had a headache for 3 days. Call me at (417) 776-3170 or mail a.b@example.org. "
         "Message-ID: <12345.1075855687451.JavaMail.evans@thyme>. SGVsbG8gd29ybGQ= 0x41 0x42 %20 &amp; "
     )
     # the near misses go last: text right after the truncated canary would complete it when it
-    # starts with the canary's last symbol ("...9 Hello" is "...9h" with a separator and a case change)
-    assert matcher.find(f"{benign * 20}{swapped} {truncated}") == []
+    # starts with the canary's last symbols ("...9 Hello" is "...9h" with a separator and a case change)
+    assert matcher.find(f"{benign * 20}{two_substitutions} {two_deletions} {truncated}") == []
+
+
+def test_capitalised_copy_is_told_apart_from_other_case_changes() -> None:
+    canary = "k" + new_canaries(1)[0][1:]  # a letter first, so capitalising changes it
+    matcher = CanaryMatcher([canary])
+    assert [hit.form for hit in matcher.find(f"Done. {canary.capitalize()} is next.")] == ["capitalised"]
+    assert [hit.form for hit in matcher.find(f"Done. {canary.upper()} is next.")] == ["case"]
+
+
+@pytest.mark.parametrize("kind", EDITS)
+@pytest.mark.parametrize("form", SKELETON_FORMS)
+def test_one_edit_at_every_position_is_found_with_its_span(kind: str, form: str) -> None:
+    rng = random.Random(11)
+    canaries = new_canaries(4)
+    matcher = CanaryMatcher(canaries)
+    canary = canaries[2]
+    # an insertion at either end leaves the canary whole (an exact hit), so it is not one of these
+    positions = {"swap": range(len(canary) - 1), "insertion": range(1, len(canary))}.get(kind, range(len(canary)))
+    for at in positions:
+        near = edited(canary, kind, at, rng.choice("abcdefghjk23456789"))
+        if canary in near:  # a swap of equal symbols, or a symbol doubled at an end, leaves it whole
+            continue
+        written = obfuscate(near, form, rng)
+        # no letters or digits around it: a neighbouring symbol could complete the canary exactly
+        text = f"[{written}]!"
+        hits = matcher.find(text)
+        assert [hit.canary for hit in hits] == [canary], (kind, at, form)
+        (hit,) = hits
+        assert hit.form.endswith("one-edit")
+        start = text.index(written)
+        # the span lies in the written form and leaves at most two of its symbols outside (the
+        # shortest window that explains an edit may leave out an inserted or substituted end symbol)
+        assert start <= hit.start < hit.end <= start + len(written)
+        assert len(skeleton(written)) - len(skeleton(text[hit.start : hit.end])) <= 2
+
+
+def test_one_edit_without_the_tolerance_is_not_found() -> None:
+    canary = new_canaries(1)[0]
+    assert CanaryMatcher([canary], one_edit=False).find(edited(canary, "deletion", 4)) == []
+    assert CanaryMatcher([canary]).max_form_chars > CanaryMatcher([canary], one_edit=False).max_form_chars
+
+
+def test_a_plain_copy_stays_plain_at_every_split() -> None:
+    """A copy cut after its second-last symbol reads as a deletion until the last one arrives."""
+    canary = new_canaries(1)[0]
+    matcher = CanaryMatcher([canary])
+    text = f"See {canary}. Then rest."
+    for cut in range(1, len(text)):
+        scanner = matcher.scanner()
+        hits = scanner.feed(text[:cut]) + scanner.feed(text[cut:]) + scanner.flush()
+        assert [(hit.form, hit.start, hit.end) for hit in hits] == [("plain", 4, 4 + len(canary))], cut
+
+
+def test_one_edit_streamed_char_by_char_is_reported_once_with_its_span() -> None:
+    canary = new_canaries(1)[0]
+    matcher = CanaryMatcher([canary])
+    at = next(index for index in range(5, 11) if canary[index] != canary[index + 1])  # a swap that changes it
+    for kind in EDITS:
+        near = edited(canary, kind, at)
+        text = f"a {near} b {canary} c"
+        scanner = matcher.scanner()
+        hits = [hit for char in text for hit in scanner.feed(char)] + scanner.flush()
+        assert [hit.form for hit in hits] == ["one-edit", "plain"], kind
+        assert hits[0].end <= text.index(" b ") and text[hits[1].start : hits[1].end] == canary
+
+
+def test_raw_spans_cover_every_supported_form() -> None:
+    """Each hit's raw span lies inside the written form, and withholding it leaves no canary behind."""
+    rng = random.Random(5)
+    for form in FORMS:
+        for _ in range(10):
+            canaries = new_canaries(2)
+            matcher = CanaryMatcher(canaries)
+            written = obfuscate(canaries[0], form, rng)
+            text = f"Patient notes: {written} end of notes."
+            start = text.index(written)
+            hits = matcher.find(text)
+            assert hits, form
+            for hit in hits:
+                assert start <= hit.start < hit.end <= start + len(written), form
+            rest = text
+            for hit in sorted(hits, key=lambda item: -item.start):
+                rest = rest[: hit.start] + " [withheld] " + rest[hit.end :]
+            assert matcher.find(rest) == [], form
 
 
 def test_streaming_finds_a_form_split_at_every_position() -> None:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ragshield.errors import BackendUnavailable, ConfigError
 from ragshield.guards.base import Defense
 from ragshield.guards.canary.canaries import DEFAULT_LENGTH
-from ragshield.guards.canary.injector import CanaryInjector
-from ragshield.guards.canary.monitor import CanaryGuard
+from ragshield.guards.canary.injector import DEFAULT_COVER_CHARS, CanaryInjector
+from ragshield.guards.canary.monitor import CanaryGuard, check_on_violation
 from ragshield.guards.canary.oracle import OracleConfig, OracleHealth, OraclePath, self_check
 
 if TYPE_CHECKING:
@@ -42,8 +42,10 @@ def build_defense(
     context: DefenseContext,
     *,
     placement: str = "sentence-begin",
-    per_chunk: int = 2,
+    per_chunk: int | str = 2,
     length: int = DEFAULT_LENGTH,
+    cover_chars: int = DEFAULT_COVER_CHARS,
+    on_violation: str = "redact",
     oracle: str = "auto",
     min_share: float = 0.5,
     oracle_max_tokens: int = 64,
@@ -58,7 +60,11 @@ def build_defense(
     Args:
         context: the system; `context.oracle_generator` is the oracle model (default: a separate
             instance of the local model, see `default_oracle_generator`).
-        placement, per_chunk, length: see `CanaryInjector`.
+        placement, per_chunk, length, cover_chars: see `CanaryInjector` (`per_chunk: auto` keeps
+            every copied span longer than `cover_chars` characters carrying a canary).
+        on_violation: `redact` (default: a canary form's span is withheld from the client and the
+            answer goes on; verdict REDACT) or `halt` (the stream stops; verdict BLOCK). Oracle
+            violations block in both modes.
         oracle: `auto` (run the oracle when its model passes the self-check, else run without it
             and say so in every verdict), `on` (run it even when the self-check fails: expect false
             positives; for measurement) or `off`.
@@ -70,11 +76,14 @@ def build_defense(
     Raises:
         ConfigError: unknown parameter or invalid value; the oracle model is the target's instance.
     """
+    check_on_violation(on_violation)
     if unknown:
         raise ConfigError(f"unknown canary-rag parameter(s): {', '.join(sorted(unknown))}")
     if oracle not in ORACLE_MODES:
         raise ConfigError(f"canary-rag oracle must be one of {', '.join(ORACLE_MODES)}, got {oracle!r}")
-    injector = CanaryInjector(placement=placement, per_chunk=per_chunk, length=length, name=NAME)
+    injector = CanaryInjector(
+        placement=placement, per_chunk=per_chunk, length=length, name=NAME, cover_chars=cover_chars
+    )
     config = OracleConfig(
         min_share=min_share,
         max_tokens=oracle_max_tokens,
@@ -91,6 +100,7 @@ def build_defense(
         oracle_status=status,
         fail_closed=context.fail_closed,
         early_halt=oracle_early_halt,
+        on_violation=on_violation,
     )
     return Defense(name=NAME, decorators=(injector,), output_guards=(guard,), fail_closed=context.fail_closed)
 

@@ -1,14 +1,15 @@
 """`CanaryMatcher`: finds canaries in text, plain or obfuscated, in one linear pass.
 
 Existing guards (Rebuff, Vigil) test ``canary in output``, which base64 alone defeats. This matcher
-normalises the text into four streams and runs one Aho-Corasick automaton (pyahocorasick) per
-stream over all canaries' patterns at once:
+normalises the text into four streams (`ragshield.guards.canary.folding`) and runs one Aho-Corasick
+automaton (pyahocorasick) per stream over all canaries' patterns at once:
 
 * skeleton: NFKD (fullwidth, ligatures, accents split off), homoglyph folding (Cyrillic/Greek
   look-alikes to Latin), casefolding, then every character that is not a letter or digit is dropped
   (spaces, dots, dashes, newlines, zero-width and other format characters, combining marks).
   Patterns: the canary and the reversed canary. Catches case, separators, zero-width, homoglyphs,
-  reversal and their mixes.
+  reversal and their mixes; with `one_edit` also a copy with one symbol dropped, inserted,
+  substituted or two adjacent symbols swapped (`ragshield.guards.canary.edits`).
 * hex: the skeleton text before dropping, reduced to ``0-9 a-f x``. Patterns: the ASCII and UTF-16
   hex of the canary, its reversal and upper-case variants, plain, ``0x``- and ``\\x``-joined.
 * decoded: percent-escapes and HTML character references decoded, then the skeleton. Catches
@@ -19,91 +20,42 @@ stream over all canaries' patterns at once:
 Streaming: `CanaryScanner.feed(delta)` keeps, per stream, the last (longest pattern - 1) normalised
 characters and scans ``tail + new``; only matches ending in the new part count. Every character is
 normalised once and scanned a bounded number of times, so the cost is linear in the output (no
-rescan of the accumulated text). Forms are named only when a hit occurs (rare), by re-reading a
-bounded raw window.
+rescan of the accumulated text). Forms and raw spans are worked out only when a hit occurs (rare), by
+re-reading a bounded raw window (`ragshield.guards.canary.spans`).
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import re
-import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
-from ragshield.errors import ConfigError, missing_extra
+from ragshield.errors import ConfigError
 from ragshield.guards.canary.canaries import MIN_LENGTH
-from ragshield.guards.canary.confusables import CONFUSABLES as _CONFUSABLES
-from ragshield.guards.canary.confusables import INVISIBLE_LETTERS as _INVISIBLE_LETTERS
+from ragshield.guards.canary.edits import EditHit, OneEditTracker, PieceRef, pieces
+from ragshield.guards.canary.folding import (
+    alnum_only,
+    base64_char,
+    base64_text,
+    folded,
+    hex_char,
+    hex_only,
+    skeleton,
+    skeleton_char,
+)
+from ragshield.guards.canary.patterns import Pattern, add_pattern, automaton, base64_patterns, hex_patterns, variants
+from ragshield.guards.canary.spans import SpanLookup, form_of
 
 # raw characters per canary symbol that a supported form may use (separators, escapes such as
-# `\u006b` or `0x6b, `); the monitor's holdback is this times the longest canary
+# `\u006b` or `0x6b, `); the monitor's holdback is this times the longest canary (plus one symbol
+# and `LOOKAHEAD_CHARS` with the one-edit tolerance)
 CHARS_PER_SYMBOL = 8
-
-_SKELETON_TABLE: dict[int, Any] = {ord(key): value for key, value in _CONFUSABLES.items()}
-_SKELETON_TABLE.update({ord(ch): None for ch in _INVISIBLE_LETTERS})
-_NOT_ALNUM = re.compile(r"[\W_]+")
-_NOT_HEX = re.compile(r"[^0-9a-fx]+")
-_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
-_ASCII_ALNUM = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def _ascii_deleter(keep: bytes) -> bytes:
-    return bytes(code for code in range(128) if code not in keep)
-
-
-# for ASCII text, bytes.translate deletes characters ~10x faster than a regex substitution
-_DROP_NOT_ALNUM = _ascii_deleter(_ASCII_ALNUM)
-_DROP_NOT_HEX = _ascii_deleter(b"0123456789abcdefx")
-_DROP_NOT_BASE64 = _ascii_deleter(_ASCII_ALNUM + b"+/")
-
-
-def _keep(text: str, pattern: re.Pattern[str], drop: bytes) -> str:
-    """`text` without the characters `pattern` matches (`drop`: the same set, for ASCII text)."""
-    if text.isascii():
-        return text.encode("ascii").translate(None, drop).decode("ascii")
-    return pattern.sub("", text)
-
-
-_CONFUSABLE = re.compile("[" + re.escape("".join(_CONFUSABLES) + "".join(_INVISIBLE_LETTERS)) + "]")
+# raw characters a one-edit match waits for its next letter or digit before it is reported
+LOOKAHEAD_CHARS = 8
+ONE_EDIT_FORM = "one-edit"
 _ENTITY_MAX = 12  # longest HTML character reference we wait for (`&#x0001f600;` is 12)
-
-ZERO_WIDTH_FORM = "zero-width"
-
-
-def _folded(text: str) -> str:
-    """NFKD + homoglyph folding + casefolding (separators still present).
-
-    Equal to translate -> NFKD -> translate -> casefold -> translate with the look-alike table
-    (folding before NFKD, which turns some look-alikes such as lunate sigma into other letters, and
-    after casefolding, so lower-case entries catch upper-case look-alikes too). Each step works per
-    character, so the result does not depend on how the text is split into deltas. The table steps
-    run only when a look-alike is present: `str.translate` with a dict is slow.
-    """
-    if text.isascii():  # the common case: NFKD and the table change nothing
-        return text.lower()
-    table = _SKELETON_TABLE
-    if _CONFUSABLE.search(text) is not None:
-        text = text.translate(table)
-    text = unicodedata.normalize("NFKD", text)
-    if _CONFUSABLE.search(text) is not None:
-        text = text.translate(table)
-    text = text.casefold()
-    return text.translate(table) if _CONFUSABLE.search(text) is not None else text
-
-
-def skeleton(text: str) -> str:
-    """The letters and digits of `text` after NFKD, homoglyph folding and casefolding."""
-    return _keep(_folded(text), _NOT_ALNUM, _DROP_NOT_ALNUM)
-
-
-@lru_cache(maxsize=4096)
-def _skeleton_char(char: str) -> str:
-    return skeleton(char)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,69 +63,39 @@ class CanaryHit:
     """One canary found in text.
 
     `canary` is the canary found (callers must not log it); `form` names the obfuscation, e.g.
-    `plain`, `case`, `separators`, `zero-width`, `homoglyph`, `reversed+separators`, `base64`,
-    `hex`, `url`, or `spread` (a separated form longer than the classification window);
-    `offset` is the number of raw characters of the scanned text consumed when it was found.
+    `plain`, `capitalised`, `case`, `separators`, `zero-width`, `homoglyph`, `reversed+separators`,
+    `one-edit`, `base64`, `hex`, `url`, or `spread` (a separated form longer than the
+    classification window). Offsets count raw characters of the scanned text from its first
+    character: `offset` is how many were consumed when the hit was found; [`start`, `end`) is the
+    raw span of the form (for an encoded form, the encoded characters that carry the canary).
     """
 
     canary: str
     form: str
     offset: int
-
-
-def _variants(canary: str) -> list[tuple[str, str]]:
-    """(byte string variant, form prefix) pairs that encoded forms are built from."""
-    pairs = [(canary, ""), (canary[::-1], "reversed+"), (canary.upper(), ""), (canary.upper()[::-1], "reversed+")]
-    unique: dict[str, str] = {}
-    for text, prefix in pairs:
-        unique.setdefault(text, prefix)
-    return list(unique.items())
-
-
-def _base64_patterns(text: str) -> list[str]:
-    """Base64 substrings that encode `text` at byte alignments 0, 1 and 2 of any enclosing blob."""
-    data = text.encode("ascii")
-    patterns = []
-    for offset in range(3):
-        encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
-        start = (8 * offset + 5) // 6  # first character fed only by canary bits
-        end = (8 * (offset + len(data))) // 6  # one past the last such character
-        patterns.append(encoded[start:end])
-    return patterns
-
-
-def _hex_patterns(text: str) -> list[str]:
-    pairs = [f"{ord(char):02x}" for char in text]
-    return ["".join(pairs), "0x".join(pairs), "x".join(pairs), "".join("00" + pair for pair in pairs)]
-
-
-def _automaton(patterns: dict[str, tuple[str, str]]) -> Any:
-    try:
-        import ahocorasick
-    except ImportError as error:  # pragma: no cover - a core dependency
-        raise missing_extra("pyahocorasick", "models") from error
-    automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY)
-    for pattern, value in patterns.items():
-        automaton.add_word(pattern, value)
-    if patterns:
-        automaton.make_automaton()
-    return automaton
+    start: int
+    end: int
 
 
 @dataclass
 class _Stream:
-    """One normalised stream: its automaton and the tail kept between deltas."""
+    """One normalised stream: its automaton, the tail kept between deltas, and its length so far."""
 
     automaton: Any
     keep: int  # longest pattern - 1
     tail: str = ""
+    position: int = 0
 
-    def scan(self, new: str) -> list[tuple[str, str]]:
+    def scan(self, new: str) -> list[tuple[int, tuple[Any, ...]]]:
+        """(stream position one past the match, its values) for matches ending in `new`."""
         if not new or self.keep < 0:
+            self.position += len(new)
             return []
         text = self.tail + new
         boundary = len(self.tail)
-        found = [value for end, value in self.automaton.iter(text) if end >= boundary]
+        origin = self.position - boundary
+        found = [(origin + end + 1, values) for end, values in self.automaton.iter(text) if end >= boundary]
+        self.position += len(new)
         self.tail = text[-self.keep :] if self.keep else ""
         return found
 
@@ -183,14 +105,20 @@ class CanaryMatcher:
 
     Args:
         canaries: the canaries to look for (letters and digits, at least `MIN_LENGTH` long).
-        chars_per_symbol: raw characters per canary symbol a supported form may span; sets
-            `max_form_chars`, the holdback a streaming monitor needs.
+        chars_per_symbol: raw characters per canary symbol a supported form may span.
+        one_edit: also find a canary with one symbol dropped, inserted or substituted, or two
+            adjacent symbols swapped, in the skeleton stream (form `one-edit`).
+
+    `max_form_chars` is the number of raw characters from the first character of a supported form
+    to the point where the scanner has reported it: the holdback a streaming monitor needs.
 
     Raises:
         ConfigError: a canary is too short or holds characters other than ASCII letters/digits.
     """
 
-    def __init__(self, canaries: Iterable[str], *, chars_per_symbol: int = CHARS_PER_SYMBOL) -> None:
+    def __init__(
+        self, canaries: Iterable[str], *, chars_per_symbol: int = CHARS_PER_SYMBOL, one_edit: bool = True
+    ) -> None:
         self.canaries = tuple(dict.fromkeys(canaries))
         for canary in self.canaries:
             if len(canary) < MIN_LENGTH or not (canary.isascii() and canary.isalnum()):
@@ -198,22 +126,30 @@ class CanaryMatcher:
                     f"a canary must be at least {MIN_LENGTH} ASCII letters or digits; draw them with new_canaries()"
                 )
         self.chars_per_symbol = chars_per_symbol
-        longest = max((len(canary) for canary in self.canaries), default=0)
-        self.max_form_chars = chars_per_symbol * longest
-        plain: dict[str, tuple[str, str]] = {}
-        hexed: dict[str, tuple[str, str]] = {}
-        b64: dict[str, tuple[str, str]] = {}
+        self.one_edit = one_edit
+        self.longest = max((len(canary) for canary in self.canaries), default=0)
+        symbols = self.longest + 1 if one_edit else self.longest  # one inserted symbol
+        self.max_form_chars = chars_per_symbol * symbols + (LOOKAHEAD_CHARS if one_edit else 0)
+        plain: dict[str, list[Any]] = {}
+        hexed: dict[str, list[Any]] = {}
+        b64: dict[str, list[Any]] = {}
         for canary in self.canaries:
-            folded = skeleton(canary)
-            plain.setdefault(folded, (canary, ""))
-            plain.setdefault(folded[::-1], (canary, "reversed"))
-            for text, prefix in _variants(canary):
-                for pattern in _hex_patterns(text):
-                    hexed.setdefault(pattern, (canary, prefix + "hex"))
-                for pattern in _base64_patterns(text):
-                    b64.setdefault(pattern, (canary, prefix + "base64"))
-        self._patterns = {"skeleton": plain, "hex": hexed, "decoded": plain, "base64": b64}
-        self._automata = {name: _automaton(patterns) for name, patterns in self._patterns.items()}
+            target = skeleton(canary)
+            add_pattern(plain, target, Pattern(canary, "", target))
+            add_pattern(plain, target[::-1], Pattern(canary, "reversed", target[::-1]))
+            for text, prefix in variants(canary):
+                for pattern in hex_patterns(text):
+                    add_pattern(hexed, pattern, Pattern(canary, prefix + "hex", pattern))
+                for pattern in base64_patterns(text):
+                    add_pattern(b64, pattern, Pattern(canary, prefix + "base64", pattern))
+        skeletal = {text: list(values) for text, values in plain.items()}
+        if one_edit:
+            for text in plain:
+                for piece in pieces(text):
+                    skeletal.setdefault(text[piece.offset : piece.offset + piece.length], []).append(piece)
+        self._targets = {text: values[0] for text, values in plain.items()}  # target -> its exact pattern
+        self._patterns = {"skeleton": skeletal, "hex": hexed, "decoded": plain, "base64": b64}
+        self._automata = {name: automaton(patterns) for name, patterns in self._patterns.items()}
         self._keep = {
             name: (max(map(len, patterns)) - 1 if patterns else -1) for name, patterns in self._patterns.items()
         }
@@ -245,6 +181,7 @@ class CanaryScanner:
         self._streams = {name: self.matcher._stream(name) for name in ("skeleton", "hex", "decoded", "base64")}
         # long enough to classify any supported form that ends in the current delta
         self._window = 2 * self.matcher.max_form_chars + 64
+        self._edits = OneEditTracker(self.matcher.longest, LOOKAHEAD_CHARS) if self.matcher.one_edit else None
 
     def feed(self, delta: str) -> list[CanaryHit]:
         """Hits completed by `delta` (each occurrence is reported once per stream)."""
@@ -252,27 +189,46 @@ class CanaryScanner:
         if not delta or not self.matcher.canaries:
             return []
         window = self._raw_tail + delta
-        folded = _folded(delta)
-        plain = _keep(folded, _NOT_ALNUM, _DROP_NOT_ALNUM)
+        folded_delta = folded(delta)
+        plain = alnum_only(folded_delta)
         streams = self._streams
-        hits = self._classified(streams["skeleton"].scan(plain), window)
-        hits += self._encoded(streams["hex"].scan(_keep(folded, _NOT_HEX, _DROP_NOT_HEX)))
-        hits += self._encoded(streams["base64"].scan(_base64_text(delta)))
+        found = streams["skeleton"].scan(plain)
+        exact = [value for _, values in found for value in values if isinstance(value, Pattern)]
+        hits = self._classified(exact, window)
+        if self._edits is not None:
+            self._edits.extend(plain)
+            for end, values in found:
+                for value in values:
+                    if isinstance(value, PieceRef):
+                        self._edits.trigger(value, end)
+            hits += self._one_edit(window, final=False)
+        hits += self._encoded(streams["hex"].scan(hex_only(folded_delta)), window, hex_char)
+        hits += self._encoded(streams["base64"].scan(base64_text(delta)), window, base64_char)
         hits += self._decoded(self._decode(delta, plain), window, hits)
         self._raw_tail = window[-self._window :]
         return hits
 
     def flush(self) -> list[CanaryHit]:
-        """Hits in text held back by the decoded stream (an escape cut off at the end)."""
+        """Hits in text held back until the end: an escape cut off at the end, a one-edit match."""
+        hits = self._one_edit(self._raw_tail, final=True) if self._edits is not None else []
         pending, self._pending = self._pending, ""
         if not pending:
-            return []
+            return hits
         decoded = skeleton(html.unescape(unquote(pending)))
-        return self._decoded(self._streams["decoded"].scan(decoded), self._raw_tail, [])
+        return hits + self._decoded(self._streams["decoded"].scan(decoded), self._raw_tail, [])
+
+    def _span(self, window: str, first: int, last: int) -> tuple[int, int]:
+        """Raw stream offsets of the window span [first, last)."""
+        origin = self.consumed - len(window)
+        return origin + first, origin + last
+
+    def _fallback(self, window: str) -> tuple[int, int]:
+        """The span of a hit whose raw form was not located: the whole window (withheld whole)."""
+        return self._span(window, 0, len(window))
 
     # -- the decoded stream ----------------------------------------------------------------
 
-    def _decode(self, delta: str, plain: str) -> list[tuple[str, str]]:
+    def _decode(self, delta: str, plain: str) -> list[tuple[int, tuple[Any, ...]]]:
         if not self._pending and "%" not in delta and "&" not in delta:
             # nothing to decode: the decoded stream equals the skeleton stream (fast path)
             return self._streams["decoded"].scan(plain)
@@ -281,55 +237,104 @@ class CanaryScanner:
         self._pending = text[hold:]
         return self._streams["decoded"].scan(skeleton(html.unescape(unquote(text[:hold]))))
 
-    def _decoded(self, found: list[tuple[str, str]], window: str, skeleton_hits: list[CanaryHit]) -> list[CanaryHit]:
+    def _decoded(
+        self, found: list[tuple[int, tuple[Any, ...]]], window: str, skeleton_hits: list[CanaryHit]
+    ) -> list[CanaryHit]:
         # the decoded stream also sees every plain occurrence: those were reported by the skeleton
         # stream already, so each skeleton hit cancels one decoded hit of the same canary
         for hit in skeleton_hits:
-            if not hit.form.endswith(("hex", "base64")):
+            if not hit.form.endswith(("hex", "base64")) and ONE_EDIT_FORM not in hit.form:
                 self._credits[hit.canary] = self._credits.get(hit.canary, 0) + 1
+        fresh: list[Pattern] = []
+        for _, values in found:
+            for value in values:
+                if self._credits.get(value.canary, 0) > 0:
+                    self._credits[value.canary] -= 1
+                    continue
+                fresh.append(value)
+        if not fresh:
+            return []
+        form = "html-entity" if "&" in window and "%" not in window else "url"
+        spans = self._located(fresh, SpanLookup.by_escape(window))
         hits = []
-        for canary, prefix in found:
-            if self._credits.get(canary, 0) > 0:
-                self._credits[canary] -= 1
-                continue
-            form = "html-entity" if "&" in window and "%" not in window else "url"
-            hits.append(CanaryHit(canary, f"{prefix}+{form}" if prefix else form, self.consumed))
+        for value, (first, last) in zip(fresh, spans, strict=True):
+            start, end = self._span(window, first, last) if last > first else self._fallback(window)
+            named = f"{value.form}+{form}" if value.form else form
+            hits.append(CanaryHit(value.canary, named, self.consumed, start, end))
         return hits
 
-    # -- naming forms ----------------------------------------------------------------------
+    # -- locating and naming forms ---------------------------------------------------------
 
-    def _encoded(self, found: list[tuple[str, str]]) -> list[CanaryHit]:
-        return [CanaryHit(canary, form, self.consumed) for canary, form in found]
+    @staticmethod
+    def _located(values: list[Pattern], lookup: SpanLookup) -> list[tuple[int, int]]:
+        """Window spans of the patterns found in this delta ((0, 0) when one is not located).
 
-    def _classified(self, found: list[tuple[str, str]], window: str) -> list[CanaryHit]:
+        The k hits of one pattern in this delta are its last k occurrences in the window.
+        """
+        wanted: dict[str, int] = {}
+        for value in values:
+            wanted[value.text] = wanted.get(value.text, 0) + 1
+        located = {text: lookup.last(text, count) for text, count in wanted.items()}
+        return [located[value.text].pop(0) if located[value.text] else (0, 0) for value in values]
+
+    def _encoded(
+        self, found: list[tuple[int, tuple[Any, ...]]], window: str, fold: Callable[[str], str]
+    ) -> list[CanaryHit]:
+        values = [value for _, items in found for value in items]
+        if not values:
+            return []
+        hits = []
+        for value, (first, last) in zip(values, self._located(values, SpanLookup.by_char(window, fold)), strict=True):
+            start, end = self._span(window, first, last) if last > first else self._fallback(window)
+            hits.append(CanaryHit(value.canary, value.form, self.consumed, start, end))
+        return hits
+
+    def _classified(self, found: list[Pattern], window: str) -> list[CanaryHit]:
         if not found:
             return []
-        spans = _SpanLookup(window)
-        wanted: dict[str, int] = {}
-        for canary, reversed_form in found:
-            key = _target(canary, reversed_form)
-            wanted[key] = wanted.get(key, 0) + 1
-        # the k hits of one target in this delta are its last k occurrences in the window
-        segments = {key: spans.last(key, count) for key, count in wanted.items()}
+        spans = self._located(found, SpanLookup.by_char(window, skeleton_char))
         hits = []
-        for canary, reversed_form in found:
-            pending = segments[_target(canary, reversed_form)]
-            segment = pending.pop(0) if pending else None
-            form = _form_of(segment, canary, reversed_form) if segment is not None else "spread"
+        for value, (first, last) in zip(found, spans, strict=True):
+            reversed_form = value.form == "reversed"
+            if last > first:
+                form = form_of(window[first:last], value.canary, reversed_form)
+                start, end = self._span(window, first, last)
+            else:  # spread wider than the window: its beginning is no longer in view
+                form = "spread"
+                start, end = self._fallback(window)
             if reversed_form and form != "reversed":
                 form = f"reversed+{form}"
-            hits.append(CanaryHit(canary, form, self.consumed))
+            hits.append(CanaryHit(value.canary, form, self.consumed, start, end))
         return hits
 
+    def _one_edit(self, window: str, *, final: bool) -> list[CanaryHit]:
+        edits = self._edits
+        if edits is None or edits.idle:
+            return []
+        lookup: list[SpanLookup] = []
+        position = edits.position
 
-def _target(canary: str, reversed_form: str) -> str:
-    folded = skeleton(canary)
-    return folded[::-1] if reversed_form else folded
+        def window_index(stream_position: int) -> int:
+            # the window's per-character skeleton ends where the stream ends
+            if not lookup:
+                lookup.append(SpanLookup.by_char(window, skeleton_char))
+            return stream_position - (position - len(lookup[0].text))
 
+        def raw_end(end: int) -> int:
+            index = window_index(end)
+            return self._span(window, *lookup[0].raw(index - 1, index))[1]
 
-def _base64_text(delta: str) -> str:
-    text = delta if delta.isascii() else unicodedata.normalize("NFKD", delta)
-    return _keep(text.replace("-", "+").replace("_", "/"), _NOT_BASE64, _DROP_NOT_BASE64)  # url-safe folded
+        hits = []
+        for hit in edits.decide(raw_end, self.consumed, final=final):
+            first, last = window_index(hit.start), window_index(hit.end)
+            start, end = self._span(window, *lookup[0].raw(first, last)) if last > 0 else self._fallback(window)
+            hits.append(self._edit_hit(hit, start, end))
+        return hits
+
+    def _edit_hit(self, hit: EditHit, start: int, end: int) -> CanaryHit:
+        value = self.matcher._targets[hit.target]
+        form = f"reversed+{ONE_EDIT_FORM}" if value.form == "reversed" else ONE_EDIT_FORM
+        return CanaryHit(value.canary, form, self.consumed, start, end)
 
 
 def _unfinished_escape(text: str) -> int:
@@ -342,51 +347,3 @@ def _unfinished_escape(text: str) -> int:
     if amp != -1 and ";" not in text[amp:]:
         hold = min(hold, amp)
     return hold
-
-
-class _SpanLookup:
-    """Per-character skeleton of a raw window with a map back to raw positions (used on hits only)."""
-
-    def __init__(self, window: str) -> None:
-        self.window = window
-        parts: list[str] = []
-        owners: list[int] = []
-        for index, char in enumerate(window):
-            folded = _skeleton_char(char)
-            parts.append(folded)
-            owners.extend([index] * len(folded))
-        self.text = "".join(parts)
-        self.owners = owners
-
-    def last(self, target: str, count: int) -> list[str]:
-        """The raw segments of the last `count` occurrences of `target`, in text order."""
-        starts: list[int] = []
-        start = self.text.find(target)
-        while start != -1:
-            starts.append(start)
-            start = self.text.find(target, start + 1)
-        segments = []
-        for begin in starts[-count:]:
-            first, last = self.owners[begin], self.owners[begin + len(target) - 1]
-            segments.append(self.window[first : last + 1])
-        return segments
-
-
-def _form_of(segment: str, canary: str, reversed_form: str) -> str:
-    """Name the obfuscations that turn `canary` (or its reversal) into the raw `segment`."""
-    expected = canary[::-1] if reversed_form else canary
-    if segment == expected:
-        return "reversed" if reversed_form else "plain"
-    symbols = set(expected)
-    forms: set[str] = set()
-    for char in segment:
-        category = unicodedata.category(char)
-        if category == "Cf" or char in _INVISIBLE_LETTERS:
-            forms.add(ZERO_WIDTH_FORM)
-        elif category in ("Mn", "Me") or (char.isalnum() and not char.isascii()):
-            forms.add("homoglyph")
-        elif not char.isalnum():
-            forms.add("separators")
-        elif char not in symbols:  # an ASCII letter of the canary in the other case
-            forms.add("case")
-    return "+".join(sorted(forms)) if forms else "plain"

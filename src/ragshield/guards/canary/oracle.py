@@ -249,7 +249,7 @@ class OraclePath:
         return OracleRun(self.generator, hit.chunk.id, passage, canaries, retrieval.query, self.config)
 
 
-_HEALTH_CACHE: weakref.WeakKeyDictionary[object, dict[tuple[OracleConfig, str, int, int], OracleHealth]] = (
+_HEALTH_CACHE: weakref.WeakKeyDictionary[object, dict[tuple[OracleConfig, str, int | str, int], OracleHealth]] = (
     weakref.WeakKeyDictionary()
 )
 _MODEL_HEALTH: dict[tuple[object, ...], OracleHealth] = {}
