@@ -58,7 +58,7 @@ def oracle_model() -> LlamaCppGenerator:
     return LlamaCppGenerator(n_ctx=1024, name="canary-oracle")
 
 
-def test_real_model_output_is_blocked_exactly_when_it_carries_a_canary(
+def test_real_model_canaries_are_withheld_exactly_when_the_output_carries_one(
     synthetic_retriever: Retriever, smollm: LlamaCppGenerator, oracle_model: LlamaCppGenerator
 ) -> None:
     target = Recording(smollm)
@@ -76,9 +76,12 @@ def test_real_model_output_is_blocked_exactly_when_it_carries_a_canary(
         canaries = recorder.canaries
         assert len(canaries) == 6 and all(canary in target.prompts[-1] for canary in canaries)
         leaked = CanaryMatcher(canaries).find(target.outputs[-1])
-        assert response.blocked == bool(leaked), (text, response.verdicts[-1].reason)
+        verdict = next(v for v in response.verdicts if v.guard == "canary-rag")
+        oracle_blocked = verdict.evidence["oracle"].get("result") in {"violated", "error", "timeout"}
+        if not oracle_blocked:  # redact mode (the default): a copied canary is withheld, never refused
+            assert (verdict.action.value == "redact") == bool(leaked), (text, verdict.reason)
+            assert not response.blocked
         assert not CanaryMatcher(canaries).find(response.text)  # never reaches the client
-        verdict = response.verdicts[-1]
         oracle = verdict.evidence["oracle"]
         # SmolLM2-135M cannot copy a passage reliably (see DESIGN.md): the self-check decides, and
         # the verdict must say which way it went
