@@ -135,22 +135,26 @@ class EchoMonitor:
                 self._withhold(start_raw, end_raw, "pii")
             return
         chunk_ids = self.request.over_budget
-        if source.key in chunk_ids:
+        if source.key in chunk_ids and source.private_in(low, high, words=False):
             self._echoed.add(source.key)
             self._withhold(start_raw, end_raw, "budget")
             return
         if self._exceeds(source, low, high):
             self._echoed.add(source.key)
             self._withhold(start_raw, end_raw, "echo")
-        elif self.budget is not None and source.canon:
+        elif self.budget is not None and source.is_private(last):
             self._released_grams.setdefault(source.key, set()).add(source.canon[last])
 
     def _exceeds(self, source: Source, low: int, high: int) -> bool:
+        """Does the run over source positions [low, high] copy more private text than allowed?"""
         settings = self.settings
-        if settings.allowance_chars is not None and high - low + 1 > settings.allowance_chars:
+        if (
+            settings.allowance_chars is not None
+            and source.private_in(low, high, words=False) > settings.allowance_chars
+        ):
             return True
         if settings.allowance_words is not None:
-            return abs(source.words[high] - source.words[low]) + 1 > settings.allowance_words
+            return source.private_in(low, high, words=True) > settings.allowance_words
         return False
 
     def _withhold(self, start: int, end: int, reason: str) -> None:

@@ -118,8 +118,8 @@ def build_sources(
         words_by_char = _word_of_char(chunk.text)
         words = [words_by_char[owner] for owner in owners]
         positions = range(len(symbols))
-        request.text.add(Source(chunk.id, "chunk", symbols, positions, words), public)
-        request.text.add(Source(chunk.id, "chunk", symbols[::-1], positions[::-1], words[::-1]), public)
+        request.text.add(Source.build(chunk.id, "chunk", symbols, positions, words, public))
+        request.text.add(Source.build(chunk.id, "chunk", symbols[::-1], positions[::-1], words[::-1], public))
         _add_letters(request, chunk.id, chunk.text, owners, words_by_char, public)
     if pii_store is not None:
         request.pii_source = getattr(pii_store, "source", "index")
@@ -131,14 +131,12 @@ def build_sources(
                 if len(folded) < MIN_PII_SYMBOLS or folded in user_symbols:
                     continue
                 request.pii_count += 1
-                span = range(len(folded))
-                request.pii.add(Source(value.digest, "pii", folded, span, list(span)))
-                request.pii.add(Source(value.digest, "pii", folded[::-1], span[::-1], list(span)[::-1]))
+                for symbols in (folded, folded[::-1]):
+                    request.pii.add(_needle(value.digest, symbols))
                 letters, _ = fold_letters(value.value)
                 if len(letters) > pii_m:  # the value in any Caesar shift or atbash, forward or reversed
                     for symbols in _caesar_forms(letters):
-                        steps = range(len(symbols))
-                        request.pii_differences.add(Source(value.digest, "pii", symbols, steps, list(steps)))
+                        request.pii_differences.add(_needle(value.digest, symbols))
     return request
 
 
@@ -160,7 +158,13 @@ def _add_letters(
     forward, backward = (canon[1:], words[1:]), (canon[::-1][1:], words[::-1][1:])
     layouts = (forward, forward, backward, backward)
     for symbols, (source_canon, source_words) in zip(_caesar_forms(letters), layouts, strict=True):
-        request.differences.add(Source(chunk_id, "chunk", symbols, source_canon, source_words), public)
+        request.differences.add(Source.build(chunk_id, "chunk", symbols, source_canon, source_words, public))
+
+
+def _needle(key: str, symbols: str) -> Source:
+    """A PII value as a source: every symbol private, each its own word."""
+    steps = range(len(symbols))
+    return Source(key, "pii", symbols, steps, steps, range(1, len(symbols) + 1), range(1, len(symbols) + 1))
 
 
 def _caesar_forms(letters: str) -> tuple[str, str, str, str]:

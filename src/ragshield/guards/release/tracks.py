@@ -2,9 +2,10 @@
 
 Every retrieved chunk (and every PII value to contain) becomes one or more `Source`s: its symbols in
 one alphabet and direction (forward, reversed, Caesar differences, ...), with, for each symbol, its
-position in the chunk's canonical `text` symbols and the index of the chunk word it belongs to. A
-`GramTable` indexes all sources by their `m`-symbol grams; grams that are public (frequent across
-the knowledge base, or present in the user's own message) are left out, so runs break there.
+position in the chunk's canonical `text` symbols, the index of the chunk word it belongs to, and
+whether it is private. A `GramTable` indexes all sources by their `m`-symbol grams. Public text
+(frequent across the knowledge base, or present in the user's own message) is matched like any
+other but does not count towards a run's length, so a copy cannot hide behind a greeting.
 
 A `Track` follows one output stream (one view of the answer) through a table in one pass: for each
 new symbol it looks up the gram that ends there and extends the runs that continue a run of the
@@ -29,7 +30,10 @@ class Source:
 
     `key` names what it came from (a chunk id, or a PII value's digest); `kind` is `chunk` or
     `pii`; `canon[i]` is the position of symbol i in the chunk's canonical `text` symbols (for the
-    release budget); `words[i]` is the index of the chunk word symbol i belongs to.
+    release budget); `words[i]` is the index of the chunk word symbol i belongs to. `private_words`
+    and `private_symbols` count, cumulatively in this source's order, the private words started
+    and the private symbols seen up to and including symbol i (public text: knowledge-base
+    boilerplate and the user's own words, which a run may pass through without counting).
     """
 
     key: str
@@ -37,6 +41,41 @@ class Source:
     symbols: str
     canon: Sequence[int]
     words: Sequence[int]
+    private_words: Sequence[int]
+    private_symbols: Sequence[int]
+
+    @classmethod
+    def build(
+        cls, key: str, kind: str, symbols: str, canon: Sequence[int], words: Sequence[int], public: Sequence[bool]
+    ) -> Source:
+        """A source whose privacy comes from `public`, indexed by canonical position."""
+        private_words: list[int] = []
+        private_symbols: list[int] = []
+        word_count = symbol_count = 0
+        previous_word, previous_private = -1, False
+        for position, word in zip(canon, words, strict=True):
+            private = not public[position]
+            if private:
+                symbol_count += 1
+                if word != previous_word or not previous_private:
+                    word_count += 1
+            previous_word, previous_private = word, private
+            private_words.append(word_count)
+            private_symbols.append(symbol_count)
+        return cls(key, kind, symbols, canon, words, private_words, private_symbols)
+
+    def is_private(self, index: int) -> bool:
+        before = self.private_symbols[index - 1] if index else 0
+        return self.private_symbols[index] > before
+
+    def private_in(self, low: int, high: int, *, words: bool) -> int:
+        """Private words (touched) or symbols in positions [low, high] of this source."""
+        counts = self.private_words if words else self.private_symbols
+        before = counts[low - 1] if low else 0
+        inside = counts[high] - before
+        if words and self.is_private(low) and low and counts[low] == before:
+            inside += 1  # the run starts inside a private word counted before `low`
+        return inside
 
 
 class RunSink(Protocol):
@@ -55,14 +94,12 @@ class GramTable:
     sources: list[Source] = field(default_factory=list)
     grams: dict[str, list[int]] = field(default_factory=dict)
 
-    def add(self, source: Source, public: Sequence[bool] | None = None) -> None:
-        """Index `source`; a gram whose last symbol is public (`public[canon]`) is not indexed."""
+    def add(self, source: Source) -> None:
+        """Index every `m`-symbol gram of `source`."""
         index = len(self.sources)
         self.sources.append(source)
         symbols, m, grams = source.symbols, self.m, self.grams
         for end in range(m - 1, len(symbols)):
-            if public is not None and public[source.canon[end]]:
-                continue
             grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << _POSITION_BITS) | end)
 
     def __bool__(self) -> bool:

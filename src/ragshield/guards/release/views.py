@@ -126,6 +126,7 @@ _MARKED = (
 )
 _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
 _MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
+_UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+[^\w\n]{1,3}\d+[^\w\n]{1,3}\d+")
 _TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
 
 
@@ -199,8 +200,9 @@ class UnescapeView:
     def _feed(self, text: str, start: int) -> None:
         if not text:
             return
-        if not any(mark in text for mark in "%&\\+") and not any(char.isdigit() for char in text):
-            return  # nothing to decode: the text view already sees this text
+        if _UNESCAPE_HINT.search(text) is None:  # nothing to decode: the text view sees this text as it is
+            self.track.reset()
+            return
         once, owners = unescape(text, _owners(start, len(text)))
         twice, owners = unescape(once, owners, bare_numbers=False)
         symbols, positions = fold_text(twice)
@@ -228,9 +230,9 @@ _MORSE = {
 _TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
 _MORSE_CHARS = ".-·•−–—_"
 _RECENT_CHARS = 160
-_SPELLED_HINT = re.compile(
-    r"(?i)\b(?:" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + r")\b|(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)"
-)
+_SPELLED_WORDS = frozenset(_SPELLED)
+_LATIN_WORD = re.compile(r"[a-z]+")
+_MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
 _LONGEST_SPELLED = 24
 _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 
@@ -266,7 +268,7 @@ class SpelledView:
         if not text:
             return
         if not self._active:
-            if _SPELLED_HINT.search(text) is None:  # nothing spelled yet: remember the recent text only
+            if _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) and _MORSE_HINT.search(text) is None:
                 self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
                 self._recent_offset -= len(self._recent)
                 return
@@ -290,25 +292,29 @@ class SpelledView:
 _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
-_HOT_TOKEN_CHARS = 12  # a token this long, or with a digit, may be an encoded blob
+_BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
+_COLD, _WEAK, _HOT = 0, 1, 2
 
 
 @dataclass
 class Views:
     """All views of one answer.
 
-    `plain` views get every delta. `encoded` views (the base-N decoders) get only the text inside
-    tokens that may be encoded (at least `_HOT_TOKEN_CHARS` characters, or holding a digit), and
-    the whitespace between such tokens: ordinary words never reach a decoder, which keeps the cost
-    of natural text low. A short, digit-free token between two blobs interrupts them.
+    `plain` views get every delta. `encoded` views (the base-N decoders) get only what may be
+    encoded: tokens of at least `_BLOB_CHARS` characters, tokens of separators only (`|` between
+    binary bytes), and runs of two or more short tokens with digits (`4a 6f`, `01001010 01101111`),
+    with the whitespace between them. Ordinary words, and a lone number in a sentence, never reach
+    a decoder, which keeps the cost of natural text low; an ordinary word between two blobs
+    interrupts them.
     """
 
     plain: list[Any] = field(default_factory=list)
     encoded: list[Any] = field(default_factory=list)
     _token: str = ""
     _token_offset: int = 0
-    _hot: bool = False
-    _fed: bool = False  # an encoded view may hold an open blob
+    _token_state: int = _COLD
+    _state: int = _COLD  # of the tokens before: cold (words), weak (one short token with a digit), hot
+    _held: list[tuple[str, int]] = field(default_factory=list)  # a weak token and what followed it
 
     def feed(self, delta: str, offset: int) -> None:
         for view in self.plain:
@@ -319,31 +325,55 @@ class Views:
 
     def _gate(self, piece: str, offset: int) -> None:
         if piece[0].isspace():
-            if self._hot:
+            if self._token:
+                self._end_token()
+            if self._state == _HOT:
                 self._encode(piece, offset)
-            elif self._token and self._fed:
-                for view in self.encoded:
-                    view.interrupt()
-                self._fed = False
-            self._token, self._hot = "", False
-            return
-        if self._hot:
-            self._encode(piece, offset)
+            elif self._state == _WEAK:
+                self._held.append((piece, offset))
             return
         if not self._token:
             self._token_offset = offset
         self._token += piece
-        # long tokens, tokens with a digit and tokens of separators only (`|` between binary bytes)
-        if len(self._token) >= _HOT_TOKEN_CHARS or _DIGIT.search(piece) is not None or not _ALNUM.search(self._token):
-            self._hot = True
+        if self._token_state == _HOT:
+            self._encode(piece, offset)
+        elif len(self._token) >= _BLOB_CHARS or _ALNUM.search(self._token) is None:
+            self._release_held()
             self._encode(self._token, self._token_offset)
+            self._token_state = self._state = _HOT
+        elif _DIGIT.search(piece) is not None:
+            self._token_state = _WEAK
+
+    def _end_token(self) -> None:
+        token, state = self._token, self._token_state
+        self._token, self._token_state = "", _COLD
+        if state == _HOT:
+            return
+        if state == _WEAK:
+            if self._state == _COLD:
+                self._state, self._held = _WEAK, [(token, self._token_offset)]
+            else:  # a second short token with a digit in a row: a blob written with separators
+                self._release_held()
+                self._encode(token, self._token_offset)
+                self._state = _HOT
+            return
+        if self._state == _HOT:
+            for view in self.encoded:
+                view.interrupt()
+        self._state, self._held = _COLD, []
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for piece, offset in held:
+            self._encode(piece, offset)
 
     def _encode(self, text: str, offset: int) -> None:
         owners = range(offset, offset + len(text))
         for view in self.encoded:
             view.feed(text, owners)
-        self._fed = True
 
     def flush(self) -> None:
+        if self._token:
+            self._end_token()
         for view in (*self.plain, *self.encoded):
             view.flush()
