@@ -68,7 +68,7 @@ class RequestSources:
         def group(width: int = 1) -> _Pair:
             return _Pair(Track(self.text, sink, width), Track(self.pii, sink, width))
 
-        strides = [[group() for _ in range(stride)] for stride in (2, 3)]
+        strides = [[group() for _ in range(2)]]  # every 2nd character: filler after each, doubled text
         caesar = _Pair(Track(self.differences, sink), Track(self.pii_differences, sink))
         text_view = TextView(group(), caesar, strides)  # type: ignore[arg-type]
         plain = [text_view, Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]

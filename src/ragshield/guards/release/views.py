@@ -7,8 +7,8 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
   The same view derives the `letters` stream and feeds it, as consecutive-letter differences
   (mod 26), to the Caesar track: every shift, rot13 included, and (with negated differences among
   the sources) atbash, match at once. Numbered lines match there too (digits are not letters).
-  Every 2nd and 3rd letter at each phase feed stride tracks: letters interleaved with filler, and
-  doubled or tripled characters.
+  Every 2nd raw character, at both phases, feeds a stride track: a filler character after every
+  character, and doubled characters.
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
 * `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
   `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
@@ -52,7 +52,7 @@ class TextView:
 
     text: Track
     caesar: Track
-    strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters
+    strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters (s = 2, 3, ...)
     _carry: str = ""  # an unfinished tag, held until it closes or grows too long for a tag
     _carry_offset: int = 0
     _last_letter: str = ""
