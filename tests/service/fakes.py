@@ -124,12 +124,13 @@ def fake_pipeline(
     return RagPipeline(retriever or fake_retriever(), generator, defense=defense, policy=policy)
 
 
-def canary_pipeline(generator: Any) -> RagPipeline:
-    """The real canary-rag defense (oracle off) over the fake retriever."""
+def canary_pipeline(generator: Any, *, store: str | None = None) -> RagPipeline:
+    """The real canary-rag defense (oracle off) over the fake retriever; `store` adds a policy."""
     from ragshield.integrations.shield import Shield
 
     shield = Shield.build("canary-rag", params={"canary-rag": {"oracle": "off"}})
-    return RagPipeline(fake_retriever(), generator, defense=shield.defense)
+    policy = SlidingWindowPolicy(make_store(store), window=10, k=3) if store else None
+    return RagPipeline(fake_retriever(), generator, defense=shield.defense, policy=policy)
 
 
 def main() -> None:

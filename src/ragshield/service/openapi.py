@@ -59,19 +59,20 @@ def build_schema(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version="1", summary=app.summary, routes=app.routes)
     components: dict[str, Any] = schema.setdefault("components", {}).setdefault("schemas", {})
     error = _schema_of(ErrorBody, components)
+    state = getattr(app.state, "ragshield", None)
     for path, (request_model, response_model) in BODIES.items():
         operation = schema["paths"][path]["post"]
         operation["requestBody"] = {
             "required": True,
             "content": {"application/json": {"schema": _schema_of(request_model, components)}},
         }
-        responses: dict[str, Any] = {
-            "200": {"description": "the answer", "content": {"application/json": {"schema": {}}}},
-        }
-        responses["200"]["content"]["application/json"]["schema"] = _schema_of(response_model, components)
+        answer = {"application/json": {"schema": _schema_of(response_model, components)}}
+        responses: dict[str, Any] = {"200": {"description": "the answer", "content": answer}}
         for status, description in ERRORS.items():
             responses[status] = {"description": description, "content": {"application/json": {"schema": error}}}
         operation["responses"] = responses
+    if state is not None:  # the one model id this server answers to (any other is a 404)
+        components["ChatCompletionRequest"]["properties"]["model"]["enum"] = [state.settings.model_name]
     models = schema["paths"]["/v1/models"]["get"]
     models["responses"] = {
         "200": {
