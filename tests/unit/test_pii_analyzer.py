@@ -165,3 +165,21 @@ def test_patterns_only_analyzer_still_finds_numeric_dates_and_addresses() -> Non
         ("ssn", "819-33-8726"),
     }
     assert analyzer.redact("follow-up in 2 weeks") == "follow-up in 2 weeks"
+
+
+@needs_ner
+def test_a_text_longer_than_a_segment_is_analysed_in_pieces_with_offsets_kept(
+    analyzer: PiiAnalyzer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragshield.pii.ner as ner
+
+    text, values = _record(seed=11)
+    long_text = ("Nothing to see here. " * 40) + text + (" More filler text." * 40)
+    whole = analyzer.find(long_text)
+    monkeypatch.setattr(ner, "MAX_SEGMENT_CHARS", 400)
+    pieces = analyzer.find(long_text)
+    assert analyzer.find_many([]) == []
+    assert ("person", values["name"]) in {(match.kind, match.value) for match in pieces}
+    for match in pieces:
+        assert long_text[match.start : match.end] == match.value
+    assert {m.value for m in whole if m.kind == "person"} == {m.value for m in pieces if m.kind == "person"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.errors import IndexLoadError
-from ragshield.pii import PiiAnalyzer, open_chunk_pii_store, pii_digest
+from ragshield.pii import PiiAnalyzer, PiiMatch, open_chunk_pii_store, pii_digest
 from ragshield.pii.store import ChunkPiiStore
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import HashingEmbedder
@@ -167,11 +168,13 @@ def test_values_never_returns_a_value_whose_digest_does_not_verify(pii_index: Pa
 class _CountingAnalyzer(PiiAnalyzer):
     def __init__(self) -> None:
         super().__init__(ner=False)
-        self.calls = 0
+        self.calls = 0  # texts analysed
+        self.batches = 0
 
-    def find(self, text: str) -> list:  # type: ignore[type-arg]
-        self.calls += 1
-        return super().find(text)
+    def find_many(self, texts: Sequence[str]) -> list[list[PiiMatch]]:
+        self.calls += len(texts)
+        self.batches += 1
+        return super().find_many(texts)
 
 
 def test_the_request_time_cache_is_a_bounded_lru() -> None:
@@ -187,6 +190,19 @@ def test_the_request_time_cache_is_a_bounded_lru() -> None:
     assert analyzer.calls == 3
     store.values(a)
     assert analyzer.calls == 4
+
+
+def test_a_retrievals_chunks_are_analysed_in_one_batch() -> None:
+    analyzer = _CountingAnalyzer()
+    store = ChunkPiiStore(analyzer)
+    chunks = [
+        Chunk(name, name, f"write to {name}@example.org or call (487) 647-59{index}8")
+        for index, name in enumerate("abc")
+    ]
+    batched = store.values_for(chunks)
+    assert analyzer.batches == 1 and analyzer.calls == 3
+    assert batched == tuple(ChunkPiiStore(PiiAnalyzer(ner=False)).values(chunk) for chunk in chunks)
+    assert store.values_for(chunks[:2]) == batched[:2] and analyzer.calls == 3  # cached
 
 
 def test_reindexing_reuses_vectors_and_adds_spans(tmp_path: Path, analyzer: PiiAnalyzer) -> None:

@@ -37,6 +37,7 @@ KIND_OF_LABEL = {"PERSON": "person", "GPE": "location", "LOC": "location", "FAC"
 _MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)(?:[a-z]*)\.?(?![a-z])", re.IGNORECASE)
 _NUMERIC_DATE = re.compile(r"\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = re.compile(r"\d+")
+MAX_SEGMENT_CHARS = 100_000
 _EDGE_JUNK = " \t\r\n.,;:!?\"'()[]{}<>"
 
 _LOCK = threading.Lock()
@@ -133,10 +134,43 @@ class SpacyNer:
         return next(iter(self.find_many([text])))
 
     def find_many(self, texts: Iterable[str]) -> Iterator[list[NerSpan]]:
-        """The PII entities of each text (batched through `nlp.pipe`), one list per text, in order."""
+        """The PII entities of each text (batched through `nlp.pipe`), one list per text, in order.
+
+        Texts longer than `MAX_SEGMENT_CHARS` are split at a line or word break (spaCy refuses
+        texts over a million characters, and its memory grows with the text).
+        """
         nlp = self._nlp()
-        for doc in nlp.pipe(texts, batch_size=self.batch_size):
-            yield [span for ent in doc.ents if (span := _pii_span(doc.text, ent)) is not None]
+        pieces = [(number, offset, piece) for number, text in enumerate(texts) for offset, piece in _segments(text)]
+        if not pieces:
+            return
+        docs = nlp.pipe((piece for _, _, piece in pieces), batch_size=self.batch_size)
+        current, found = 0, list[NerSpan]()
+        for (number, offset, _), doc in zip(pieces, docs, strict=True):
+            while current < number:
+                yield found
+                current, found = current + 1, list[NerSpan]()
+            for ent in doc.ents:
+                span = _pii_span(doc.text, ent)
+                if span is not None:
+                    found.append(NerSpan(span.kind, span.label, span.start + offset, span.end + offset))
+        yield found
+
+
+def _segments(text: str) -> list[tuple[int, str]]:
+    """(offset, piece) pairs covering `text`, each at most `MAX_SEGMENT_CHARS` long; one empty piece for ''."""
+    if len(text) <= MAX_SEGMENT_CHARS:
+        return [(0, text)]
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + MAX_SEGMENT_CHARS)
+        if end < len(text):
+            floor = start + MAX_SEGMENT_CHARS // 2
+            cut = max(text.rfind("\n", floor, end), text.rfind(" ", floor, end))
+            end = cut + 1 if cut > 0 else end
+        pieces.append((start, text[start:end]))
+        start = end
+    return pieces
 
 
 def _pii_span(text: str, ent: Any) -> NerSpan | None:

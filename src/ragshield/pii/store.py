@@ -93,35 +93,57 @@ class ChunkPiiStore:
     def values(self, chunk: Chunk) -> tuple[PiiValue, ...]:
         """The PII values of `chunk` (the original chunk, not a canary-decorated copy), in text
         order, each (kind, value) once; every returned digest equals `pii_digest(value)`."""
-        key = (chunk.id, _fingerprint(chunk.text))
+        return self.values_for([chunk])[0]
+
+    def values_for(self, chunks: Sequence[Chunk]) -> tuple[tuple[PiiValue, ...], ...]:
+        """`values` of each chunk; the chunks that need the analyzer are analysed in one batch
+        (one `nlp.pipe` call for a retrieval's k chunks)."""
+        keys = [(chunk.id, _fingerprint(chunk.text)) for chunk in chunks]
+        results: dict[int, tuple[PiiValue, ...]] = {}
         with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
+            for position, key in enumerate(keys):
+                cached = self._cache.get(key)
+                if cached is not None:
+                    self._cache.move_to_end(key)
+                    results[position] = cached
+        to_analyse: list[int] = []
+        for position, chunk in enumerate(chunks):
+            if position in results:
+                continue
+            stored = self._from_index(chunk, keys[position][1])
+            if stored is None:
+                to_analyse.append(position)
+            else:
+                results[position] = stored
+        if to_analyse:
+            found = self.analyzer.find_many([chunks[position].text for position in to_analyse])
+            for position, matches in zip(to_analyse, found, strict=True):
+                results[position] = _from_matches(matches)
+        with self._lock:
+            for position, key in enumerate(keys):
+                self._cache[key] = results[position]
                 self._cache.move_to_end(key)
-                return cached
-        result = self._compute(chunk, key[1])
-        with self._lock:
-            self._cache[key] = result
-            self._cache.move_to_end(key)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return result
+        return tuple(results[position] for position in range(len(chunks)))
 
-    def _compute(self, chunk: Chunk, fingerprint: bytes) -> tuple[PiiValue, ...]:
+    def _from_index(self, chunk: Chunk, fingerprint: bytes) -> tuple[PiiValue, ...] | None:
+        """The verified stored values of `chunk`, or None when it must be analysed."""
         if self._spans is None:
-            return _from_matches(self.analyzer.find(chunk.text))
+            return None
         if self._fingerprints.get(chunk.id) != fingerprint:
             reason = "is not in the index" if chunk.id not in self._fingerprints else "differs from the indexed text"
-            return self._fallback(chunk, f"chunk {chunk.id!r} {reason}")
+            self._fallback(f"chunk {chunk.id!r} {reason}")
+            return None
         verified = _verified(chunk.text, self._spans.get(chunk.id, ()))
         if verified is None:
-            return self._fallback(chunk, f"a stored PII span of chunk {chunk.id!r} does not verify")
+            self._fallback(f"a stored PII span of chunk {chunk.id!r} does not verify")
+            return None
         return verified
 
-    def _fallback(self, chunk: Chunk, why: str) -> tuple[PiiValue, ...]:
+    def _fallback(self, why: str) -> None:
         self.fallbacks += 1
         log.warning("%s; analysing it at request time", why)
-        return _from_matches(self.analyzer.find(chunk.text))
 
 
 def _verified(text: str, spans: Sequence[StoredSpan]) -> tuple[PiiValue, ...] | None:
