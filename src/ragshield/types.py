@@ -135,6 +135,10 @@ class RetrievalResult:
     query: Query
     hits: tuple[ScoredChunk, ...]
     markers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the retriever's embedding of the query text (L2-normalised), so query guards that read
+    # the same embedder's vector (`intent`) need no second forward pass; not serialised and
+    # not compared: transcripts stay as they were, and two results of one query stay equal
+    query_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def similarities(self) -> list[float]:

@@ -1,4 +1,8 @@
-"""ExtractionIntent (`intent`): does the query's text ask the model to hand over its context?
+"""BankIntent (`intent` with `method: bank`): the query text against a bank of extraction commands.
+
+The first `intent` guard, kept for users who extend the bank with their own YAML files; the
+default `intent` is now the learned model of `ragshield.guards.intent` (issue 18), which
+generalises to phrasings the bank does not hold.
 
 Retrieval-profile detectors (`rag-ct`, `rag-ct-2s`) see only similarity scores; a query that
 quotes a record *and* asks for the context verbatim can look like a well-served benign
@@ -32,8 +36,7 @@ import yaml
 
 from ragshield.errors import ConfigError
 from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
-from ragshield.guards.factory import DefenseContext
+from ragshield.guards.base import require_fitted, threshold_verdict
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -65,7 +68,7 @@ class Pattern:
 
 @dataclass(frozen=True)
 class InstructionBank:
-    """The instructions and patterns ExtractionIntent compares queries against."""
+    """The instructions and patterns BankIntent compares queries against."""
 
     instructions: tuple[Instruction, ...]
     patterns: tuple[Pattern, ...]
@@ -160,8 +163,8 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     return str(item)
 
 
-class ExtractionIntent:
-    """Extraction-intent guard on the query text; `score` is higher = more suspicious.
+class BankIntent:
+    """Bank-similarity extraction-intent guard on the query text; `score` is higher = more suspicious.
 
     Args:
         embedder: the RAG system's embedder (L2-normalised rows, so dot product = cosine).
@@ -189,11 +192,11 @@ class ExtractionIntent:
         name: str = "intent",
     ) -> None:
         if semantic and embedder is None:
-            raise ConfigError("ExtractionIntent(semantic=True) needs the RAG system's embedder")
+            raise ConfigError("BankIntent(semantic=True) needs the RAG system's embedder")
         if lexical_weight < 0:
             raise ConfigError(f"lexical_weight must be >= 0, got {lexical_weight}")
         if not semantic and lexical_weight == 0:
-            raise ConfigError("ExtractionIntent needs semantic=True or lexical_weight > 0")
+            raise ConfigError("BankIntent needs semantic=True or lexical_weight > 0")
         self.embedder = embedder
         self.bank = bank
         self.extra_banks = tuple(extra_banks)
@@ -296,14 +299,14 @@ class ExtractionIntent:
 
     # -- calibration -----------------------------------------------------------------------
 
-    def fit(self, benign: Sequence[RetrievalResult | Query | str], target_fpr: float = 0.01) -> ExtractionIntent:
+    def fit(self, benign: Sequence[RetrievalResult | Query | str], target_fpr: float = 0.01) -> BankIntent:
         """Embed the bank and set `threshold_` at `target_fpr` on benign queries' scores.
 
         Raises:
             ConfigError: fewer than 20 benign queries, or an invalid bank.
         """
         if len(benign) < 20:
-            raise ConfigError(f"ExtractionIntent.fit needs at least 20 benign queries, got {len(benign)}")
+            raise ConfigError(f"BankIntent.fit needs at least 20 benign queries, got {len(benign)}")
         self._prepare()
         self.threshold_ = threshold_at_fpr(self.score_many(benign), target_fpr)
         self.n_fit_ = len(benign)
@@ -336,7 +339,7 @@ class ExtractionIntent:
         target.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Path, *, embedder: Embedder | None = None) -> ExtractionIntent:
+    def load(cls, path: str | Path, *, embedder: Embedder | None = None) -> BankIntent:
         """A detector written by `save`, using `embedder` (it must be the one it was fitted with).
 
         Raises:
@@ -346,9 +349,9 @@ class ExtractionIntent:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            raise ConfigError(f"cannot read a saved ExtractionIntent from {file}: {type(error).__name__}") from error
+            raise ConfigError(f"cannot read a saved BankIntent from {file}: {type(error).__name__}") from error
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ConfigError(f"{file} is not a saved ExtractionIntent")
+            raise ConfigError(f"{file} is not a saved BankIntent")
         params = dict(data["params"])
         if params.get("semantic") and getattr(embedder, "name", None) != data.get("embedder"):
             raise ConfigError(
@@ -366,26 +369,3 @@ class ExtractionIntent:
         detector.n_fit_ = int(fitted["n_fit_"])
         detector.target_fpr_ = float(fitted["target_fpr_"])
         return detector
-
-
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
-    """Extraction intent: the query text against a bank of extraction commands (semantic + lexical).
-
-    Uses the system's embedder (`context.embedder`); needs benign `context.calibration`
-    (fitted at `context.target_fpr`) or `load=PATH`. Other parameters are ExtractionIntent's.
-    """
-    load = params.pop("load", None)
-    embedder = params.pop("embedder", None) or context.embedder
-    if load is not None:
-        guard = ExtractionIntent.load(load, embedder=embedder)
-    else:
-        if embedder is None and params.get("semantic", True):
-            raise ConfigError("defense 'intent' needs the RAG system's embedder (DefenseContext.embedder)")
-        guard = ExtractionIntent(embedder=embedder, **params)
-        if not context.calibration:
-            raise ConfigError(
-                "defense 'intent' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
-                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
-            )
-        guard.fit(context.calibration, context.target_fpr)
-    return Defense(name=guard.name, query_guards=(guard,))

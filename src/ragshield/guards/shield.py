@@ -1,10 +1,16 @@
-"""QueryShield (`query-shield`): RAG-CT OR RetrievalAnomaly OR ExtractionIntent, calibrated jointly.
+"""QueryShield (`query-shield`): RAG-CT OR ExtractionIntent (OR RetrievalAnomaly), calibrated jointly.
 
 Each detector sees a different side of an extraction query: RAG-CT and RetrievalAnomaly the
 shape of its retrieval (one-sided and two-sided), ExtractionIntent its wording. The shield
 blocks when ANY of them fires. Their thresholds are chosen together on the same benign
 calibration queries (`ragshield.evaluation.calibration.union_thresholds`) so that the
 *union* meets the target false-positive rate, not each detector separately.
+
+A detector whose threshold is fixed (`fixed_threshold`: the learned `intent` at its shipped
+operating point) keeps it; the others share what is left of the false-positive budget on the
+calibration queries. The two-sided RetrievalAnomaly (`rag-ct-2s`, a GMM) is OFF by default:
+fitted on one benign source it flags off-topic benign questions (64.6% of SAGE questions when
+fitted on GenMedGPT); add it with `components: [rag-ct, rag-ct-2s, intent]`.
 
 The verdict `score` is the largest standardised exceedance over the component thresholds,
 max_i (score_i - threshold_i) / scale_i, with scale_i the benign interquartile range of
@@ -19,16 +25,17 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import union_thresholds
+from ragshield.evaluation.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.guards.anomaly import RetrievalAnomaly
 from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
-from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent import BankIntent, ExtractionIntent
 from ragshield.guards.rag_ct import RagCT
 from ragshield.rag.embedding import Embedder
 from ragshield.types import RetrievalResult, Verdict
 
 COMPONENTS: tuple[str, ...] = ("rag-ct", "rag-ct-2s", "intent")
+DEFAULT_COMPONENTS: tuple[str, ...] = ("rag-ct", "intent")
 
 
 class _Scorer(Protocol):
@@ -43,8 +50,8 @@ class QueryShield:
     """The union of the query-time detectors; `score` >= 0 blocks (see the module docstring).
 
     Args:
-        detectors: the component detectors (default: calibrated RagCT, RetrievalAnomaly and
-            ExtractionIntent built from `k` and `embedder`).
+        detectors: the component detectors (default: calibrated RagCT and the shipped
+            ExtractionIntent built from `k` and `embedder`; RetrievalAnomaly only on request).
         k: retrieval profile length for the default retrieval detectors.
         embedder: the RAG system's embedder, for the default ExtractionIntent.
         name: the guard name in verdicts.
@@ -64,7 +71,7 @@ class QueryShield:
         if detectors is None:
             if embedder is None:
                 raise ConfigError("QueryShield needs the RAG system's embedder for its ExtractionIntent part")
-            defaults: tuple[_Scorer, ...] = (RagCT(k=k), RetrievalAnomaly(k=k), ExtractionIntent(embedder=embedder))
+            defaults: tuple[_Scorer, ...] = (RagCT(k=k), ExtractionIntent(embedder=embedder))
             detectors = defaults
         names = [detector.name for detector in detectors]
         if not names or len(set(names)) != len(names):
@@ -92,12 +99,16 @@ class QueryShield:
 
     def fit(self, benign_retrievals: Sequence[RetrievalResult], target_fpr: float = 0.01) -> QueryShield:
         """Fit every detector on the benign retrievals, then set joint thresholds so the union's
-        FPR on them is at most `target_fpr`."""
+        FPR on them is at most `target_fpr`. Detectors with a fixed threshold keep it, and the
+        others share the budget their false positives leave."""
         benign = list(benign_retrievals)
-        for detector in self.detectors:
-            detector.fit(benign, target_fpr)
+        fixed = [bool(getattr(detector, "fixed_threshold", False)) for detector in self.detectors]
+        for detector, keep in zip(self.detectors, fixed, strict=True):
+            if not keep:
+                detector.fit(benign, target_fpr)
         matrix = self.score_matrix(benign)
-        thresholds, union_fpr = union_thresholds(list(matrix.T), target_fpr)
+        thresholds = _joint_thresholds(matrix, fixed, [self._own_threshold(d) for d in self.detectors], target_fpr)
+        union_fpr = float(np.mean(np.any(matrix >= np.asarray(thresholds), axis=1)))
         quartiles = np.percentile(matrix, [25, 75], axis=0)
         spread = quartiles[1] - quartiles[0]
         fallback = matrix.std(axis=0)
@@ -108,6 +119,14 @@ class QueryShield:
         self.n_fit_ = len(benign)
         self.target_fpr_ = float(target_fpr)
         return self
+
+    @staticmethod
+    def _own_threshold(detector: _Scorer) -> float | None:
+        if not getattr(detector, "fixed_threshold", False):
+            return None
+        check = getattr(detector, "_require_threshold", None)
+        # a fixed-threshold detector without `_require_threshold` carries its threshold as threshold_
+        return float(check()) if check is not None else float(detector.threshold_)  # type: ignore[attr-defined]
 
     def exceedances(self, scores: np.ndarray) -> np.ndarray:
         """(score_i - threshold_i) / scale_i for a (n, d) matrix of component scores."""
@@ -147,14 +166,41 @@ class QueryShield:
         )
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
-    """Query shield: RAG-CT OR two-sided retrieval anomaly OR extraction intent, jointly calibrated.
+def _joint_thresholds(
+    matrix: np.ndarray, fixed: Sequence[bool], own: Sequence[float | None], target_fpr: float
+) -> list[float]:
+    """Thresholds per column: fixed columns keep `own`; the rest are calibrated as a union on the
+    benign rows the fixed detectors let through, with the budget they leave."""
+    n = matrix.shape[0]
+    thresholds: list[float] = [float(t) if keep and t is not None else 0.0 for keep, t in zip(fixed, own, strict=True)]
+    free = [i for i, keep in enumerate(fixed) if not keep]
+    if not free:
+        return thresholds
+    flagged = np.zeros(n, dtype=bool)
+    for i, keep in enumerate(fixed):
+        if keep:
+            flagged |= matrix[:, i] >= thresholds[i]
+    budget = allowed_false_positives(n, target_fpr) - int(flagged.sum())
+    rest = matrix[~flagged][:, free]
+    if budget <= 0 or rest.shape[0] == 0:
+        # nothing left to spend: the free detectors flag no calibration query
+        chosen = [threshold_at_count(rest[:, j] if rest.shape[0] else matrix[:, i], 0) for j, i in enumerate(free)]
+    else:
+        chosen, _ = union_thresholds(list(rest.T), min(0.999999, (budget + 1e-6) / rest.shape[0]))
+    for i, value in zip(free, chosen, strict=True):
+        thresholds[i] = float(value)
+    return thresholds
 
-    Needs benign `context.calibration`; the union is calibrated at `context.target_fpr`.
-    Parameters: `components` (a subset of rag-ct, rag-ct-2s, intent) and per-component
-    options as `rag_ct`, `anomaly`, `intent` mappings.
+
+def build_defense(context: DefenseContext, **params: Any) -> Defense:
+    """Query shield: RAG-CT OR extraction intent (OR two-sided retrieval anomaly), jointly calibrated.
+
+    Needs benign `context.calibration`; the union is calibrated at `context.target_fpr`, with
+    the shipped intent threshold kept as it is. Parameters: `components` (a subset of rag-ct,
+    rag-ct-2s, intent; default rag-ct + intent) and per-component options as `rag_ct`,
+    `anomaly`, `intent` mappings.
     """
-    components = tuple(params.pop("components", COMPONENTS))
+    components = tuple(params.pop("components", DEFAULT_COMPONENTS))
     unknown = sorted(set(components) - set(COMPONENTS))
     if unknown or not components:
         raise ConfigError(f"query-shield components must be among {', '.join(COMPONENTS)}; got {list(components)}")
@@ -179,7 +225,11 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     if "intent" in components:
         if context.embedder is None:
             raise ConfigError("query-shield's intent part needs the RAG system's embedder (DefenseContext.embedder)")
-        detectors.append(ExtractionIntent(**{"embedder": context.embedder, **options["intent"]}))
+        intent = dict(options["intent"])
+        if intent.pop("method", "learned") == "bank":
+            detectors.append(BankIntent(**{"embedder": context.embedder, **intent}))
+        else:
+            detectors.append(ExtractionIntent(**{"embedder": context.embedder, **intent}))
     shield = QueryShield(detectors=detectors, k=k, embedder=context.embedder)
     shield.fit(context.calibration, context.target_fpr)
     return Defense(name=shield.name, query_guards=(shield,))

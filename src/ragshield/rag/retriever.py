@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ragshield.rag.embedding import Embedder, make_embedder
 from ragshield.rag.index import FaissIndex, IndexManifest, NumpyIndex, VectorIndex, load_index
@@ -18,15 +19,21 @@ class Retriever:
 
     def retrieve(self, query: Query, k: int) -> RetrievalResult:
         vector = self.embedder.embed([query.text])[0]
-        return RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)))
+        return RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)), query_vector=_as_tuple(vector))
 
     def retrieve_many(self, queries: list[Query], k: int) -> list[RetrievalResult]:
         """Batch retrieval (one embedding pass); same results as calling `retrieve` per query."""
         vectors = self.embedder.embed([query.text for query in queries])
         return [
-            RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)))
+            RetrievalResult(query=query, hits=tuple(self.index.search(vector, k)), query_vector=_as_tuple(vector))
             for query, vector in zip(queries, vectors, strict=True)
         ]
+
+
+def _as_tuple(vector: Any) -> tuple[float, ...]:
+    """The query embedding as plain floats, carried on the result for query guards to reuse."""
+    values = vector.tolist() if hasattr(vector, "tolist") else list(vector)
+    return tuple(float(value) for value in values)
 
 
 def open_retriever(directory: str | Path, embedder: Embedder | None = None) -> tuple[Retriever, IndexManifest]:

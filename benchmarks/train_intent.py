@@ -1,0 +1,218 @@
+"""Train the shipped `intent` model (issue 18) and set its operating point.
+
+    nice .venv/bin/python benchmarks/train_intent.py [--data ../shared/data]
+
+Writes `src/ragshield/data/intent_model.npz` (weights + metadata, no pickle). Sources:
+
+* extraction requests: the project's own phrasings (`ragshield/data/intent_phrasings.jsonl`,
+  ten styles x ten languages, from `benchmarks/intent_corpus.py`), the instruction bank
+  (`extraction_instructions.yaml`), and at training time only, real attack material from
+  `../shared/data/queries`: the knowledge-extraction benchmark's attack prompt templates with
+  their `<info>` slot filled by TGTB information pieces, and TGTB information pieces joined
+  with the project's own commands;
+* benign questions: the project's own hard-benign and general phrasings, and real questions
+  from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in SAGE) and
+  Enron (first 50 words of an email).
+
+Every real benign source is split by a stable hash of its text into train / calibration / test
+buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
+benign set) at `TARGET_FPR`, and `benchmarks/query_detection.py` judges the test buckets, SAGE
+and the held-apart set, none of which training or calibration ever read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import query_sets as qs
+from ragshield.evaluation.calibration import threshold_at_fpr
+from ragshield.guards.intent import load_bank
+from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_training import train_intent_model
+from ragshield.types import iter_jsonl
+
+REPO = qs.REPO
+PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
+HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
+MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.npz"
+CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
+TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
+SEED = 18
+
+
+def bucket(text: str) -> int:
+    """A stable bucket in [0, 100) from the text (sha1), so splits never depend on file order."""
+    return int(hashlib.sha1(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:8], 16) % 100
+
+
+def split_of(text: str, train: int, calib: int) -> str:
+    b = bucket(text)
+    return "train" if b < train else "calib" if b < train + calib else "test"
+
+
+@dataclass
+class Example:
+    text: str
+    label: int
+    style: str
+    lang: str
+    source: str
+
+
+@dataclass
+class Corpus:
+    train: list[Example] = field(default_factory=list)
+    calib: list[Example] = field(default_factory=list)  # benign only: the operating point
+    test: dict[str, list[Example]] = field(default_factory=dict)  # benign test sets by name
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [dict(r) for r in iter_jsonl(path)]
+
+
+def _enron_openings(data: Path) -> list[str]:
+    out = []
+    for row in _rows(data / "enron.jsonl"):
+        words = re.findall(r"\w+", str(row.get("body") or ""))[:50]
+        if len(words) >= 10:
+            out.append(" ".join(words))
+    return list(dict.fromkeys(out))
+
+
+def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -> list[str]:
+    templates = [
+        str(r["text"])
+        for r in _rows(data / "queries" / "prompt_templates_ke_benchmark.jsonl")
+        if r.get("role") == "attack" and "<info>" in str(r["text"])
+    ]
+    return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
+
+
+def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
+    """All training, calibration and benign test material (see the module docstring)."""
+    rng = random.Random(seed)
+    corpus = Corpus()
+    own = _rows(PHRASINGS)
+    for row in own:
+        example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "own")
+        if example.label == 1:
+            corpus.train.append(example)
+        else:
+            where = split_of(example.text, 70, 15)
+            if where == "test":
+                corpus.test.setdefault("own-hard", []).append(example)
+            else:
+                getattr(corpus, where).append(example)
+    corpus.train += [Example(i.text, 1, "bank", "en", "bank") for i in load_bank().instructions]
+    info = [str(r["text"]) for r in _rows(data / "queries" / "attack_information_zeng2024.jsonl")]
+    corpus.train += [Example(t, 1, "template", "en", "ke-templates") for t in _fill_templates(data, info, rng, 300)]
+    commands = [r["text"] for r in own if r["label"] == 1 and r["lang"] == "en" and r["style"] in ("direct", "polite")]
+    corpus.train += [
+        Example(f"{rng.choice(info)}{rng.choice([', ', '. ', ' '])}{rng.choice(commands)}", 1, "tgtb-own", "en", "tgtb")
+        for _ in range(300)
+    ]
+    sage = [str(r["query"]) for r in _rows(data / "queries" / "benign_queries_sage.jsonl")]
+    in_sage = {" ".join(q.split()).lower() for q in sage}
+    benign: dict[str, tuple[list[str], int, int]] = {
+        "genmedgpt": ([str(r["question"]) for r in _rows(data / "genmedgpt5k_synthetic.jsonl")], 30, 10),
+        "icliniq": ([str(r["question"]) for r in _rows(data / "icliniq_chatdoctor.jsonl")], 40, 15),
+        "enron": (_enron_openings(data), 40, 15),
+    }
+    hcm = [str(r["question"]) for r in _rows(data / "healthcaremagic.jsonl")]
+    benign["healthcaremagic"] = ([q for q in hcm if " ".join(q.split()).lower() not in in_sage], 40, 15)
+    for source, (texts, train, calib) in benign.items():
+        for text in dict.fromkeys(t for t in texts if t.strip()):
+            where = split_of(text, train, calib)
+            example = Example(text, 0, "real", "en", source)
+            if where == "test":
+                corpus.test.setdefault(source, []).append(example)
+            else:
+                getattr(corpus, where).append(example)
+    # HCM questions that are also SAGE questions: never trained on, judged with the HCM test set
+    corpus.test["healthcaremagic"] += [
+        Example(q, 0, "real", "en", "healthcaremagic") for q in hcm if " ".join(q.split()).lower() in in_sage
+    ]
+    corpus.test["sage"] = [Example(q, 0, "real", "en", "sage") for q in dict.fromkeys(sage)]
+    return corpus
+
+
+def heldout() -> list[Example]:
+    """The held-apart set written before training (never trained, tuned or calibrated on)."""
+    return [
+        Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(HELDOUT)
+    ]
+
+
+def train(examples: list[Example], embedder: Any, *, folds: int = 5, meta: dict[str, Any] | None = None) -> IntentModel:
+    texts = [e.text for e in examples]
+    return train_intent_model(
+        texts,
+        [e.label for e in examples],
+        embedder.embed(texts),
+        embedder=embedder.name,
+        folds=folds,
+        seed=SEED,
+        meta=meta,
+    )
+
+
+def calibrate(model: IntentModel, calib: list[Example], embedder: Any) -> IntentModel:
+    """The model with its operating point at `TARGET_FPR` on the mixed public benign set."""
+    texts = [e.text for e in calib]
+    scores = [s.probability for s in model.score(texts, embedder.embed(texts))]
+    sources = sorted({e.source for e in calib})
+    return model.with_operating_point(
+        threshold_at_fpr(scores, TARGET_FPR),
+        target_fpr=TARGET_FPR,
+        n_calibration=len(calib),
+        calibration_sources=sources,
+        note="mixed public benign set: calibration buckets of GenMedGPT-5k, iCliniq, HealthcareMagic, "
+        "Enron openings and the project's own benign phrasings",
+    )
+
+
+def counts(examples: Iterable[Example], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for e in examples:
+        out[getattr(e, key)] = out.get(getattr(e, key), 0) + 1
+    return dict(sorted(out.items()))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, default=MODEL_OUT)
+    args = parser.parse_args(argv)
+    corpus = build_corpus(args.data)
+    embedder = qs.CachedEmbedder(qs.SentenceTransformerEmbedder(), CACHE)
+    attacks = [e for e in corpus.train if e.label == 1]
+    meta = {
+        "trained_on": {
+            "extraction_by_source": counts(attacks, "source"),
+            "extraction_by_style": counts(attacks, "style"),
+            "extraction_by_language": counts(attacks, "lang"),
+            "benign_by_source": counts((e for e in corpus.train if e.label == 0), "source"),
+        },
+        "shared_data_note": "weights trained partly on research-only data from ../shared/data "
+        "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
+        "benchmark attack templates); none of that text is shipped",
+    }
+    model = calibrate(train(corpus.train, embedder, meta=meta), corpus.calib, embedder)
+    embedder.save()
+    model.save(args.out)
+    print(json.dumps({k: v for k, v in model.meta.items() if k != "shared_data_note"}, indent=2))
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
+
+
+if __name__ == "__main__":
+    main()

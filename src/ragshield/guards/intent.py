@@ -1,0 +1,294 @@
+"""ExtractionIntent (`intent`): does the query's text ask the model to hand over its context?
+
+A learned classifier (`ragshield.guards.intent_model`) trained for generalisation: extraction
+requests in ten styles (polite, role-play, "as JSON/CSV", "translate the documents", "summarise
+verbatim", continuation anchors, padded behind a benign question, typos and leetspeak,
+PII-targeted, direct) and ten languages, against real benign questions from several domains and
+hard benign questions that use words like "list", "repeat" or "translate" innocently. Its score
+is a calibrated probability in [0, 1]; higher = more suspicious.
+
+It works with NO user calibration: the shipped weights carry an operating point set on a mixed
+public benign set (`docs/intent-model-card.md`). `ragshield calibrate` (or `fit`) refits the
+threshold on a sample of the deployment's own benign questions.
+
+Cost: the embedding part reads the query vector the retriever already computed
+(`RetrievalResult.query_vector`) when the system's embedder is the model's; the lexical part
+is hashing and a sparse dot product. No second forward pass on the common path.
+
+`method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragshield.errors import ConfigError
+from ragshield.evaluation.calibration import threshold_at_fpr
+from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.factory import DefenseContext
+from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
+from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.rag.embedding import Embedder
+from ragshield.types import Query, RetrievalResult, Verdict
+
+__all__ = [
+    "BankIntent",
+    "ExtractionIntent",
+    "InstructionBank",
+    "build_defense",
+    "load_bank",
+    "parse_bank",
+    "query_segments",
+]
+
+logger = logging.getLogger(__name__)
+MIN_FIT = 20
+
+
+def _text_of(item: RetrievalResult | Query | str) -> str:
+    if isinstance(item, RetrievalResult):
+        return item.query.text
+    if isinstance(item, Query):
+        return item.text
+    if isinstance(item, str):
+        return item
+    raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
+
+
+class ExtractionIntent:
+    """Learned extraction-intent guard; `score` is a probability in [0, 1], higher = more suspicious.
+
+    Args:
+        embedder: the RAG system's embedder. When its name is the model's embedder, the
+            guard reuses it (and the retrieval's `query_vector`); otherwise the guard loads
+            the model's own embedder on first use (one extra embedding per query).
+        model: path of a model written by `save` / `ragshield calibrate` (None: shipped).
+        threshold: "shipped" (the model's operating point, no calibration needed), "fit"
+            (`fit(benign)` must set it) or a probability in (0, 1).
+        name: the guard name in verdicts.
+
+    Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
+    and after `fit`: `n_fit_`, `target_fpr_`.
+    """
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | None = None,
+        model: str | Path | None = None,
+        threshold: str | float = "shipped",
+        name: str = "intent",
+    ) -> None:
+        if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
+            raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
+        if not isinstance(threshold, str) and not 0.0 < float(threshold) < 1.0:
+            raise ConfigError(f"intent threshold must be a probability strictly between 0 and 1, got {threshold}")
+        self.embedder = embedder
+        self.model = model
+        self.threshold = threshold
+        self.name = name
+
+    # -- model, embedder, threshold ---------------------------------------------------------
+
+    @property
+    def fixed_threshold(self) -> bool:
+        """True when the threshold does not come from `fit` (QueryShield keeps it as it is)."""
+        return self.threshold != "fit"
+
+    @property
+    def fitted(self) -> bool:
+        return hasattr(self, "threshold_") or self.fixed_threshold
+
+    def _model(self) -> IntentModel:
+        if not hasattr(self, "model_"):
+            self.model_ = IntentModel.load(self.model)
+            if self.threshold != "fit" and not hasattr(self, "threshold_"):
+                shipped = self.model_.threshold if self.threshold == "shipped" else float(self.threshold)
+                self.threshold_ = float(shipped)
+        return self.model_
+
+    def _require_threshold(self) -> float:
+        self._model()
+        require_fitted(self, "threshold_", "fit(benign_queries) or use threshold='shipped'")
+        return float(self.threshold_)
+
+    def _embedder(self) -> tuple[Embedder, bool]:
+        """The embedder for the model's vectors and whether it is the system's (vector reuse)."""
+        model = self._model()
+        if self.embedder is not None and getattr(self.embedder, "name", None) == model.embedder_name:
+            return self.embedder, True
+        if not hasattr(self, "own_embedder_"):
+            from ragshield.rag.embedding import make_embedder
+
+            logger.info("intent: the system embedder is not %s; loading it for the intent model", model.embedder_name)
+            self.own_embedder_ = make_embedder(model.embedder_name)
+        return self.own_embedder_, False
+
+    def _vectors(self, items: Sequence[RetrievalResult | Query | str], texts: list[str]) -> np.ndarray:
+        embedder, shared = self._embedder()
+        dimension = self._model().dimension
+        rows: list[np.ndarray | None] = []
+        for item in items:
+            vector = getattr(item, "query_vector", None) if shared else None
+            rows.append(
+                np.asarray(vector, dtype=np.float32) if vector is not None and len(vector) == dimension else None
+            )
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            # every query without a reusable vector is embedded in ONE batch
+            fresh = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
+            for i, vector in zip(missing, fresh, strict=True):
+                rows[i] = vector
+        return np.stack([row for row in rows if row is not None]) if rows else np.zeros((0, dimension), np.float32)
+
+    # -- scoring ----------------------------------------------------------------------------
+
+    def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
+        """Per query: the probability and its parts (one batched embedding call at most)."""
+        texts = [_text_of(item) for item in items]
+        return self._model().score(texts, self._vectors(items, texts))
+
+    def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
+        """Probabilities of many queries; higher = more suspicious."""
+        return np.array([s.probability for s in self.scores(items)], dtype=np.float64)
+
+    def score(self, item: RetrievalResult | Query | str) -> float:
+        """Probability that one query's text is an extraction request; higher = more suspicious."""
+        return float(self.scores([item])[0].probability)
+
+    def components(self, item: RetrievalResult | Query | str) -> dict[str, Any]:
+        """The score's parts for one query: logits, the segment that scored highest (0 = whole text)."""
+        part = self.scores([item])[0]
+        return {
+            "score": part.probability,
+            "embedding_logit": part.embedding_logit,
+            "lexical_logit": part.lexical_logit,
+            "whole_lexical_logit": part.whole_lexical_logit,
+            "segment": part.segment,
+            "segments": part.segments,
+        }
+
+    def check(self, retrieval: RetrievalResult) -> Verdict:
+        """BLOCK when the query reads as an extraction request (probability >= `threshold_`)."""
+        threshold = self._require_threshold()
+        part = self.scores([retrieval])[0]
+        # numbers only: the query text and its segments never go into evidence
+        evidence: dict[str, Any] = {
+            "embedding_logit": round(part.embedding_logit, 4),
+            "lexical_logit": round(part.lexical_logit, 4),
+            "segment": part.segment,
+            "segments": part.segments,
+        }
+        return threshold_verdict(
+            self.name,
+            part.probability,
+            threshold,
+            flagged_reason=f"query reads as an extraction request (p {part.probability:.3f} >= {threshold:.3f})",
+            passed_reason=f"no extraction intent (p {part.probability:.3f} < {threshold:.3f})",
+            evidence=evidence,
+        )
+
+    # -- calibration and persistence ---------------------------------------------------------
+
+    def fit(self, benign: Sequence[RetrievalResult | Query | str], target_fpr: float = 0.01) -> ExtractionIntent:
+        """Set `threshold_` so that at most `target_fpr` of these benign queries are blocked.
+
+        Use the deployment's own users' questions (several hundred for a 1% target); see
+        `ragshield calibrate`.
+
+        Raises:
+            ConfigError: fewer than 20 benign queries, or a rate outside (0, 1).
+        """
+        if len(benign) < MIN_FIT:
+            raise ConfigError(f"intent calibration needs at least {MIN_FIT} benign queries, got {len(benign)}")
+        return self.fit_scores(self.score_many(benign), target_fpr)
+
+    def fit_scores(self, benign_scores: Sequence[float] | np.ndarray, target_fpr: float = 0.01) -> ExtractionIntent:
+        """`fit` from benign probabilities already computed with `score_many` (no second embedding)."""
+        values = np.asarray(benign_scores, dtype=np.float64)
+        if values.size < MIN_FIT:
+            raise ConfigError(f"intent calibration needs at least {MIN_FIT} benign queries, got {values.size}")
+        self._model()
+        self.threshold_ = threshold_at_fpr(values, target_fpr)
+        self.n_fit_ = int(values.size)
+        self.target_fpr_ = float(target_fpr)
+        return self
+
+    def save(self, path: str | Path, **details: Any) -> None:
+        """Write the model with this guard's threshold as its operating point (`.npz`, no pickle)."""
+        threshold = self._require_threshold()
+        info = {"n_calibration": getattr(self, "n_fit_", None), "target_fpr": getattr(self, "target_fpr_", None)}
+        self._model().with_operating_point(threshold, **info, **details).save(path)
+
+    @classmethod
+    def load(cls, path: str | Path, *, embedder: Embedder | None = None, name: str = "intent") -> ExtractionIntent:
+        """A guard from a file written by `save` or `ragshield calibrate` (its operating point)."""
+        guard = cls(embedder=embedder, model=path, threshold="shipped", name=name)
+        guard._model()
+        return guard
+
+
+_BANK_PARAMS = {"bank", "extra_banks", "lexical_weight", "semantic", "window", "max_segments"}
+
+
+def build_defense(context: DefenseContext, **params: Any) -> Defense:
+    """Extraction intent on the query text: the shipped learned model, usable with no calibration.
+
+    Parameters: `load` (a file from `ragshield calibrate`), `model` (other weights), `threshold` ("shipped" (default),
+    "fit": fit on `context.calibration` at `context.target_fpr`, or a probability), `name`;
+    `method: bank` selects the bank-similarity guard with its own parameters (`extra_banks`,
+    `lexical_weight`, `semantic`, ...), which must be calibrated on `context.calibration`.
+    """
+    method = params.pop("method", "learned")
+    embedder = params.pop("embedder", None) or context.embedder
+    if method == "bank":
+        return _build_bank(context, embedder, params)
+    if method != "learned":
+        raise ConfigError(f"intent method must be 'learned' or 'bank', got {method!r}")
+    bank_only = sorted(_BANK_PARAMS & set(params))
+    if bank_only:
+        raise ConfigError(f"intent parameters {', '.join(bank_only)} belong to the bank guard; add `method: bank`")
+    load = params.pop("load", None)
+    unknown = sorted(set(params) - {"threshold", "name", "model"})
+    if unknown:
+        raise ConfigError(
+            f"unknown intent parameters: {', '.join(unknown)} (known: load, model, threshold, name, method)"
+        )
+    if load is not None:
+        guard = ExtractionIntent.load(load, embedder=embedder, name=params.get("name", "intent"))
+        if "threshold" in params:
+            raise ConfigError("intent: give either `load` (a calibrated file) or `threshold`, not both")
+    else:
+        guard = ExtractionIntent(embedder=embedder, **params)
+        if guard.threshold == "fit":
+            if not context.calibration:
+                raise ConfigError(
+                    "intent threshold 'fit' needs benign calibration queries: pass --fit BENIGN.jsonl (scan), "
+                    "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}`; or keep the shipped threshold"
+                )
+            guard.fit(context.calibration, context.target_fpr)
+        else:
+            guard._model()  # load now so a broken install fails at start-up, not on the first query
+    return Defense(name=guard.name, query_guards=(guard,))
+
+
+def _build_bank(context: DefenseContext, embedder: Embedder | None, params: dict[str, Any]) -> Defense:
+    load = params.pop("load", None)
+    if load is not None:
+        bank_guard = BankIntent.load(load, embedder=embedder)
+    else:
+        if embedder is None and params.get("semantic", True):
+            raise ConfigError("intent method 'bank' needs the RAG system's embedder (DefenseContext.embedder)")
+        bank_guard = BankIntent(embedder=embedder, **params)
+        if not context.calibration:
+            raise ConfigError(
+                "intent method 'bank' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
+                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
+            )
+        bank_guard.fit(context.calibration, context.target_fpr)
+    return Defense(name=bank_guard.name, query_guards=(bank_guard,))

@@ -1,0 +1,141 @@
+"""Training the learned `intent` model (`IntentModel`) from labelled texts and their embeddings.
+
+Used by `benchmarks/train_intent.py` (which builds the shipped weights) and by the
+leave-one-style-out / leave-one-language-out evaluation in `benchmarks/query_detection.py`.
+Labels: 1 = extraction request, 0 = benign question.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent_model import N_FEATURES, IntentModel, segments_of
+
+
+def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    unique, counts = np.unique(indices, return_counts=True)
+    norm = math.sqrt(float(counts @ counts)) or 1.0
+    return unique, counts / norm
+
+
+def _lexical_rows(segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray) -> tuple[Any, np.ndarray]:
+    """Sparse rows: an extraction request contributes its whole text only (which segment holds
+    the command is unknown); a benign question contributes its whole text AND every segment,
+    because the model's largest segment logit must stay low on all of them."""
+    from scipy.sparse import csr_matrix
+
+    data, cols, ptr, y = [], [], [0], []
+    for pieces, label in zip(segments, labels, strict=True):
+        for piece in pieces[:1] if label == 1 else pieces:
+            unique, values = _row(piece)
+            cols.append(unique)
+            data.append(values)
+            ptr.append(ptr[-1] + unique.size)
+            y.append(int(label))
+    matrix = csr_matrix(
+        (np.concatenate(data) if data else np.empty(0), np.concatenate(cols) if cols else np.empty(0, np.int64), ptr),
+        shape=(len(y), N_FEATURES),
+    )
+    return matrix, np.asarray(y)
+
+
+def _fit_lexical(segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    matrix, y = _lexical_rows(segments, labels)
+    model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=2000)
+    model.fit(matrix, y)
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+
+
+def _fit_embedding(vectors: np.ndarray, labels: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
+    model.fit(vectors, labels)
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+
+
+def _lexical_logits(pieces: tuple[np.ndarray, ...], weights: np.ndarray, bias: float) -> tuple[float, float]:
+    logits = []
+    for piece in pieces:
+        unique, values = _row(piece)
+        logits.append(bias + float(weights[unique] @ values) if unique.size else bias)
+    return max(logits), logits[0]
+
+
+def train_intent_model(
+    texts: Sequence[str],
+    labels: Sequence[int],
+    vectors: np.ndarray,
+    *,
+    embedder: str,
+    c_embedding: float = 1.0,
+    c_lexical: float = 4.0,
+    folds: int = 5,
+    seed: int = 0,
+    meta: dict[str, Any] | None = None,
+) -> IntentModel:
+    """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
+
+    Args:
+        texts: training texts.
+        labels: 1 for an extraction request, 0 for a benign question.
+        vectors: the texts' embeddings by `embedder` (n x d, L2-normalised).
+        embedder: the embedder's name, recorded so the guard reuses only matching vectors.
+        c_embedding, c_lexical: inverse L2 regularisation of the two parts.
+        folds: folds for the out-of-fold logits the stacker is fitted on.
+        meta: extra metadata to record (sources, sizes).
+
+    Returns:
+        An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
+        `with_operating_point`).
+
+    Raises:
+        ConfigError: mismatched lengths or a single class.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.asarray(labels, dtype=np.int64)
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if not len(texts) == y.size == matrix.shape[0]:
+        raise ConfigError("texts, labels and vectors must have the same length")
+    if set(np.unique(y).tolist()) != {0, 1}:
+        raise ConfigError("training needs both extraction requests (1) and benign questions (0)")
+    segments = [segments_of(text).indices for text in texts]
+    stack_x = np.zeros((y.size, 3))
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(matrix, y):
+        ew, eb = _fit_embedding(matrix[train], y[train], c_embedding)
+        lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical)
+        stack_x[test, 0] = matrix[test] @ ew + eb
+        for i in test:
+            stack_x[i, 1:] = _lexical_logits(segments[i], lw, lb)
+    stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x, y)
+    ew, eb = _fit_embedding(matrix, y, c_embedding)
+    lw, lb = _fit_lexical(segments, y, c_lexical)
+    info = {
+        "embedder": embedder,
+        "n_train": int(y.size),
+        "n_extraction": int(y.sum()),
+        "n_benign": int(y.size - y.sum()),
+        "c_embedding": c_embedding,
+        "c_lexical": c_lexical,
+        "operating_point": {"threshold": 0.5, "note": "placeholder; not calibrated"},
+        **(meta or {}),
+    }
+    return IntentModel(
+        embed_weights=ew,
+        embed_bias=eb,
+        lexical_weights=lw,
+        lexical_bias=lb,
+        stack_weights=stacker.coef_[0],
+        stack_bias=float(stacker.intercept_[0]),
+        meta=info,
+    )
