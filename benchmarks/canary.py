@@ -18,6 +18,13 @@ Sections (run all by default, or pick with --sections):
 * placement - the first --placement-queries benign and TGTB queries again with another canary
               placement (--placement, default sentence-end), target path only, paired with the
               default (sentence-begin) rows of fpr / detection for the same queries.
+* coverage  - share of random 100-, 200- and 400-character spans of real decorated Enron and
+              HealthcareMagic chunks that contain a whole canary: the default density
+              (per_chunk 2) against per_chunk auto (cover_chars 120); canaries per chunk and the
+              characters they add. No model.
+* benign    - matcher false positives on real benign text (HealthcareMagic dialogues and Enron
+              emails): hits per scanned character with fresh canaries, with and without the
+              one-edit tolerance. No model.
 
 Writes benchmarks/results/canary.json and docs/results/canary.md. Real-model sections keep a
 resumable progress file (benchmarks/results/canary.progress.tmp); run with `nice`.
@@ -89,6 +96,7 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     canaries = new_canaries(6)  # k = 3 chunks x 2 canaries, the default
     matcher = CanaryMatcher(canaries)
+    exact_matcher = CanaryMatcher(canaries, one_edit=False)  # A/B: the cost of the one-edit tolerance
     rows = []
     for size in SIZES:
         text = _benign_text(data, size)
@@ -97,6 +105,14 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
 
         def incremental(deltas: list[str] = deltas) -> float:
             scanner = matcher.scanner()
+            started = time.perf_counter()
+            for delta in deltas:
+                scanner.feed(delta)
+            scanner.flush()
+            return time.perf_counter() - started
+
+        def exact_only(deltas: list[str] = deltas) -> float:
+            scanner = exact_matcher.scanner()
             started = time.perf_counter()
             for delta in deltas:
                 scanner.feed(delta)
@@ -141,6 +157,7 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
 
         repeats = 3
         ours = _best_of(repeats, incremental)
+        exact_ours = _best_of(repeats, exact_only)
         watched = _best_of(repeats, monitor)
         shot = _best_of(repeats, one_shot)
         exact = _best_of(repeats, naive_exact)
@@ -153,6 +170,7 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
                 "incremental_total_ms": round(ours * 1e3, 3),
                 "incremental_MB_per_s": round(megabytes / ours, 2),
                 "incremental_us_per_delta": round(ours / len(deltas) * 1e6, 2),
+                "exact_only_us_per_delta": round(exact_ours / len(deltas) * 1e6, 2),
                 "monitor_us_per_delta": round(watched / len(deltas) * 1e6, 2),
                 "monitor_MB_per_s": round(megabytes / watched, 2),
                 "one_shot_find_MB_per_s": round(megabytes / shot, 2),
@@ -165,6 +183,104 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
         )
         print(f"matcher {size:>7} chars: {rows[-1]}", flush=True)
     return {"canaries": len(canaries), "delta_chars": "uniform 1-8", "rows": rows}
+
+
+# -- coverage and benign hits (no model) -----------------------------------------------------
+
+SPAN_LENGTHS = (100, 200, 400)
+COVER_CHARS = 120
+
+
+def _chunks(data: Path, name: str, n: int, seed: int) -> list[str]:
+    """`n` chunk texts of a real corpus (one chunk per record, as the grids index them), sampled."""
+    from ragshield.datasets.base import load_corpus
+    from ragshield.rag.chunking import RecordChunker
+
+    corpus = load_corpus(f"{name}:{data / f'{name}.jsonl'}")
+    texts = [chunk.text for chunk in RecordChunker().split(corpus.documents)]
+    rng = random.Random(seed)
+    return rng.sample(texts, min(n, len(texts)))
+
+
+def _holds_canary(span: str, canaries: tuple[str, ...]) -> bool:
+    return any(canary in span for canary in canaries)
+
+
+def bench_coverage(data: Path, n: int, seed: int) -> dict[str, Any]:
+    """One random span per chunk and span length (spans of one chunk would be correlated), for the
+    default density and for `auto`; chunks shorter than a span length are counted apart."""
+    from ragshield.guards.canary import CanaryInjector
+
+    settings = {"per_chunk 2": CanaryInjector(), "auto": CanaryInjector(per_chunk="auto", cover_chars=COVER_CHARS)}
+    out: dict[str, Any] = {"cover_chars": COVER_CHARS, "chunks_per_corpus": n, "rows": []}
+    for corpus in ("enron", "healthcaremagic"):
+        texts = _chunks(data, corpus, n, seed)
+        for setting, injector in settings.items():
+            rng = random.Random(seed)
+            counts = {length: [0, 0] for length in SPAN_LENGTHS}  # length -> [with a canary, spans]
+            canaries_per_chunk, added, original = [], 0, 0
+            for text in texts:
+                decorated, canaries = injector.decorate_text(text)
+                canaries_per_chunk.append(len(canaries))
+                added += len(decorated) - len(text)
+                original += len(text)
+                for length in SPAN_LENGTHS:
+                    if len(decorated) < length:
+                        continue
+                    start = rng.randrange(len(decorated) - length + 1)
+                    counts[length][1] += 1
+                    counts[length][0] += _holds_canary(decorated[start : start + length], canaries)
+            for length, (hits, total) in counts.items():
+                low, high = _wilson(hits, total)
+                row = {
+                    "corpus": corpus,
+                    "setting": setting,
+                    "span_chars": length,
+                    "spans": total,
+                    "with_canary": hits,
+                    "share": round(hits / total, 4) if total else None,
+                    "share_95ci": [round(low, 4), round(high, 4)],
+                    "chunks_shorter_than_span": len(texts) - total,
+                    "canaries_per_chunk_mean": round(statistics.mean(canaries_per_chunk), 2),
+                    "added_chars_share": round(added / max(1, original), 4),
+                    "median_chunk_chars": int(statistics.median(len(text) for text in texts)),
+                }
+                out["rows"].append(row)
+                print(f"coverage {corpus} {setting} {length}: {hits}/{total}", flush=True)
+    return out
+
+
+def bench_benign(data: Path, rounds: int, canaries_per_round: int, seed: int) -> dict[str, Any]:
+    """Hits of fresh canaries in real benign text (none are there): every hit is a false positive."""
+    texts = _chunks(data, "healthcaremagic", 4000, seed) + _chunks(data, "enron", 4000, seed)
+    text = "\n".join(texts)
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"chars": len(text), "rounds": rounds, "canaries_per_round": canaries_per_round}
+    for one_edit in (False, True):
+        hits: list[str] = []
+        started = time.perf_counter()
+        for _ in range(rounds):
+            matcher = CanaryMatcher(new_canaries(canaries_per_round), one_edit=one_edit)
+            scanner = matcher.scanner()
+            for delta in _deltas(text[: len(text) // 10], rng):  # a tenth streamed in token-sized deltas
+                hits += [hit.form for hit in scanner.feed(delta)]
+            hits += [hit.form for hit in scanner.flush()]
+            hits += [hit.form for hit in matcher.find(text[len(text) // 10 :])]
+        elapsed = time.perf_counter() - started
+        scanned = rounds * len(text)
+        low, high = _wilson(len(hits), scanned)
+        key = "one_edit" if one_edit else "exact_only"
+        out[key] = {
+            "hits": len(hits),
+            "forms": sorted(set(hits)),
+            "scanned_chars": scanned,
+            "hits_per_char": len(hits) / scanned,
+            "hits_per_char_95ci": [low, high],
+            "hits_per_1kB_answer_95ci_high": high * 1000,
+            "MB_per_s": round(scanned / 1e6 / elapsed, 2),
+        }
+        print(f"benign one_edit={one_edit}: {out[key]}", flush=True)
+    return out
 
 
 # -- real-model helpers ----------------------------------------------------------------------
@@ -576,26 +692,103 @@ def bench_worst_case(data: Path, index_dir: Path, n: int, seed: int) -> dict:
 # -- report ----------------------------------------------------------------------------------
 
 
+def _coverage_summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Sentences that read the coverage table: what the fixed density misses and what auto costs."""
+    missed = [1 - row["share"] for row in rows if row["setting"] == "per_chunk 2" and row["span_chars"] == 400]
+    auto = [row for row in rows if row["setting"] == "auto" and row["span_chars"] == 400]
+    if not missed or not auto:
+        return []
+    added = [row["added_chars_share"] for row in auto]
+    per_chunk = [row["canaries_per_chunk_mean"] for row in auto]
+    return [
+        f"With the paper's two canaries per chunk, {min(missed):.0%}-{max(missed):.0%} of 400-character spans "
+        "carry no canary: copying them exposes nothing to the target path. `auto` covers every span longer "
+        f"than the allowance; it costs {min(per_chunk):g}-{max(per_chunk):g} canaries per chunk and "
+        f"{min(added):.0%}-{max(added):.0%} more context characters (prompt tokens), and a 100-character "
+        "span, shorter than the allowance, still misses a canary now and then (the echo guard's allowance "
+        "covers those)."
+    ]
+
+
+REDACT_MODE = [
+    "## On a canary: redact (default) or halt",
+    "",
+    "`on_violation: redact` withholds each canary form the answer reproduces (its raw span, for an "
+    "encoded form the encoded characters) and lets the answer go on, with a REDACT verdict; `halt` stops "
+    "the stream at the first canary and refuses (BLOCK), as the paper does. What redact mode trades: a "
+    "benign user whose model quoted a record keeps the rest of the answer instead of a refusal (12.2% of "
+    "benign SAGE answers were refused in halt mode, table below), but the record text around the canary "
+    "is released unless a release guard (`context-echo`) withholds it; the canary marks the copy, it "
+    "does not stop it. Canaries exposed in a non-plain form (encoded, spaced, reversed, one edit away) "
+    "set the verdict's `intent_signal` for per-user blocking; a plain or capitalised copy, which a small "
+    "model writes for benign users, does not. Oracle violations (suppression) always refuse.",
+    "",
+]
+
+
 def write_report(results: dict[str, Any], path: Path) -> None:
     lines = ["# CanaryRAG benchmark", "", f"Command: `{results['command']}`  ", f"Machine: {results['machine']}", ""]
     if results.get("notes"):
         lines += ["## Notes", "", *[f"- {note}" for note in results["notes"]], ""]
+    lines += REDACT_MODE
     if "matcher" in results:
         lines += [
             "## Matcher cost (benign text, 6 canaries, token-sized deltas of 1-8 characters)",
             "",
-            "| output | deltas | scanner MB/s | scanner us/delta | monitor us/delta (batched) | "
-            "naive exact rescan us/delta | naive normalising rescan us/delta | one-shot find MB/s |",
-            "|---|---|---|---|---|---|---|---|",
+            "| output | deltas | scanner MB/s | scanner us/delta | scanner without one-edit us/delta | "
+            "monitor us/delta (batched) | naive exact rescan us/delta | naive normalising rescan us/delta | "
+            "one-shot find MB/s |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for row in results["matcher"]["rows"]:
             lines.append(
                 f"| {row['output_chars'] // 1000} kB | {row['deltas']} | {row['incremental_MB_per_s']} | "
-                f"{row['incremental_us_per_delta']} | {row['monitor_us_per_delta']} | "
+                f"{row['incremental_us_per_delta']} | {row.get('exact_only_us_per_delta', '-')} | "
+                f"{row['monitor_us_per_delta']} | "
                 f"{row['naive_exact_rescan_us_per_delta']} | "
                 f"{row['naive_normalised_rescan_us_per_delta']} | {row['one_shot_find_MB_per_s']} |"
             )
         lines += ["", "Naive normalising rescan at 100 kB is timed on every 25th delta (sampled).", ""]
+    if "coverage" in results:
+        cov = results["coverage"]
+        lines += [
+            f"## Canary coverage of copied spans (real chunks, {cov['chunks_per_corpus']} per corpus, no model)",
+            "",
+            "Share of random spans of decorated chunks (one span per chunk and length) that contain a whole "
+            f"canary. `auto` places a canary at least every {cov['cover_chars']} characters (`cover_chars`), so "
+            f"every span of {cov['cover_chars']} + 12 characters or more holds one; `per_chunk 2` is the "
+            "paper's density. Chunks shorter than a span are left out of that span's row.",
+            "",
+            "| corpus | density | span chars | spans | with a canary | share (95% CI) | median chunk chars | "
+            "canaries per chunk | added characters |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in cov["rows"]:
+            lines.append(
+                f"| {row['corpus']} | {row['setting']} | {row['span_chars']} | {row['spans']} | "
+                f"{row['with_canary']} | {row['share']} ({row['share_95ci'][0]}-{row['share_95ci'][1]}) | "
+                f"{row['median_chunk_chars']} | {row['canaries_per_chunk_mean']} | {row['added_chars_share']:.1%} |"
+            )
+        lines += ["", *_coverage_summary(cov["rows"]), ""]
+    if "benign" in results:
+        ben = results["benign"]
+        lines += [
+            "## Matcher false positives on real benign text (no model)",
+            "",
+            f"{ben['chars']:,} characters of HealthcareMagic dialogues and Enron emails scanned {ben['rounds']} times "
+            f"against {ben['canaries_per_round']} fresh canaries each time (a tenth streamed in 1-8 character "
+            "deltas, the rest in one pass). Every hit would be a false positive.",
+            "",
+            "| matcher | scanned chars | hits | hits per char (95% CI upper) | per 1 kB answer (upper) | MB/s |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key in ("exact_only", "one_edit"):
+            row = ben[key]
+            lines.append(
+                f"| {key.replace('_', ' ')} | {row['scanned_chars']:,} | {row['hits']} | "
+                f"{row['hits_per_char_95ci'][1]:.2g} | {row['hits_per_1kB_answer_95ci_high']:.2g} | {row['MB_per_s']} |"
+            )
+        lines.append("")
     if results.get("latency", {}).get("queries"):
         lat = results["latency"]
         lines += [
@@ -678,7 +871,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--index", type=Path, default=REPO / "runs" / "canary-bench" / "hcm-index")
-    parser.add_argument("--sections", default="matcher,latency,fpr,detection,worst-case")
+    parser.add_argument("--sections", default="matcher,coverage,benign,latency,fpr,detection,worst-case")
     parser.add_argument("--attacks", default=",".join(ATTACKS), help="attacks for the detection section")
     parser.add_argument("--benign", type=int, default=500, help="benign queries for the FPR")
     parser.add_argument("--attack-queries", type=int, default=50, help="queries per attack")
@@ -689,6 +882,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--placement", default="sentence-end", help="the other canary placement (placement section)")
     parser.add_argument("--placement-queries", type=int, default=100, help="benign and TGTB queries each")
+    parser.add_argument("--coverage-chunks", type=int, default=2000, help="chunks per corpus (coverage section)")
+    parser.add_argument("--benign-rounds", type=int, default=5, help="fresh canary sets (benign section)")
+    parser.add_argument("--benign-canaries", type=int, default=30, help="canaries per set (benign section)")
     parser.add_argument("--note", action="append", default=[], help="a caveat to print in the report (repeatable)")
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads per model (1: target and oracle share 2 cores)"
@@ -704,7 +900,7 @@ def main(argv: list[str] | None = None) -> int:
     global THREADS
     THREADS = args.threads
     sections = set(args.sections.split(","))
-    needs_data = sections - {"matcher"}
+    needs_data = sections - {"matcher"}  # coverage and benign read the real corpora
     if needs_data and not (args.data / "healthcaremagic.jsonl").exists():
         print(f"real data not found at {args.data}; give --data (sections {sorted(needs_data)} skipped)")
         sections = sections & {"matcher"}
@@ -720,6 +916,10 @@ def main(argv: list[str] | None = None) -> int:
     results["notes"] = args.note or results.get("notes", [])
     if "matcher" in sections:
         results["matcher"] = bench_matcher(args.data, args.seed)
+    if "coverage" in sections:
+        results["coverage"] = bench_coverage(args.data, args.coverage_chunks, args.seed)
+    if "benign" in sections:
+        results["benign"] = bench_benign(args.data, args.benign_rounds, args.benign_canaries, args.seed)
     if "latency" in sections:
         results["latency"] = bench_latency(
             args.data, args.index, args.latency_queries, args.max_tokens, args.oracle_max_tokens, progress

@@ -108,6 +108,9 @@ class OneEditTracker:
         return not self._waiting
 
     def extend(self, new: str) -> None:
+        """Append skeleton characters (the old part is cut first, so windows in `new` stay in view)."""
+        if len(self._buffer) > 2 * self._keep:  # amortised: cut only when it has doubled
+            self._cut()
         self._buffer += new
 
     def trigger(self, piece: PieceRef, end: int) -> None:
@@ -168,13 +171,16 @@ class OneEditTracker:
         high = min(end - 1 + len(target), self.position) - self._base
         return self._buffer.find(target, low, high) != -1
 
+    def _cut(self) -> None:
+        cut = len(self._buffer) - self._keep
+        self._buffer = self._buffer[cut:]
+        self._base += cut
+
     def _trim(self) -> None:
         # keep the buffer short (amortised: cut only when it has doubled), and the reported spans
         # that can still overlap a window
         if len(self._buffer) > 2 * self._keep:
-            cut = len(self._buffer) - self._keep
-            self._buffer = self._buffer[cut:]
-            self._base += cut
+            self._cut()
         for target, spans in list(self._reported.items()):
             live = [span for span in spans if span[1] > self._base]
             if live:

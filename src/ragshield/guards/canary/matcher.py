@@ -193,15 +193,20 @@ class CanaryScanner:
         plain = alnum_only(folded_delta)
         streams = self._streams
         found = streams["skeleton"].scan(plain)
-        exact = [value for _, values in found for value in values if isinstance(value, Pattern)]
-        hits = self._classified(exact, window)
-        if self._edits is not None:
-            self._edits.extend(plain)
+        hits = (
+            self._classified([v for _, values in found for v in values if isinstance(v, Pattern)], window)
+            if found
+            else []
+        )
+        edits = self._edits
+        if edits is not None:
+            edits.extend(plain)
             for end, values in found:
                 for value in values:
                     if isinstance(value, PieceRef):
-                        self._edits.trigger(value, end)
-            hits += self._one_edit(window, final=False)
+                        edits.trigger(value, end)
+            if not edits.idle:  # a piece occurred nearby: check its windows (rare in benign text)
+                hits += self._one_edit(window, final=False)
         hits += self._encoded(streams["hex"].scan(hex_only(folded_delta)), window, hex_char)
         hits += self._encoded(streams["base64"].scan(base64_text(delta)), window, base64_char)
         hits += self._decoded(self._decode(delta, plain), window, hits)
