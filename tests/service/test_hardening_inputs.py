@@ -259,3 +259,37 @@ def test_keyless_server_refuses_what_a_web_page_can_send(tmp_path: Path) -> None
         own = httpx.post(chat, content=body, headers={"Content-Type": "application/json", "Origin": server.url})
         assert own.status_code == 200 and own.json()["choices"][0]["finish_reason"] == "content_filter"
         assert httpx.get(f"{server.url}/v1/models").status_code == 200
+
+
+# -- finding 10: config errors ---------------------------------------------------------------
+
+
+def test_config_errors_are_config_errors_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragshield serve` turns a ConfigError into one line and exit status 2 (ragshield.cli.main)."""
+    from functools import partial
+
+    from fakes import fake_retriever
+
+    from ragshield.errors import ConfigError
+    from ragshield.guards.policy import make_store
+    from ragshield.system import build_system
+
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    with pytest.raises(ConfigError, match="cannot open the policy store") as caught:
+        make_store(f"sqlite:{tmp_path / 'a-file' / 'policy.db'}")
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError, match="invalid Redis policy store URL"):
+        pytest.importorskip("redis")
+        make_store("redis://:notaport/0")
+    monkeypatch.setattr(
+        "ragshield.service.app.build_system", partial(build_system, retriever=fake_retriever(), generator=SlowWords())
+    )
+    missing = tmp_path / "benign.jsonl"
+    config = ServeConfig.model_validate(
+        {"index": str(tmp_path), "defenses": ["rag-ct"], "calibration": {"path": str(missing)}}
+    )
+    with pytest.raises(ConfigError, match="cannot start the service") as caught:
+        create_app(config)
+    assert str(missing) in str(caught.value)
+    with pytest.raises(ConfigError, match="cannot open the audit log"):
+        create_app(ServeConfig(audit_log=str(tmp_path / "a-file" / "audit.jsonl")), pipeline=fake_pipeline(SlowWords()))

@@ -17,10 +17,10 @@ def serve(config_path: Path, host: str, port: int, log_level: str) -> None:
         ConfigError: invalid config, or no `api_keys` with a non-loopback `host`.
         BackendUnavailable: the `server` extra is not installed.
     """
-    try:
-        import uvicorn
-    except ImportError as error:  # pragma: no cover - depends on the install
-        raise missing_extra("uvicorn", "server") from error
+    import importlib.util
+
+    if importlib.util.find_spec("uvicorn") is None:  # pragma: no cover - depends on the install
+        raise missing_extra("uvicorn", "server")
     from ragshield.service.settings import check_bind, load_serve_config
 
     config = load_serve_config(config_path)

@@ -139,17 +139,21 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connection() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
-                "user_id TEXT NOT NULL, violated INTEGER NOT NULL)"
-            )
-            db.execute("CREATE INDEX IF NOT EXISTS events_user ON events (user_id, seq)")
-            db.execute("CREATE TABLE IF NOT EXISTS blocks (user_id TEXT PRIMARY KEY, until REAL NOT NULL)")
+        try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connection() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                    "user_id TEXT NOT NULL, violated INTEGER NOT NULL)"
+                )
+                db.execute("CREATE INDEX IF NOT EXISTS events_user ON events (user_id, seq)")
+                db.execute("CREATE TABLE IF NOT EXISTS blocks (user_id TEXT PRIMARY KEY, until REAL NOT NULL)")
+        except (OSError, sqlite3.Error) as error:
+            reason = getattr(error, "strerror", None) or type(error).__name__
+            raise ConfigError(f"cannot open the policy store {self.path}: {reason}; check the path") from None
 
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -231,7 +235,10 @@ class RedisStore:
                 import redis
             except ImportError as error:
                 raise missing_extra("redis", "redis") from error
-            client = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
+            try:
+                client = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
+            except ValueError as error:  # the message names the bad part, never the password
+                raise ConfigError(f"invalid Redis policy store URL: {error}") from None
         self.url = url
         self.prefix = prefix
         self._client = client

@@ -108,7 +108,14 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
     Raises:
         ConfigError: the config cannot be turned into a running system (missing index, ...).
     """
-    pipeline = pipeline if pipeline is not None else build_system(settings)
+    if pipeline is None:
+        try:
+            pipeline = build_system(settings)
+        except OSError as error:  # a file the config names (calibration, model, ...) cannot be read
+            where = f" {error.filename}" if error.filename else ""
+            raise ConfigError(
+                f"cannot start the service: {error.strerror or type(error).__name__}{where}; check the config"
+            ) from None
     check_marker_caps(pipeline)
     state = ServiceState(
         settings=settings,
