@@ -183,3 +183,9 @@ def test_a_text_longer_than_a_segment_is_analysed_in_pieces_with_offsets_kept(
     for match in pieces:
         assert long_text[match.start : match.end] == match.value
     assert {m.value for m in whole if m.kind == "person"} == {m.value for m in pieces if m.kind == "person"}
+
+
+def test_sentences_joined_without_a_space_are_not_urls() -> None:
+    analyzer = PiiAnalyzer(ner=False)
+    text = "Feel free to ask further.Regards, see you in a few days.please visit www.example.com/a or Example.org."
+    assert [(m.kind, m.value) for m in analyzer.find(text)] == [("url", "www.example.com/a"), ("url", "Example.org")]

@@ -241,3 +241,13 @@ def test_index_command_pii_option(tmp_path: Path) -> None:
     result = runner.invoke(app, ["index", "--corpus", "synthetic:5", "--out", str(on), "--embedder", "hashing"])
     assert result.exit_code == 0, result.output
     assert read_manifest(on).pii_recognizers and (on / "pii_spans.jsonl").is_file()
+
+
+def test_chunk_frequency_counts_the_chunks_holding_a_value(pii_index: Path) -> None:
+    store = open_chunk_pii_store(pii_index)
+    rows = list(iter_jsonl(pii_index / "pii_spans.jsonl"))
+    digest = rows[0]["spans"][0]["digest"]  # type: ignore[index]
+    expected = sum(1 for row in rows if digest in {span["digest"] for span in row["spans"]})  # type: ignore[index, union-attr]
+    assert store.chunk_frequency(str(digest)) == expected >= 1
+    assert store.chunk_frequency("0" * 64) == 0
+    assert ChunkPiiStore(PiiAnalyzer(ner=False)).chunk_frequency(str(digest)) is None

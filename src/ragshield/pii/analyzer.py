@@ -9,7 +9,8 @@ Three sources, merged into one list of non-overlapping spans:
    dates written with words ("March 3, 1985").
 
 Dates of either source are kept only when they name a full calendar day with its year
-(a date of birth), so "2 weeks" or "Thursday" are not PII. Where spans overlap, a pattern
+(a date of birth), so "2 weeks" or "Thursday" are not PII. A URL match that ends inside a
+word is dropped: it is two sentences joined without a space ("further.Regards"). Where spans overlap, a pattern
 match wins over an address, an address over a numeric date, and those over a named entity
 (the small NER model is the least precise: it tags "Timothy Lakes" in "836 Timothy Lakes,
 New Robert" as a PERSON); among equals the longer span wins.
@@ -99,10 +100,11 @@ class PiiAnalyzer:
     def _without_ner(self, text: str) -> list[tuple[int, PiiMatch]]:
         candidates: list[tuple[int, PiiMatch]] = []
         for match in self.scanner.find(text):
-            if match.kind != "date":
+            if match.kind == "date":
+                if is_full_date(match.value):
+                    candidates.append((_PATTERN_DATE, match))
+            elif match.kind != "url" or not _cuts_a_word(text, match.end):
                 candidates.append((_PATTERN, match))
-            elif is_full_date(match.value):
-                candidates.append((_PATTERN_DATE, match))
         if self.addresses:
             candidates.extend((_ADDRESS, PiiMatch("address", text[s:e], s, e)) for s, e in find_addresses(text))
         return candidates
@@ -117,6 +119,13 @@ class PiiAnalyzer:
             position = match.end
         pieces.append(text[position:])
         return "".join(pieces)
+
+
+def _cuts_a_word(text: str, end: int) -> bool:
+    """Whether a match ends inside a word. presidio's URL pattern reads two sentences joined
+    without a space as a domain with a country TLD ("further.Regards" -> "further.Re",
+    "days.please" -> "days.pl"); a real domain or URL is not followed by a letter or digit."""
+    return end < len(text) and text[end].isalnum()
 
 
 def _resolve(candidates: list[tuple[int, PiiMatch]]) -> list[PiiMatch]:

@@ -145,12 +145,12 @@ class SpacyNer:
             return
         docs = nlp.pipe((piece for _, _, piece in pieces), batch_size=self.batch_size)
         current, found = 0, list[NerSpan]()
-        for (number, offset, _), doc in zip(pieces, docs, strict=True):
+        for (number, offset, piece), doc in zip(pieces, docs, strict=True):
             while current < number:
                 yield found
                 current, found = current + 1, list[NerSpan]()
             for ent in doc.ents:
-                span = _pii_span(doc.text, ent)
+                span = _pii_span(piece, ent)  # not doc.text: spaCy rebuilds that string on every access
                 if span is not None:
                     found.append(NerSpan(span.kind, span.label, span.start + offset, span.end + offset))
         yield found
@@ -189,4 +189,6 @@ def _pii_span(text: str, ent: Any) -> NerSpan | None:
         return None
     if kind in ("person", "location") and not any(char.isalpha() for char in value):
         return None  # the small model sometimes tags bare numbers ("0008") as places
+    if kind == "person" and not any(char.isupper() for char in value):
+        return None  # lowercase "names" are its misreadings of words ("don" in "i don t")
     return NerSpan(kind, ent.label_, start, end)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +89,20 @@ class ChunkPiiStore:
         self._cache: OrderedDict[tuple[str, bytes], tuple[PiiValue, ...]] = OrderedDict()
         self._lock = threading.Lock()
         self.fallbacks = 0  # chunks analysed at request time although the store reads the index
+        self._frequency: Counter[str] | None = None
+
+    def chunk_frequency(self, digest: str) -> int | None:
+        """In how many indexed chunks a value with this digest was found (None for a request-time
+        store). A value found in many chunks (a clinic's name, a site's domain, a term the NER
+        model misreads as a place) belongs to no single record; guards may treat it as public."""
+        if self._spans is None:
+            return None
+        with self._lock:
+            if self._frequency is None:
+                self._frequency = Counter(
+                    digest for spans in self._spans.values() for digest in {span.digest for span in spans}
+                )
+        return self._frequency[digest]
 
     def values(self, chunk: Chunk) -> tuple[PiiValue, ...]:
         """The PII values of `chunk` (the original chunk, not a canary-decorated copy), in text
