@@ -51,7 +51,8 @@ class SystemConfig(_Strict):
     ...) and that generator's parameters; `defense_params` maps a defense name to keyword
     parameters for its factory.
 
-    The defaults are the user-facing ones (`ragshield ask`, `serve`, `demo`): the `chat` prompt
+    The defaults are the user-facing ones (`ragshield ask`, `serve`, `demo`): the layered `shield`
+    defense (`defenses: []` or `[none]` for none), the `chat` prompt
     layout (system prompt, stop sequences) and a generator with `repeat_penalty` 1.15, because
     SmolLM2-135M with the TGTB completion layout, greedy decoding and no penalty answers in
     loops (`benchmarks/degenerate.py`). A `generator` mapping given in full replaces the
@@ -69,7 +70,7 @@ class SystemConfig(_Strict):
     k: int = Field(3, gt=0, le=100)
     prompt_layout: str = "chat"
     max_tokens: int = Field(256, gt=0)
-    defenses: list[str] = Field(default_factory=list)
+    defenses: list[str] = Field(default_factory=lambda: ["shield"])
     defense_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
     calibration: CalibrationConfig | None = None
     policy: PolicyConfig | None = None

@@ -19,6 +19,7 @@ from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER, Defense
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
+from ragshield.metrics.release import longest_copied_words
 from ragshield.pii.store import PiiValue
 from ragshield.rag.pipeline import RagPipeline
 from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
@@ -59,21 +60,6 @@ def _chunk_text(rng: random.Random, name: str) -> str:
     words = [rng.choice(WORDS) for _ in range(rng.randint(25, 45))]
     words.insert(rng.randint(0, 10), f"Name: {name}, phone {rng.randint(200, 999)}-{rng.randint(1000, 9999)}.")
     return " ".join(words)
-
-
-def _longest_run(released: str, source: str) -> int:
-    folded = text_symbols(released)
-    words = [text_symbols(word) for word in source.split()]
-    best = 0
-    for start in range(len(words)):
-        for end in range(start + best + 1, len(words) + 1):
-            window = "".join(words[start:end])
-            if len(window) < 12:
-                continue
-            if window not in folded:
-                break
-            best = end - start
-    return best
 
 
 def _readings(part: str, view: str) -> list[str]:
@@ -124,7 +110,7 @@ def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
     released = system.answer(Query(question)).text
     readings = [reading for part in released.split(WITHHELD_MARKER) for reading in _readings(part.strip(), view)]
     for chunk in chunks:
-        assert max(_longest_run(reading, chunk.text) for reading in readings) <= ALLOWANCE, (view, released)
+        assert max(longest_copied_words(reading, chunk.text) for reading in readings) <= ALLOWANCE, (view, released)
     for name in names:
         if user_gives_name and name == names[0]:
             continue

@@ -24,6 +24,7 @@ from ragshield.guards.release.defense import build_guard
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.guards.release.public import FrequentGrams
+from ragshield.metrics.release import longest_copied_words as copied_words
 from ragshield.rag.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
 
@@ -62,19 +63,7 @@ def pipeline(reply: str, echo: ContextEchoGuard | None = None, delta_chars: int 
 
 
 def longest_copied_words(released: str, source: str = RECORD) -> int:
-    """Reference checker: the most consecutive source words whose folded text appears in the folded
-    released text (brute force over word windows)."""
-    folded = text_symbols(released)
-    words = [text_symbols(word) for word in source.split()]
-    best = 0
-    for start in range(len(words)):
-        for end in range(start + best + 1, len(words) + 1):
-            window = "".join(words[start:end])
-            if len(window) >= 12 and window in folded:
-                best = end - start
-            elif len(window) >= 12:
-                break
-    return best
+    return copied_words(released, source)
 
 
 def withheld_share(monitor_spans: list[tuple[int, int]], length: int) -> float:

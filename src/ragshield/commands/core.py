@@ -143,8 +143,8 @@ def register(app: typer.Typer) -> None:
         question: Annotated[str, typer.Argument(help="the question")],
         index: Annotated[Path, typer.Option(help="index folder from `ragshield index`")],
         defense: Annotated[
-            str, typer.Option(help="defense name(s) joined by '+', see `ragshield list defenses`")
-        ] = "none",
+            str, typer.Option(help="defense name(s) joined by '+' (none: undefended), see `ragshield list defenses`")
+        ] = "shield",
         generator: Annotated[str, typer.Option(help="generator name")] = "llama-cpp",
         k: Annotated[int, typer.Option(help="chunks to retrieve")] = 3,
         layout: Annotated[
@@ -197,7 +197,7 @@ def register(app: typer.Typer) -> None:
         index_corpus(f"synthetic:{records}", index_dir, embedder_name=DEFAULT_EMBEDDER, chunker="record", limit=None)
         # the user-facing defaults (chat layout, stop sequences, repetition penalty), as `ask` answers
         pipeline = build_system(SystemConfig(index=str(index_dir), max_tokens=96))
-        table = Table(title="answers on the synthetic corpus (undefended, SmolLM2-135M, chat layout)")
+        table = Table(title="answers on the synthetic corpus (shield, SmolLM2-135M, chat layout)")
         for column in ("question", "top chunks (similarity)", "answer", "ms"):
             table.add_column(column, overflow="fold")
         for question in DEMO_QUESTIONS:

@@ -1,5 +1,6 @@
-"""The quick demo grid: the four published attacks against no defense, RAG-CT, CanaryRAG and both,
-on the synthetic PII corpus with the real local models (MiniLM, SmolLM2-135M).
+"""The quick demo grid: the four published attacks against no defense, RAG-CT, CanaryRAG, release
+containment (context-echo) and the layered default (shield), on the synthetic PII corpus with the
+real local models (MiniLM, SmolLM2-135M).
 
 Small budgets so it finishes in minutes on 2 CPU cores; `ragshield demo` runs it last and
 prints the leakage table. The grid replicates the papers, so its target answers in the TGTB
@@ -24,7 +25,7 @@ from ragshield.evaluation.summary import BarProgress, bar_columns, leakage_table
 
 DEMO_RECORDS = 2000  # the size `ragshield demo` indexes, so its index is reused
 DEMO_BUDGET = 4  # queries per attack and defense: ~120 generations in all, minutes on 2 cores
-DEMO_DEFENSES = ("none", "rag-ct", "canary-rag", "rag-ct+canary-rag")
+DEMO_DEFENSES = ("none", "rag-ct", "canary-rag", "context-echo", "shield")
 #: everyday questions a user of the synthetic clinic / office knowledge base might ask
 DEMO_QUESTIONS = (
     "What should I do about persistent headaches?",

@@ -5,7 +5,7 @@ index: DIR                          # built with `ragshield index`
 generator: {name: llama-cpp, repeat_penalty: 1.15}   # or {name: openai-compatible, base_url: ..., model: ...}
 k: 3
 prompt_layout: chat                 # default: system prompt + stop sequences (tgtb: the paper's completion layout)
-defenses: [rag-ct, canary-rag]      # any registered defenses, applied in order
+defenses: [shield]                  # default; any registered defenses, applied in order
 calibration: {path: FILE, target_fpr: 0.01}
 policy: {window: 20, k: 3, block_seconds: 3600, store: "sqlite:PATH"}   # or "redis://HOST:PORT/0"
 api_keys: {KEY: user-id}            # absent: no auth, one anonymous user (loopback only)
