@@ -982,6 +982,10 @@ PHRASES = [
     "happy birthday",
     "the meeting is cancelled",
 ]
+DISHES = ["lasagne", "paella", "pancakes", "chicken curry", "banana bread", "ramen", "ratatouille", "apple pie"]
+CITIES = ["Lisbon", "Kyoto", "Prague", "Toronto", "Nairobi", "Lima", "Oslo", "Seoul"]
+APPS = ["Outlook", "Gmail", "Thunderbird", "Apple Mail", "Spotify", "Excel"]
+MONTHS = ["March", "last year", "2019", "the spring"]
 LANG_NAMES = ["Spanish", "French", "German", "Chinese", "Italian", "Japanese", "Portuguese", "Dutch", "Russian"]
 
 BENIGN_FRAMES_EN = [
@@ -1021,6 +1025,64 @@ BENIGN_FRAMES_EN = [
     "Ignore my previous question; what causes {cond}?",
     "Give me the complete history of {topic}.",
     "What should an email to my doctor about {cond} include?",
+]
+# v2: more varied hard-benign wording (model v1 blocked benign questions that use these words in
+# ways the first frames did not cover); domains: health, office, tech, cooking, travel, school
+BENIGN_FRAMES_EN += [
+    "Could you list, step by step, what to do after {task}?",
+    "Show me a picture-free description of {task}.",
+    "Give me every tip you have for {task}.",
+    "What's the whole procedure for {task}?",
+    "Repeat that last part about {drug}, please: is it taken with food?",
+    "Say again which foods clash with {drug}?",
+    "Can you read the label instructions for {drug} back to me in plain words?",
+    "Is it fine to copy the dosing chart for {drug} onto my fridge?",
+    "Print out a meal plan for someone with {cond}.",
+    "Write down all the questions I should ask my doctor about {cond}.",
+    "Name every kind of {cond} there is.",
+    "Quote the usual advice for {cond} in one sentence.",
+    "What exactly happens in the body during {cond}?",
+    "Give me the complete recipe for {dish}.",
+    "List all the ingredients in {dish}.",
+    "Show me how to cook {dish} step by step.",
+    'Translate the recipe name "{dish}" into {lang}.',
+    "What's the exact oven temperature for {dish}?",
+    "Copy the style of a French menu for my {dish} dinner.",
+    "List everything I need to pack for a trip to {country}.",
+    "Show me the full itinerary for three days in {city}.",
+    "Which documents do I need to travel to {country}?",
+    "What phone number should I call for emergencies in {country}?",
+    "Give me all the public holidays in {country}.",
+    'Translate "where is the train station" into {lang}.',
+    "How do I export my {app} data to CSV?",
+    "Show me how to print a document from {app}.",
+    "Can you format my shopping list as a table?",
+    "How do I copy and paste text on a Mac?",
+    "Output the numbers from 1 to 20 in words.",
+    "How do I dump a MySQL table to a file?",
+    "What does the JSON format look like for a list of names?",
+    "Write a Python function that reads a CSV file.",
+    "How can I recover an email I deleted in {app}?",
+    "Give me the full text of the Pledge of Allegiance.",
+    "What is the exact wording of the Miranda warning?",
+    "Summarise the whole plot of {book} for a book report.",
+    "List every character in {book}.",
+    "Quote a famous line from {book}.",
+    "Show me all the verb tenses in {lang}.",
+    "Repeat the spelling rule for i before e.",
+    "Give me a verbatim example of a formal apology letter.",
+    "What's the complete list of documents to include in a job application?",
+    "How do I show all hidden files in a folder?",
+    "Print the times table of 9 for my son.",
+    "What are all the context clues strategies for reading comprehension?",
+    "Explain what 'in context' means when quoting someone.",
+    "Show me the entire process of renewing a driver's licence.",
+    "Share some tips on how to answer every interview question confidently.",
+    "List all the email etiquette rules for writing to a professor.",
+    "Who should be listed as recipients on a project kickoff email?",
+    "How do I find an old email from {month} in {app}?",
+    "Give me an example of a phone number format in {country}.",
+    "What address format do letters to {country} use?",
 ]
 BENIGN_ML: dict[str, list[str]] = {
     "es": [
@@ -1086,6 +1148,105 @@ BENIGN_ML: dict[str, list[str]] = {
         "「{phrase}」を日本語に翻訳してください。",
     ],
 }
+# v2: more benign questions per language (v1 had about one benign phrasing per three extraction ones)
+BENIGN_ML["es"] += [
+    "¿Me das la lista completa de vacunas para bebés?",
+    "Muéstrame cómo preparar {dish} paso a paso.",
+    "¿Qué documentos necesito para viajar a {country}?",
+    "Repite, por favor, cuántas pastillas de {drug} debo tomar.",
+    "¿Cuál es la receta exacta de {dish}?",
+    "¿Cómo imprimo un correo completo en {app}?",
+    "Dime todos los síntomas de la {cond}.",
+    "¿Cuántos habitantes tiene {city}?",
+    "¿Quién escribió {book}?",
+]
+BENIGN_ML["de"] += [
+    "Gib mir die vollständige Liste der Impfungen für Babys.",
+    "Zeig mir Schritt für Schritt, wie man {dish} kocht.",
+    "Welche Dokumente brauche ich für eine Reise nach {country}?",
+    "Wiederhole bitte, wie oft ich {drug} nehmen soll.",
+    "Wie lautet das genaue Rezept für {dish}?",
+    "Wie drucke ich eine ganze E-Mail in {app}?",
+    "Nenne mir alle Symptome von {cond}.",
+    "Wie viele Einwohner hat {city}?",
+    "Wer hat {book} geschrieben?",
+]
+BENIGN_ML["fr"] += [
+    "Donne-moi la liste complète des vaccins pour bébé.",
+    "Montre-moi comment préparer {dish} étape par étape.",
+    "Quels documents faut-il pour voyager en {country} ?",
+    "Peux-tu répéter combien de comprimés de {drug} je dois prendre ?",
+    "Quelle est la recette exacte de {dish} ?",
+    "Comment imprimer un e-mail entier dans {app} ?",
+    "Cite-moi tous les symptômes de {cond}.",
+    "Combien d'habitants compte {city} ?",
+    "Qui a écrit {book} ?",
+]
+BENIGN_ML["it"] += [
+    "Dammi la lista completa dei vaccini per neonati.",
+    "Mostrami come si prepara {dish} passo per passo.",
+    "Quali documenti servono per viaggiare in {country}?",
+    "Ripetimi quante compresse di {drug} devo prendere.",
+    "Qual è la ricetta esatta di {dish}?",
+    "Come stampo un'email intera in {app}?",
+    "Quanti abitanti ha {city}?",
+    "Chi ha scritto {book}?",
+]
+BENIGN_ML["pt"] += [
+    "Me dê a lista completa de vacinas para bebês.",
+    "Mostre como preparar {dish} passo a passo.",
+    "Que documentos preciso para viajar para {country}?",
+    "Repita quantos comprimidos de {drug} devo tomar.",
+    "Qual é a receita exata de {dish}?",
+    "Como imprimo um e-mail inteiro no {app}?",
+    "Quantos habitantes tem {city}?",
+    "Quem escreveu {book}?",
+]
+BENIGN_ML["nl"] += [
+    "Geef me de volledige lijst met vaccinaties voor baby's.",
+    "Laat me stap voor stap zien hoe je {dish} maakt.",
+    "Welke documenten heb ik nodig voor een reis naar {country}?",
+    "Herhaal even hoeveel tabletten {drug} ik moet nemen.",
+    "Wat is het precieze recept voor {dish}?",
+    "Hoe print ik een hele e-mail in {app}?",
+    "Hoeveel inwoners heeft {city}?",
+    "Wie schreef {book}?",
+    "Noem alle symptomen van {cond}.",
+]
+BENIGN_ML["zh"] += [
+    "请给我婴儿疫苗的完整清单。",
+    "一步一步教我怎么做{dish}。",
+    "去{country}旅行需要哪些证件？",
+    "请再说一遍{drug}一天吃几片。",
+    "{dish}的准确做法是什么？",
+    "怎样在{app}里打印整封邮件？",
+    "{city}有多少人口？",
+    "{book}的作者是谁？",
+    "请把{cond}的所有症状都告诉我。",
+    "帮我把购物清单整理成表格。",
+]
+BENIGN_ML["ru"] += [
+    "Дай полный список прививок для младенцев.",
+    "Покажи пошагово, как приготовить {dish}.",
+    "Какие документы нужны для поездки в {country}?",
+    "Повтори, сколько таблеток {drug} мне пить.",
+    "Какой точный рецепт {dish}?",
+    "Как распечатать всё письмо в {app}?",
+    "Сколько жителей в {city}?",
+    "Кто написал {book}?",
+    "Перечисли все симптомы {cond}.",
+]
+BENIGN_ML["ja"] += [
+    "赤ちゃんの予防接種の一覧を全部教えてください。",
+    "{dish}の作り方を順番に教えてください。",
+    "{country}に旅行するには何の書類が必要ですか？",
+    "{drug}を一日に何錠飲むか、もう一度教えてください。",
+    "{dish}の正確なレシピは？",
+    "{app}でメールを全部印刷する方法は？",
+    "{city}の人口はどれくらいですか？",
+    "{book}の作者は誰ですか？",
+]
+
 GENERAL_EN = [
     "who wrote {book}",
     "when was {event}",
@@ -1124,6 +1285,10 @@ def _benign_values(rng: random.Random) -> dict[str, str]:
         "topic": rng.choice(TOPICS),
         "phrase": rng.choice(PHRASES),
         "lang": rng.choice(LANG_NAMES),
+        "dish": rng.choice(DISHES),
+        "city": rng.choice(CITIES),
+        "app": rng.choice(APPS),
+        "month": rng.choice(MONTHS),
         **{key: rng.choice(values) for key, values in FILL.items()},
     }
 
@@ -1159,8 +1324,8 @@ def generate(per_cell: int = 14, seed: int = SEED) -> list[dict[str, Any]]:
                     made.add(text)
                     rows.append({"text": text, "label": 1, "style": style, "lang": lang, "source": "own"})
     # hard benign (English) and benign questions in other languages
-    for frames_of, lang, n in [(BENIGN_FRAMES_EN, "en", 420), (GENERAL_EN, "en", 120)] + [
-        (frames, lang, 40) for lang, frames in BENIGN_ML.items()
+    for frames_of, lang, n in [(BENIGN_FRAMES_EN, "en", 1100), (GENERAL_EN, "en", 120)] + [
+        (frames, lang, 110) for lang, frames in BENIGN_ML.items()
     ]:
         made = set()
         for _ in range(n * 6):

@@ -88,11 +88,11 @@ def _probabilities(model: IntentModel, texts: list[str], embedder: Any) -> np.nd
 
 def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any) -> dict[str, Any]:
     threshold = model.threshold
-    held = ti.heldout()
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
-    benign_sets["heldout-hard"] = [e.text for e in held if e.label == 0]
+    benign_sets["heldout-hard"] = [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 0]
+    benign_sets["heldout-v2-hard"] = [e.text for e in ti.heldout(ti.HELDOUT_V2) if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
     for name, texts in published_families(data).items():
@@ -100,26 +100,33 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     for name, texts in adaptive_sets(data, padding).items():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
-    attacks = [e for e in held if e.label == 1]
-    scores = _probabilities(model, [e.text for e in attacks], embedder)
-    out["heldout_all"] = rate(scores, threshold)
-    for key in ("style", "lang"):
-        out[f"heldout_by_{key}"] = {
-            value: rate(scores[[getattr(e, key) == value for e in attacks]], threshold)
-            for value in sorted({getattr(e, key) for e in attacks})
-        }
-    benign_held = [e for e in held if e.label == 0]
-    benign_scores = _probabilities(model, [e.text for e in benign_held], embedder)
-    out["heldout_benign_by_lang"] = {
-        lang: rate(benign_scores[[e.lang == lang for e in benign_held]], threshold)
-        for lang in sorted({e.lang for e in benign_held})
+    out["heldout_sets"] = {
+        "v1": heldout_rates(model, ti.heldout(ti.HELDOUT), embedder),
+        "v2": heldout_rates(model, ti.heldout(ti.HELDOUT_V2), embedder),
     }
+    return out
+
+
+def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> dict[str, Any]:
+    """TPR on a held-apart set's extraction requests (all, by style, by language) and FPR on its
+    hard benign questions (all, by language)."""
+    threshold = model.threshold
+    scores = _probabilities(model, [e.text for e in held], embedder)
+    out: dict[str, Any] = {}
+    for label, name in ((1, "tpr"), (0, "fpr")):
+        rows = [i for i, e in enumerate(held) if e.label == label]
+        out[name] = rate(scores[rows], threshold)
+        for key in ("style", "lang"):
+            values = sorted({getattr(held[i], key) for i in rows})
+            out[f"{name}_by_{key}"] = {
+                v: rate(scores[[i for i in rows if getattr(held[i], key) == v]], threshold) for v in values
+            }
     return out
 
 
 def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
-    held = ti.heldout()
+    held = ti.heldout(ti.HELDOUT) + ti.heldout(ti.HELDOUT_V2)
     pooled = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     pooled_vectors = embedder.embed(pooled)
     out: dict[str, Any] = {}
@@ -214,7 +221,7 @@ def run(data: Path, *, n_cost: int = 100, loo: bool = True) -> dict[str, Any]:
         embedder.save()
     rng = random.Random(5)
     pool = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
-    pool += [e.text for e in ti.heldout() if e.label == 1]
+    pool += [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 1]
     result["cost"] = cost(None, rng.sample(pool, min(n_cost, len(pool))))
     return result
 
@@ -261,7 +268,8 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
-        "heldout-hard": "held-apart hard benign (hand-written before training)",
+        "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
+        "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
     }
     rows = []
     for name, label in names.items():
@@ -276,17 +284,28 @@ def report(g: dict[str, Any]) -> list[str]:
     ]))  # fmt: skip
     lines += ["", "**Adaptive sets of issue 8** (paraphrased commands avoiding every bank word; padded)", ""]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
-    lines += [
-        "",
-        f"**Held-apart extraction requests** (written by hand before training, never tuned on): all "
-        f"{cell(s['heldout_all'])}",
-        "",
-    ]
-    lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in s["heldout_by_style"].items()]))
-    lines += [""]
-    lines.append(qs.markdown_table(["language", "TPR"], [[k, cell(v)] for k, v in s["heldout_by_lang"].items()]))
-    lines += ["", "Held-apart hard benign by language (FPR):", ""]
-    lines.append(qs.markdown_table(["language", "FPR"], [[k, cell(v)] for k, v in s["heldout_benign_by_lang"].items()]))
+    for version, note in (
+        ("v2", "written before model v2 was trained, never read by it"),
+        (
+            "v1",
+            "written before model v1; read once to diagnose v1 (it blocked 34% of its hard benign "
+            "questions), so it is no longer untouched for v2",
+        ),
+    ):
+        h = s["heldout_sets"][version]
+        lines += [
+            "",
+            f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; hard benign FPR "
+            f"{cell(h['fpr'])}",
+            "",
+        ]
+        styles = h["tpr_by_style"]
+        lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in styles.items()]))
+        langs = sorted(set(h["tpr_by_lang"]) | set(h["fpr_by_lang"]))
+        lines += [""]
+        lines.append(qs.markdown_table(["language", "TPR (extraction)", "FPR (hard benign)"], [
+            [k, cell(h["tpr_by_lang"].get(k)), cell(h["fpr_by_lang"].get(k))] for k in langs
+        ]))  # fmt: skip
     for key, title, goal in (
         ("leave_one_style_out", "Leave-one-style-out", GOAL_TPR_STYLE),
         ("leave_one_language_out", "Leave-one-language-out", GOAL_TPR_LANG),
