@@ -332,12 +332,12 @@ def test_two_processes_can_share_one_folder_by_defense(tmp_path: Path) -> None:
         run_evaluation(config, tmp_path, parts=parts(), only=["canary-rag"])
 
 
-def test_demo_grid_config_is_the_four_attacks_against_the_four_defenses(tmp_path: Path) -> None:
+def test_demo_grid_config_is_the_four_attacks_against_the_undefended_and_defended_columns(tmp_path: Path) -> None:
     from ragshield.evaluation.demo import DEMO_DEFENSES, demo_config
 
     config = demo_config(tmp_path)
     assert [spec.name for spec in config.attacks] == ["tgtb", "pide", "rag-thief", "pirates"]
-    assert tuple(config.defenses) == DEMO_DEFENSES == ("none", "rag-ct", "canary-rag", "rag-ct+canary-rag")
+    assert tuple(config.defenses) == DEMO_DEFENSES == ("none", "rag-ct", "canary-rag", "context-echo", "shield")
     assert config.generator == {"name": "llama-cpp"}  # the real local model, never a fake
     assert config.calibration is not None and config.benign is not None
     assert config.benign.offset >= (config.calibration.limit or 0)  # FPR is measured on unseen questions
