@@ -189,3 +189,20 @@ def test_sentences_joined_without_a_space_are_not_urls() -> None:
     analyzer = PiiAnalyzer(ner=False)
     text = "Feel free to ask further.Regards, see you in a few days.please visit www.example.com/a or Example.org."
     assert [(m.kind, m.value) for m in analyzer.find(text)] == [("url", "www.example.com/a"), ("url", "Example.org")]
+
+
+def test_a_name_that_introduces_itself_is_found_without_ner() -> None:
+    analyzer = PiiAnalyzer(ner=False)
+    text = "Hello doctor, my name is Mr. Brett Kerr (born 09/20/1940). Name: Tiffany Castillo."
+    names = [(m.kind, m.value) for m in analyzer.find(text) if m.kind == "person"]
+    assert names == [("person", "Brett Kerr"), ("person", "Tiffany Castillo")]
+    assert "regex:name-intro" in analyzer.recognizers
+
+
+def test_an_address_wins_over_the_digit_runs_inside_it() -> None:
+    # the phone recognizer alone reads the building number or the ZIP code as a phone number
+    analyzer = PiiAnalyzer(ner=False)
+    for address in ("1698 Judy Hills, Port Isaacport, MN 42777", "Unit 9525 Box 1698, DPO AP 04892"):
+        text = f"For the HR file: date of birth 04/04/1949, and mailing address {address}. Call me at (706) 555-0134."
+        found = [(m.kind, m.value) for m in analyzer.find(text)]
+        assert ("address", address) in found, found

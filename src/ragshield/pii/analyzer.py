@@ -4,16 +4,20 @@ Three sources, merged into one list of non-overlapping spans:
 
 1. presidio-analyzer's pattern recognizers through `PiiScanner` (email, phone, US SSN,
    credit card, IP, URL, IBAN, and numeric dates);
-2. US postal addresses by regular expression (`ragshield.pii.address`);
+2. US postal addresses, and names after "my name is", by regular expression
+   (`ragshield.pii.address`);
 3. spaCy named entities (`ragshield.pii.ner`, extra `ner`): person names, places, and
    dates written with words ("March 3, 1985").
 
 Dates of either source are kept only when they name a full calendar day with its year
 (a date of birth), so "2 weeks" or "Thursday" are not PII. A URL match that ends inside a
-word is dropped: it is two sentences joined without a space ("further.Regards"). Where spans overlap, a pattern
-match wins over an address, an address over a numeric date, and those over a named entity
-(the small NER model is the least precise: it tags "Timothy Lakes" in "836 Timothy Lakes,
-New Robert" as a PERSON); among equals the longer span wins.
+word is dropped: it is two sentences joined without a space ("further.Regards").
+
+Where spans overlap, a pattern match or an address (the longer of the two: an address holds
+digit runs that the phone recognizer also matches) wins over a numeric date, and those over
+a named entity or an introduced name (the small NER model is the least precise: it tags
+"Timothy Lakes" in "836 Timothy Lakes, New Robert" as a PERSON); among equals the longer
+span wins.
 """
 
 from __future__ import annotations
@@ -21,17 +25,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragshield.metrics.pii import DEFAULT_KINDS, PiiMatch, PiiScanner
-from ragshield.pii.address import ADDRESS_RECOGNIZER, find_addresses
+from ragshield.pii.address import ADDRESS_RECOGNIZER, NAME_INTRO_RECOGNIZER, find_addresses, find_introduced_names
 from ragshield.pii.ner import SpacyNer, is_full_date, ner_available
 
 __all__ = ["PATTERN_KINDS", "PiiAnalyzer", "PiiMatch"]
 
 PATTERN_KINDS = (*DEFAULT_KINDS, "date")
-_PATTERN, _ADDRESS, _PATTERN_DATE, _NER = range(4)  # overlap priority, lower wins
+# overlap priority, lower wins (then the longer span)
+_PATTERN = _ADDRESS = 0
+_PATTERN_DATE = 1
+_NER = _NAME_INTRO = 2
 
 
 class PiiAnalyzer:
-    """Finds PII spans with presidio's pattern recognizers, an address pattern and spaCy NER.
+    """Finds PII spans with presidio's pattern recognizers, address and name patterns, and spaCy NER.
 
     Args:
         scanner: the pattern scanner to reuse (default `PiiScanner(kinds, min_score=min_score)`).
@@ -81,6 +88,7 @@ class PiiAnalyzer:
         names = [f"presidio-pattern:{kind}" for kind in self.scanner.kinds]
         if self.addresses:
             names.append(ADDRESS_RECOGNIZER)
+        names.append(NAME_INTRO_RECOGNIZER)
         if self.ner is not None:
             names.extend(self.ner.recognizers)
         return tuple(names)
@@ -107,6 +115,7 @@ class PiiAnalyzer:
                 candidates.append((_PATTERN, match))
         if self.addresses:
             candidates.extend((_ADDRESS, PiiMatch("address", text[s:e], s, e)) for s, e in find_addresses(text))
+        candidates.extend((_NAME_INTRO, PiiMatch("person", text[s:e], s, e)) for s, e in find_introduced_names(text))
         return candidates
 
     def redact(self, text: str, *, placeholder: str = "[{kind}]") -> str:
