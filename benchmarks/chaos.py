@@ -372,7 +372,8 @@ async def main_async(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     gaps = [(a - began, b - began) for a, b in zip([began, *done], [*done, began + wall], strict=True)]
     # a stall is expected while Redis is down (fail closed): also report the longest one that
     # does not overlap an outage (plus 2 s for the clients' back-off and reconnection)
-    calm = [b - a for a, b in gaps if not any(a < end + 2.0 and b > start for start, end in run.outages)]
+    calm = [(a, b) for a, b in gaps if not any(a < end + 2.0 and b > start for start, end in run.outages)]
+    worst_calm = max(calm, key=lambda gap: gap[1] - gap[0]) if calm else None
     benign_total = sum(n for key, n in run.outcomes.items() if key.startswith("benign:"))
     benign_answered = len(run.benign_ms)
     low, high = wilson(benign_answered, benign_total)
@@ -394,7 +395,8 @@ async def main_async(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             "median_ms": round(statistics.median(run.benign_ms), 1) if run.benign_ms else None,
         },
         "longest_stall_s": round(max(b - a for a, b in gaps), 2) if gaps else None,
-        "longest_stall_outside_outages_s": round(max(calm), 2) if calm else None,
+        "longest_stall_outside_outages_s": round(worst_calm[1] - worst_calm[0], 2) if worst_calm else None,
+        "longest_stall_outside_outages_at_s": [round(t, 1) for t in worst_calm] if worst_calm else None,
         "slowest_benign_ms": round(max(run.benign_ms), 1) if run.benign_ms else None,
         "blocks": {**blocks, "lost_count": len(blocks["lost"])},
         "audit": audit,
