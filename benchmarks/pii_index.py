@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
@@ -144,6 +145,9 @@ def main() -> None:
         raise SystemExit("the 'ner' extra is not installed: pip install 'ragshield[ner]'")
     analyzers = {"patterns": PiiAnalyzer(ner=False), "patterns+ner": PiiAnalyzer(ner=True)}
     out: dict[str, Any] = {
+        # the machine is shared: throughput scales with the CPU left over, so the load is recorded
+        "cpus": os.cpu_count(),
+        "load_average_1min_at_start": round(os.getloadavg()[0], 1),
         "limit": args.limit,
         "batch": BATCH,
         "recognizers": {name: list(analyzer.recognizers) for name, analyzer in analyzers.items()},
@@ -163,6 +167,7 @@ def main() -> None:
             row[name] = measure_pass(texts, analyzer)
             row[name]["single_chunk"] = measure_single(texts, analyzer)
         out["corpora"][corpus_name] = row
+    out["load_average_1min_at_end"] = round(os.getloadavg()[0], 1)
     out["synthetic_recall"] = {name: synthetic_recall(args.synthetic, analyzer) for name, analyzer in analyzers.items()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
@@ -182,6 +187,10 @@ def main() -> None:
                 f"{r['share_with_pii']:.2f} ({share[0]:.2f}-{share[1]:.2f})"
             )
         print(f"{'':16} spans by kind (with NER): {row['patterns+ner']['spans_by_kind']}")
+    print(
+        f"{out['cpus']} CPUs, 1-min load average {out['load_average_1min_at_start']} at start, "
+        f"{out['load_average_1min_at_end']} at end"
+    )
     print(f"recall on {args.synthetic} synthetic records (known inventory), found/n (95% CI):")
     for name, recall in out["synthetic_recall"].items():
         cells = [
