@@ -251,3 +251,21 @@ def test_chunk_frequency_counts_the_chunks_holding_a_value(pii_index: Path) -> N
     assert store.chunk_frequency(str(digest)) == expected >= 1
     assert store.chunk_frequency("0" * 64) == 0
     assert ChunkPiiStore(PiiAnalyzer(ner=False)).chunk_frequency(str(digest)) is None
+
+
+def test_build_system_gives_defense_factories_the_index_folder(
+    pii_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragshield.system as system
+    from ragshield.config import SystemConfig
+    from ragshield.guards.base import NO_DEFENSE
+
+    seen: list[object] = []
+
+    def capture(spec: str, context: object, params: object = None) -> object:
+        seen.append(context)
+        return NO_DEFENSE
+
+    monkeypatch.setattr(system, "build_defense", capture)
+    system.build_system(SystemConfig(index=str(pii_index), generator={"name": "scripted"}, defenses=["none"]))
+    assert [getattr(context, "index_dir", None) for context in seen] == [str(pii_index)]
