@@ -124,8 +124,9 @@ class SpacyNer:
                     import spacy
                 except ImportError as error:  # pragma: no cover - find_spec said it was there
                     raise missing_extra("spacy", "ner") from error
-                config = json.loads((self._path / "meta.json").read_text(encoding="utf-8"))
-                components = [name for name in config.get("pipeline", []) if name != "ner"]
+                meta = json.loads((self._path / "meta.json").read_text(encoding="utf-8"))
+                # every component but `ner`, disabled ones (`senter`) included, so none is even loaded
+                components = [name for name in meta.get("components", meta.get("pipeline", [])) if name != "ner"]
                 nlp = _MODELS[self._path] = spacy.load(self._path, exclude=components)
             return nlp
 
