@@ -27,7 +27,10 @@ def echo_server(
     """WORST CASE target: EchoContextGenerator copies its whole context (canaries included).
 
     Canaries at sentence ends (so the start of a chunk streams out before the first canary),
-    a SQLite blocking policy (window 10, k 3), the labelled echo model.
+    halting at the first canary (`on_violation: halt`, the paper's mode: these tests check that
+    a halted stream and a blocked guard verdict never carry a canary; the default, redact,
+    withholds the canary's span and lets the answer go on), a SQLite blocking policy (window
+    10, k 3), the labelled echo model.
     """
     from ragshield.generators.scripted import EchoContextGenerator
 
@@ -36,7 +39,7 @@ def echo_server(
         synthetic_index,
         benign_file,
         tmp,
-        defense_params={"canary-rag": {"oracle": "off", "placement": "sentence-end"}},
+        defense_params={"canary-rag": {"oracle": "off", "placement": "sentence-end", "on_violation": "halt"}},
         policy={"window": 10, "k": 3, "block_seconds": 3600, "store": f"sqlite:{tmp / 'policy.db'}"},
     )
     sink: list[RetrievalResult] = []

@@ -72,7 +72,11 @@ def canary_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _guard_output(url: str, markers: dict[str, list[str]]) -> httpx.Response:
-    context = [{"id": chunk_id, "text": "some retrieved text", "similarity": 0.5} for chunk_id in markers]
+    """The markers with a context whose chunk texts hold them (as /v1/guard/query returns it)."""
+    context = [
+        {"id": chunk_id, "text": " ".join(["some retrieved text", *canaries])[:50_000], "similarity": 0.5}
+        for chunk_id, canaries in markers.items()
+    ]
     body = {"query": "what is in the record?", "context": context, "markers": markers, "output": "an answer"}
     return httpx.post(f"{url}/v1/guard/output", json=body, headers=_auth(), timeout=60)
 
@@ -85,8 +89,8 @@ def _guard_output(url: str, markers: dict[str, list[str]]) -> httpx.Response:
         ({"c1": ["abc"]}, "not one ragshield issued"),  # shorter than MIN_LENGTH
         ({"c1": ["0123456789ab"]}, "not one ragshield issued"),  # 0 and 1 are not in the alphabet
         ({"c1": ["ABCDEFGHJKMN"]}, "not one ragshield issued"),  # upper case is not either
-        ({f"c{i}": ["23456789abcd"] * 16 for i in range(20)}, "at most 256 canaries in all"),
-        ({"c1": ["23456789abcd"] * 17}, "at most 16 canaries per chunk"),
+        ({f"c{i}": ["23456789abcd"] * 1000 for i in range(3)}, "at most 2048 canaries in all"),
+        ({"c1": ["23456789abcd"] * 1025}, "at most 1024 canaries per chunk"),
     ],
 )
 def test_client_canaries_are_validated_before_the_matcher_sees_them(
@@ -105,6 +109,17 @@ def test_canaries_ragshield_issued_still_pass(canary_process: str) -> None:
     reply = _guard_output(canary_process, {"c1": [canary], "c2": [canary[::-1]]})
     assert reply.status_code == 200, reply.text
     assert reply.json()["action"] == "allow"
+
+
+def test_a_canary_must_be_in_its_chunk(canary_process: str) -> None:
+    body = {
+        "query": "q",
+        "context": [{"id": "c1", "text": "text without the canary", "similarity": 0.5}],
+        "markers": {"c1": ["23456789abcd"]},
+        "output": "an answer",
+    }
+    reply = httpx.post(f"{canary_process}/v1/guard/output", json=body, headers=_auth(), timeout=60)
+    assert reply.status_code == 400 and "not in its chunk's text" in reply.json()["error"]["message"]
 
 
 @pytest.fixture(scope="module")

@@ -223,6 +223,15 @@ async def handle_guard_output(state: ServiceState, request: Request, key_user: s
             "markers name chunks that are not in context; send the context /v1/guard/query returned",
             param="markers",
         )
+    if body.context:
+        texts = {chunk.id: chunk.text for chunk in body.context}
+        if any(canary not in texts[chunk_id] for chunk_id, canaries in body.markers.items() for canary in canaries):
+            raise ApiError(
+                400,
+                "markers hold a canary that is not in its chunk's text; send the context and markers "
+                "/v1/guard/query returned",
+                param="markers",
+            )
     user = policy_user(key_user, body.user)
     query = validate_query(
         Query(check_text(body.query, "query"), user_id=user, id=f"guardo-{new_id()}"), state.shield.max_query_chars

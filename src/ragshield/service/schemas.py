@@ -24,11 +24,14 @@ MAX_GUARD_CHUNKS = 100
 MAX_CHUNK_CHARS = 100_000
 MAX_ID_CHARS = 512
 # client-supplied canaries (`markers` of /v1/guard/output) are checked before the matcher builds
-# its automaton: ragshield draws 12 symbols from CANARY_ALPHABET (2 per chunk by default), so
-# these caps leave room for any sensible injector setting while bounding the matcher's work
+# its automaton: ragshield draws 12 symbols from CANARY_ALPHABET, 2 per chunk by default and
+# with `per_chunk: auto` one per ~130 characters of chunk text (about 1,950 for a full 256 kB
+# body), so these caps admit every marker set ragshield issues while bounding the matcher's work
+# (about 4 s of CPU at the total cap, on a worker thread); /v1/guard/output also requires each
+# canary to occur in its chunk's text when the context is sent
 MAX_CANARY_CHARS = 64
-MAX_CANARIES_PER_CHUNK = 16
-MAX_CANARIES_TOTAL = 256
+MAX_CANARIES_PER_CHUNK = 1024
+MAX_CANARIES_TOTAL = 2048
 _CANARY_SYMBOLS = frozenset(CANARY_ALPHABET)
 
 
