@@ -291,3 +291,11 @@ def test_only_intent_signals_count_towards_per_user_blocking() -> None:
 
     assert answers(guard()) == ["stop"] * 4  # redactions alone never block a user
     assert answers(guard(count_redactions=True))[-1] == "refused"
+
+
+def test_text_inside_angle_brackets_is_read_too() -> None:
+    """Tags are dropped in a view of their own: a copy written inside `<...>` is still a copy."""
+    wrapped = " ".join(f"<{word}>" for word in RECORD.split())
+    share, verdict = run_monitor(f"See: {wrapped}")
+    assert share > 0.8
+    assert verdict.action is Action.REDACT  # type: ignore[attr-defined]

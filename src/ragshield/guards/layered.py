@@ -13,6 +13,9 @@ What it cannot stop: a paraphrase that keeps no span of the record (measured as 
 and what the query-time layer does not recognise is answered (contained, not refused).
 
 Parameters: one mapping per layer, e.g. `{"intent": {...}, "canary-rag": {...}, "context-echo": {...}}`.
+CanaryRAG's generative oracle runs only when the system configures an `oracle:` model (the local
+SmolLM2 cannot be one: it fails the oracle's self-check); without it the canaries still catch
+copies in every encoding the matcher knows.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
         if not isinstance(given, Mapping):
             raise ConfigError(f"shield: parameters for {layer} must be a mapping")
         layer_params[layer] = {**DEFAULTS.get(layer, {}), **given}
+    # CanaryRAG's generative oracle needs a capable model (SmolLM2 fails its self-check, and the
+    # self-check costs a dozen generations at start-up): on only when the system names an oracle
+    layer_params["canary-rag"].setdefault("oracle", "auto" if context.oracle_generator is not None else "off")
     defense = build("+".join(LAYERS), context, layer_params)
     return Defense(
         name=NAME,

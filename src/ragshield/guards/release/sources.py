@@ -24,6 +24,7 @@ from ragshield.guards.release.views import (
     SpelledView,
     TextView,
     UnescapeView,
+    UntaggedView,
     Views,
     letter_differences,
 )
@@ -71,7 +72,7 @@ class RequestSources:
         strides = [[group() for _ in range(2)]]  # every 2nd character: filler after each, doubled text
         caesar = _Pair(Track(self.differences, sink), Track(self.pii_differences, sink))
         text_view = TextView(group(), caesar, strides)  # type: ignore[arg-type]
-        plain = [text_view, Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
+        plain = [text_view, UntaggedView(group()), Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
             inners = []

@@ -2,13 +2,14 @@
 
 Each view turns raw deltas into symbols with their raw offsets and feeds one or more `Track`s:
 
-* `TextView`: HTML tags dropped, then folded (`fold_text`: case, separators, zero-width, NFKC and
-  confusable look-alikes, leetspeak). One character per line and spaced-out letters fold away too.
+* `TextView`: the answer folded (`fold_text`: case, separators, zero-width, NFKC and confusable
+  look-alikes, leetspeak). One character per line and spaced-out letters fold away too.
   The same view derives the `letters` stream and feeds it, as consecutive-letter differences
   (mod 26), to the Caesar track: every shift, rot13 included, and (with negated differences among
   the sources) atbash, match at once. Numbered lines match there too (digits are not letters).
   Every 2nd raw character, at both phases, feeds a stride track: a filler character after every
   character, and doubled characters.
+* `UntaggedView`: HTML-like tags removed (a letter per `<b>` tag), then folded.
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
 * `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
   `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
@@ -53,37 +54,13 @@ class TextView:
     text: Track
     caesar: Track
     strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters (s = 2, 3, ...)
-    _carry: str = ""  # an unfinished tag, held until it closes or grows too long for a tag
-    _carry_offset: int = 0
     _last_letter: str = ""
 
     def feed(self, delta: str, offset: int) -> None:
-        text, start = self._carry + delta, (self._carry_offset if self._carry else offset)
-        self._carry = ""
-        if "<" in text:
-            tail = _TAG_TAIL.search(text)
-            if tail is not None:
-                self._carry, self._carry_offset = text[tail.start() :], start + tail.start()
-                text = text[: tail.start()]
-            pieces = self._untagged(text, start)
-        else:
-            pieces = [(text, start)]
-        for piece, piece_offset in pieces:
-            self._feed_piece(piece, piece_offset)
+        self._feed_piece(delta, offset)
 
     def flush(self) -> None:
-        if self._carry:
-            carry, self._carry = self._carry, ""
-            self._feed_piece(carry, self._carry_offset)
-
-    @staticmethod
-    def _untagged(text: str, start: int) -> list[tuple[str, int]]:
-        pieces, cursor = [], 0
-        for match in _TAG.finditer(text):
-            pieces.append((text[cursor : match.start()], start + cursor))
-            cursor = match.end()
-        pieces.append((text[cursor:], start + cursor))
-        return pieces
+        """Nothing is held back."""
 
     def _feed_piece(self, piece: str, offset: int) -> None:
         if not piece:
@@ -102,6 +79,41 @@ class TextView:
             differences = letter_differences(letters, self._last_letter)
             self.caesar.feed(differences, letter_owners[len(letter_owners) - len(differences) :])
             self._last_letter = letters[-1]
+
+
+@dataclass
+class UntaggedView:
+    """The answer with HTML-like tags removed (one letter per `<b>` tag), folded, for one track.
+
+    A separate view, not a step of `TextView`: text inside angle brackets (an e-mail address, a
+    header) must still reach the text view. Pieces without a tag are skipped (the text view sees
+    them as they are); an unfinished tag is held until it closes or grows too long to be one.
+    """
+
+    track: Track
+    _carry: str = ""
+    _carry_offset: int = 0
+
+    def feed(self, delta: str, offset: int) -> None:
+        text, start = self._carry + delta, (self._carry_offset if self._carry else offset)
+        self._carry = ""
+        if "<" not in text:
+            self.track.reset()
+            return
+        tail = _TAG_TAIL.search(text)
+        if tail is not None:
+            self._carry, self._carry_offset = text[tail.start() :], start + tail.start()
+            text = text[: tail.start()]
+        cursor = 0
+        for match in _TAG.finditer(text):
+            self.track.feed(*fold_text(text[cursor : match.start()], start + cursor))
+            cursor = match.end()
+        self.track.feed(*fold_text(text[cursor:], start + cursor))
+
+    def flush(self) -> None:
+        carry, self._carry = self._carry, ""
+        if carry:
+            self.track.feed(*fold_text(carry, self._carry_offset))
 
 
 @dataclass
@@ -126,7 +138,7 @@ _MARKED = (
 )
 _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
 _MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
-_UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+[^\w\n]{1,3}\d+[^\w\n]{1,3}\d+")
+_UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+\W{1,3}\d+\W{1,3}\d+")
 _TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
 
 
