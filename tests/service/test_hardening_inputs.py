@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fakes import KeywordGuard, SlowWords, fake_pipeline
+from fakes import KeywordGuard, SlowWords, canary_pipeline, fake_pipeline
 from service_helpers import KEY, KEYS, audit_lines, openai
 
 from ragshield.guards.canary.canaries import CANARY_ALPHABET
@@ -308,3 +308,28 @@ def test_config_errors_are_config_errors_with_one_line(tmp_path: Path, monkeypat
     assert str(missing) in str(caught.value)
     with pytest.raises(ConfigError, match="cannot open the audit log"):
         create_app(ServeConfig(audit_log=str(tmp_path / "a-file" / "audit.jsonl")), pipeline=fake_pipeline(SlowWords()))
+
+
+def test_default_canary_mode_streams_no_canary(tmp_path: Path) -> None:
+    """WORST CASE (EchoContextGenerator copies its context) under the default `on_violation:
+    redact`: the answer goes on, and no streamed chunk holds a canary."""
+    from ragshield.generators.scripted import EchoContextGenerator
+    from ragshield.integrations.shield import recording_defense
+    from ragshield.types import RetrievalResult
+
+    sink: list[RetrievalResult] = []
+    pipeline = canary_pipeline(EchoContextGenerator())
+    pipeline = pipeline.with_defense(recording_defense(pipeline.defense, sink))
+    config = ServeConfig(api_keys=KEYS, audit_log=str(tmp_path / "audit.jsonl"))
+    with BackgroundServer(create_app(config, pipeline=pipeline, warm_up=False)) as server:
+        api = openai.OpenAI(base_url=f"{server.url}/v1", api_key=KEY["alice"], max_retries=0)
+        pieces = [
+            chunk.choices[0].delta.content or ""
+            for chunk in api.chat.completions.create(model="ragshield", messages=ASK, stream=True)
+            if chunk.choices
+        ]
+    canaries = {canary for result in sink for values in result.markers.values() for canary in values}
+    assert canaries and "".join(pieces)
+    text = "".join(pieces).casefold()
+    assert all(canary.casefold() not in text for canary in canaries)
+    assert [line["action"] for line in audit_lines(tmp_path / "audit.jsonl")] in (["allow"], ["block"])
