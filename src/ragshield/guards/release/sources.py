@@ -125,11 +125,20 @@ def build_sources(
     if pii_store is not None:
         request.pii_source = getattr(pii_store, "source", "index")
         user_symbols = text_symbols(user_text)
-        for hit in retrieval.hits:
-            original = originals(hit.chunk.id) if originals is not None else None
-            for value in pii_store.values(original or hit.chunk):
+        chunks = [(originals(hit.chunk.id) if originals is not None else None) or hit.chunk for hit in retrieval.hits]
+        frequency = getattr(pii_store, "chunk_frequency", None)
+        public_df = frequent.min_df if frequent is not None else None
+        for values in (
+            pii_store.values_for(chunks) if hasattr(pii_store, "values_for") else map(pii_store.values, chunks)
+        ):
+            for value in values:
                 folded = text_symbols(value.value)
                 if len(folded) < MIN_PII_SYMBOLS or folded in user_symbols:
+                    continue
+                # a value in many records (a clinic, a domain, a drug the NER model calls a person)
+                # belongs to no single record
+                seen = frequency(value.digest) if frequency is not None and public_df is not None else None
+                if seen is not None and seen >= public_df:
                     continue
                 request.pii_count += 1
                 for symbols in (folded, folded[::-1]):
