@@ -244,6 +244,50 @@ def _verdict(value: float, goal: float, *, at_most: bool) -> str:
     return "met" if met else "**MISSED**"
 
 
+def summary(g: dict[str, Any]) -> list[str]:
+    """The issue's goals, each judged from the figures below: what is met and what is missed."""
+    s = g["shipped"]
+    real = ("sage", "healthcaremagic", "icliniq", "enron")
+    hard = {k: v for k, v in s["benign"].items() if "hard" in k}
+    out = ["**Goals of issue 18 at the shipped operating point:**", ""]
+    worst = max(real, key=lambda k: s["benign"][k]["rate"])
+    out.append(
+        f"- FPR <= 1% on SAGE, HealthcareMagic, iCliniq, Enron: "
+        f"{_verdict(s['benign'][worst]['rate'], GOAL_FPR, at_most=True)} (worst {worst} "
+        f"{100 * s['benign'][worst]['rate']:.1f}%)."
+    )
+    out.append(
+        "- FPR <= 2% on hard benign: "
+        + "; ".join(
+            f"{name} {100 * r['rate']:.1f}% ({r['k']}/{r['n']}) {_verdict(r['rate'], GOAL_FPR_HARD, at_most=True)}"
+            for name, r in hard.items()
+        )
+        + "."
+    )
+    low = min(s["families"], key=lambda k: s["families"][k]["rate"])
+    out.append(
+        f"- TPR >= 0.95 on the published families: "
+        f"{_verdict(s['families'][low]['rate'], GOAL_TPR_FAMILY, at_most=False)} (lowest {low} "
+        f"{s['families'][low]['rate']:.3f})."
+    )
+    for key, goal, what in (
+        ("leave_one_style_out", GOAL_TPR_STYLE, "style"),
+        ("leave_one_language_out", GOAL_TPR_LANG, "language"),
+    ):
+        if key in g:
+            missed = [f"{v} {r['own']['rate']:.2f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
+            out.append(
+                f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
+                + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
+                + "."
+            )
+    c = g["cost"]
+    out.append(
+        f"- cost <= 10% of retrieval: {_verdict(c['check_share'], 0.10, at_most=True)} ({100 * c['check_share']:.1f}%)."
+    )
+    return out
+
+
 def report(g: dict[str, Any]) -> list[str]:
     """Markdown lines of the generalisation section (tables only; no query text)."""
     s = g["shipped"]
@@ -257,6 +301,8 @@ def report(g: dict[str, Any]) -> list[str]:
         f"`{meta['embedder']}`. Operating point p >= {op['threshold']:.4f}, set at {100 * op['target_fpr']:.1f}% "
         f"target FPR on {op['n_calibration']} calibration questions (mixed public benign set, disjoint from "
         "every test set below). No user calibration anywhere in this section. Cells: rate [95% Wilson CI] (k/n).",
+        "",
+        *summary(g),
         "",
         "**False-positive rate on benign questions never trained or calibrated on** (goal <= 1%; hard benign <= 2%)",
         "",
@@ -319,7 +365,9 @@ def report(g: dict[str, Any]) -> list[str]:
             "HealthcareMagic, iCliniq and Enron test sets)",
             "",
         ]
-        header = ["left out", "TPR own phrasings", "TPR held-apart", "goal (own)", "FPR pooled"]
+        notes = {r["heldout"].get("note") for r in g[key].values()} - {None}
+        held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
+        header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
         if key == "leave_one_language_out":
             header.append("FPR own benign in that language")
         rows = []

@@ -151,7 +151,7 @@ def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
     set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2."""
     return [
-        Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(HELDOUT)
+        Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
     ]
 
 
