@@ -3,11 +3,14 @@
     intent (query time)  ->  canary-rag (canaries in the context, redact mode)  ->  context-echo
     (release containment: retrieved text beyond the allowance, retrieved PII, unnatural output)
 
-Query-time intent blocks what it recognises as an extraction request; everything else is answered,
-and what the answer releases is contained whoever asks. Only intent signals count towards per-user
-blocking (a query-guard block, a canary exposed in an obfuscated form, an oracle violation);
-redactions alone do not, so a benign user whose answer quoted a record is not blocked. The per-user
-policy itself is the system's (`policy:` in the config; `serve` turns it on).
+Query-time intent flags what it recognises as an extraction request. By default a flagged query is
+still answered and contained (`intent: {refuse: true}` refuses it instead): the learned intent model
+flags about one in five hand-written hard-benign questions that use extraction-like words innocently
+("list the side effects of ibuprofen", docs/results/query_detection.md), and refusing them would
+refuse benign users; release containment, not the guess, is what keeps records in. Only intent
+signals count towards per-user blocking (a flagged query, a canary exposed in an obfuscated form, an
+oracle violation); redactions alone do not, so a benign user whose answer quoted a record is not
+blocked. The per-user policy itself is the system's (`policy:` in the config; `serve` turns it on).
 
 What it cannot stop: a paraphrase that keeps no span of the record (measured as CRR in the grids),
 and what the query-time layer does not recognise is answered (contained, not refused).
@@ -21,10 +24,12 @@ copies in every encoding the matcher knows.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
-from ragshield.guards.base import Defense
+from ragshield.guards.base import INTENT_SIGNAL, Defense, QueryGuard
+from ragshield.types import Action, RetrievalResult, Verdict
 
 if TYPE_CHECKING:
     from ragshield.guards.factory import DefenseContext
@@ -53,12 +58,38 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     # CanaryRAG's generative oracle needs a capable model (SmolLM2 fails its self-check, and the
     # self-check costs a dozen generations at start-up): on only when the system names an oracle
     layer_params["canary-rag"].setdefault("oracle", "auto" if context.oracle_generator is not None else "off")
+    refuse = bool(layer_params["intent"].pop("refuse", False))
     defense = build("+".join(LAYERS), context, layer_params)
+    guards = defense.query_guards if refuse else tuple(SignalOnly(guard) for guard in defense.query_guards)
     return Defense(
         name=NAME,
         rewriters=defense.rewriters,
-        query_guards=defense.query_guards,
+        query_guards=guards,
         decorators=defense.decorators,
         output_guards=defense.output_guards,
         fail_closed=defense.fail_closed,
     )
+
+
+@dataclass(frozen=True)
+class SignalOnly:
+    """A query guard whose block is an intent signal, not a refusal.
+
+    The query is answered (release containment decides what leaves); the verdict says what the guard
+    found and counts towards per-user blocking. A guard error keeps its own action, so a failing guard
+    still fails closed.
+    """
+
+    guard: QueryGuard
+
+    @property
+    def name(self) -> str:
+        return self.guard.name
+
+    def check(self, retrieval: RetrievalResult) -> Verdict:
+        verdict = self.guard.check(retrieval)
+        if not verdict.blocked or "error_type" in verdict.evidence:
+            return verdict
+        evidence = {**verdict.evidence, INTENT_SIGNAL: True}
+        reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
+        return replace(verdict, action=Action.ALLOW, reason=reason, evidence=evidence)

@@ -207,7 +207,9 @@ class RagPipeline:
         started = _now()
         retrieval = self.retriever.retrieve(retrieval_query, self.k)
         # the client's original text is what the prompt answers; only retrieval used the rewrite
-        run.retrieval = replace(retrieval, query=run.query)
+        # (a rewritten query's embedding is not the client's: guards must not reuse it)
+        vector = retrieval.query_vector if retrieval_query.text == run.query.text else None
+        run.retrieval = replace(retrieval, query=run.query, query_vector=vector)
         run.timings["retrieve"] = _ms(started)
         retrieval_for_guards = run.retrieval
         flagged = False

@@ -142,8 +142,11 @@ class EchoMonitor:
         if self._exceeds(source, low, high):
             self._echoed.add(source.key)
             self._withhold(start_raw, end_raw, "echo")
-        elif self.budget is not None and source.is_private(last):
-            self._released_grams.setdefault(source.key, set()).add(source.canon[last])
+        elif self.budget is not None:
+            # a new run reports its first gram whole, a growing run one symbol at a time
+            positions = range(low, high + 1) if high - low + 1 <= self.request.text.m else (last,)
+            released = self._released_grams.setdefault(source.key, set())
+            released.update(source.canon[p] for p in positions if source.is_private(p))
 
     def _exceeds(self, source: Source, low: int, high: int) -> bool:
         """Does the run over source positions [low, high] copy more private text than allowed?"""
