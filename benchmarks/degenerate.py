@@ -52,6 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 HOLDOUT = 300  # as configs/healthcaremagic.yaml: 550 of the 850 dialogues indexed
 SYNTHETIC_RECORDS = 850
+DEFAULT_MAX_TOKENS = 64  # the evaluation grids' answer budget; longer answers: --max-tokens (own set label)
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,15 @@ class Setting:
     note: str = ""
 
     def describe(self) -> str:
-        stops = "layout's stops" if self.stop is None else (f"stops {list(self.stop)}" if self.stop else "no stops")
-        return f"{self.layout} layout, repeat_penalty {self.repeat_penalty:g}, {stops}"
+        from ragshield.rag.prompting import PromptBuilder
+
+        stops = PromptBuilder(layout=self.layout, stop=self.stop).stop_sequences
+        named = "`CHAT_STOP`" if stops == CHAT_STOP else (repr(list(stops)) if stops else "no stops")
+        return f"{self.layout} layout, repeat_penalty {self.repeat_penalty:g}, {named}"
 
 
 OLD = Setting("tgtb", 1.0, note="before: the TGTB completion layout, greedy, no penalty, no stops")
-NEW = Setting("chat", USER_REPEAT_PENALTY, note="after: the user-facing defaults (SystemConfig)")
+NEW = Setting("chat", USER_REPEAT_PENALTY, note="after: the user-facing defaults of SystemConfig")
 #: what the tuning set compares (the reported set runs only `old` and `new`)
 VARIANTS: dict[str, Setting] = {
     "old": OLD,
@@ -274,7 +278,7 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"- Questions: {results['source']}; reported set {meta['questions']} questions, separate tuning set "
         f"{meta['tuning']} questions (settings are compared on the tuning set only).",
         f"- System: {results['index']} index, k={meta['k']}, SmolLM2-135M-Instruct (Q4, llama.cpp, "
-        f"{meta['threads'] or 'default'} thread(s)), greedy, max_tokens={meta['max_tokens']}, no defense.",
+        f"{meta['threads'] or 'default'} thread(s)), greedy, no defense; answer budget per set below.",
         "- Degenerate (`ragshield.metrics.utility.degenerate`): some word 4-gram occurs 3+ times, or the second "
         "half of the answer repeats a run of its first half of at least 8 words and half its own length.",
         "- Rates with n and the Wilson 95% interval; latency is the whole answer (retrieval + generation), "
@@ -283,17 +287,17 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         "Settings:",
         "",
     ]
-    for name in results["variants"]:
+    used = {name for block in results["sets"].values() for name in block["summary"]}
+    for name in (name for name in VARIANTS if name in used):
         setting = VARIANTS[name]
         lines.append(f"- `{name}`: {setting.describe()} ({setting.note})")
     lines.append(f"- chat stop sequences (`CHAT_STOP`): {', '.join(repr(s) for s in CHAT_STOP)}")
-    for label in ("tuning", "report"):
-        if label not in results["sets"]:
-            continue
+    for label in sorted(results["sets"], key=lambda name: (not name.startswith("report"), name)):
         block = results["sets"][label]
-        title = "Tuning set" if label == "tuning" else "Reported set"
-        lines += ["", f"## {title} ({block['questions']} questions)", "", *table(block["summary"])]
-        if "paired" in block:
+        title = "Reported set" if label.startswith("report") else "Tuning set"
+        heading = f"## {title} ({block['questions']} questions, max_tokens={block['max_tokens']})"
+        lines += ["", heading, "", *table(block["summary"])]
+        if block.get("paired", {}).get("questions"):
             pair = block["paired"]
             lines.append("")
             lines.append(
@@ -312,7 +316,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=50, help="reported questions")
     parser.add_argument("--tuning", type=int, default=20, help="tuning questions (disjoint from the reported)")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="settings compared on the tuning set")
-    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: llama.cpp's)")
     parser.add_argument("--seed", type=int, default=0)
@@ -345,14 +349,17 @@ def main() -> None:
         "chat_stop": list(CHAT_STOP),
         "user_repeat_penalty": USER_REPEAT_PENALTY,
     }
-    progress = Progress(RESULTS / "degenerate.progress.tmp", settings)
-    names = sorted({*variants, "old", "new"} if "tune" in sections else {"old", "new"}, key=list(VARIANTS).index)
+    suffix = "" if args.max_tokens == DEFAULT_MAX_TOKENS else f".{args.max_tokens}"
+    progress = Progress(RESULTS / f"degenerate.progress{suffix}.tmp", settings)
+    tuned = sorted(set(variants), key=list(VARIANTS).index)
+    names = sorted({*tuned, "old", "new"} if "report" in sections else set(tuned), key=list(VARIANTS).index)
     pipelines, index = build_pipelines(kept, args.work / "index", names, args)
+    label_suffix = "" if args.max_tokens == DEFAULT_MAX_TOKENS else f"-{args.max_tokens}tok"
     plan = []
     if "tune" in sections:
-        plan.append(("tuning", tuning, [n for n in names if n in variants or n in ("old", "new")]))
+        plan.append((f"tuning{label_suffix}", tuning, tuned))
     if "report" in sections:
-        plan.append(("report", reported, ["old", "new"]))
+        plan.append((f"report{label_suffix}", reported, ["old", "new"]))
     start, end = (int(part) if part else None for part in args.slice.split(":")) if args.slice else (None, None)
     for label, items, chosen in plan:
         answer_rows(label, items[start:end], chosen, pipelines, progress, first=start or 0)
@@ -364,14 +371,14 @@ def main() -> None:
         "settings": settings,
         "source": source,
         "index": index,
-        "variants": names,
-        "sets": previous.get("sets", {}) if previous.get("settings") == settings else {},
+        "sets": previous.get("sets", {}),  # each set says its own answer budget
         "reading": previous.get("reading", []),
     }
     for label, items, chosen in plan:
         rows = [row for row in progress.done.values() if row["set"] == label]
         block: dict[str, Any] = {
             "questions": len(items),
+            "max_tokens": args.max_tokens,
             "summary": {name: summarise([r for r in rows if r["setting"] == name]) for name in chosen},
             "paired": paired(rows, "old", "new"),
             "rows": sorted(
