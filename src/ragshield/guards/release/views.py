@@ -188,9 +188,10 @@ def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> 
 
 
 @dataclass
-class UnescapeView:
-    """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
-    boundary is held until the next delta."""
+class _HoldingView:
+    """A view that holds back the end of each piece that the next delta may still change (an
+    unfinished escape or word), then feeds the rest; subclasses say where to cut (`_cut`) and what
+    to do with the text (`_feed`)."""
 
     track: Track
     _carry: str = ""
@@ -199,7 +200,7 @@ class UnescapeView:
     def feed(self, delta: str, offset: int) -> None:
         start = self._carry_offset if self._carry else offset
         text, self._carry = self._carry + delta, ""
-        cut = _escape_tail(text)
+        cut = self._cut(text)
         if cut < len(text):
             self._carry, self._carry_offset = text[cut:], start + cut
             text = text[:cut]
@@ -208,6 +209,21 @@ class UnescapeView:
     def flush(self) -> None:
         carry, self._carry = self._carry, ""
         self._feed(carry, self._carry_offset)
+
+    def _cut(self, text: str) -> int:
+        raise NotImplementedError
+
+    def _feed(self, text: str, start: int) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class UnescapeView(_HoldingView):
+    """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
+    boundary is held until the next delta."""
+
+    def _cut(self, text: str) -> int:
+        return _escape_tail(text)
 
     def _feed(self, text: str, start: int) -> None:
         if not text:
@@ -250,31 +266,19 @@ _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—
 
 
 @dataclass
-class SpelledView:
+class SpelledView(_HoldingView):
     """The answer with NATO words, digit words and Morse code read back as characters, other words
     kept (digits written as words inside plain text), folded, for one track."""
 
-    track: Track
-    _carry: str = ""
-    _carry_offset: int = 0
     _active: bool = False  # a spelled token was seen: from there on this view follows the answer
     _recent: str = ""  # the text before that, so a run can start before the first spelled token
     _recent_offset: int = 0
 
-    def feed(self, delta: str, offset: int) -> None:
-        start = self._carry_offset if self._carry else offset
-        text, self._carry = self._carry + delta, ""
+    def _cut(self, text: str) -> int:
         last = len(text)
         while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
             last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
-        if last < len(text) and (last > 0 or len(text) < _LONGEST_SPELLED):
-            self._carry, self._carry_offset = text[last:], start + last
-            text = text[:last]
-        self._feed(text, start)
-
-    def flush(self) -> None:
-        carry, self._carry = self._carry, ""
-        self._feed(carry, self._carry_offset)
+        return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
 
     def _feed(self, text: str, start: int) -> None:
         if not text:
