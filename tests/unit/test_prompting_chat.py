@@ -71,7 +71,7 @@ def test_echo_worst_case_still_finds_the_chat_context(fake_retriever) -> None:  
 
 
 def test_system_config_defaults_are_the_user_facing_settings(fake_retriever) -> None:  # type: ignore[no-untyped-def]
-    config = SystemConfig(index="unused")
+    config = SystemConfig(index="unused", defenses=[])  # no defense: the fake retriever has no index folder
     assert config.prompt_layout == "chat"
     assert config.generator == {"name": "llama-cpp", "repeat_penalty": USER_REPEAT_PENALTY}
     assert USER_REPEAT_PENALTY > 1.0
@@ -92,14 +92,13 @@ def test_ask_uses_the_chat_layout_and_the_penalty_by_default(monkeypatch, fake_r
         return build_system(config, retriever=fake_retriever, generator=generator)
 
     monkeypatch.setattr(core, "build_system", fake_build)
-    result = CliRunner().invoke(app, ["ask", "--index", str(tmp_path), "--json", "what helps a rash?"])
+    ask = ["ask", "--index", str(tmp_path), "--defense", "none", "--json"]
+    result = CliRunner().invoke(app, [*ask, "what helps a rash?"])
     assert result.exit_code == 0, result.output
     assert seen[0].prompt_layout == "chat"
     assert seen[0].generator == {"name": "llama-cpp", "repeat_penalty": USER_REPEAT_PENALTY}
     assert generator.requests[0].stop == CHAT_STOP
-    result = CliRunner().invoke(
-        app, ["ask", "--index", str(tmp_path), "--layout", "tgtb", "--repeat-penalty", "1.0", "--json", "q"]
-    )
+    result = CliRunner().invoke(app, [*ask, "--layout", "tgtb", "--repeat-penalty", "1.0", "q"])
     assert result.exit_code == 0, result.output
     assert seen[1].prompt_layout == "tgtb" and seen[1].generator == {"name": "llama-cpp"}
 
