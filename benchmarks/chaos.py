@@ -228,7 +228,8 @@ async def hostile(client: httpx.AsyncClient, run: Run, url: str, rng: random.Ran
         canaries = ["a" * 200_000] if kind == "huge_canary" else ["23456789abcdefgh"] * 16
         chunks = 1 if kind == "huge_canary" else 16
         markers = {f"c{i}": canaries for i in range(chunks)}
-        text = "a retrieved record " * 20 + " ".join(canaries[:1])  # ragshield's context holds its canaries
+        # ragshield's context holds its canaries (the oversized one stays out: the body limit would refuse it first)
+        text = "a retrieved record " * 20 + ("" if kind == "huge_canary" else canaries[0])
         context = [{"id": f"c{i}", "text": text, "similarity": 0.5} for i in range(chunks)]
         body = {"query": "q", "context": context, "markers": markers, "output": "lorem ipsum " * 5000}
         reply = await client.post(f"{url}/v1/guard/output", json=body, headers=headers, timeout=60)
