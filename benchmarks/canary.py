@@ -53,6 +53,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from ragshield.guards.canary import CanaryMatcher, CanaryMonitor, new_canaries
+from ragshield.metrics.intervals import wilson
 from ragshield.types import GenerationRequest, Query, Response, iter_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -231,7 +232,7 @@ def bench_coverage(data: Path, n: int, seed: int) -> dict[str, Any]:
                     counts[length][1] += 1
                     counts[length][0] += _holds_canary(decorated[start : start + length], canaries)
             for length, (hits, total) in counts.items():
-                low, high = _wilson(hits, total)
+                low, high = wilson(hits, total)
                 row = {
                     "corpus": corpus,
                     "setting": setting,
@@ -268,7 +269,7 @@ def bench_benign(data: Path, rounds: int, canaries_per_round: int, seed: int) ->
             hits += [hit.form for hit in matcher.find(text[len(text) // 10 :])]
         elapsed = time.perf_counter() - started
         scanned = rounds * len(text)
-        low, high = _wilson(len(hits), scanned)
+        low, high = wilson(len(hits), scanned)
         key = "one_edit" if one_edit else "exact_only"
         out[key] = {
             "hits": len(hits),
@@ -324,15 +325,6 @@ def _percentile(values: list[float], q: float) -> float:
     position = (len(ordered) - 1) * q
     low, high = math.floor(position), math.ceil(position)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def _wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    if total == 0:
-        return (float("nan"), float("nan"))
-    p = successes / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 THREADS: int | None = None  # llama.cpp threads per model instance (--threads)
@@ -465,7 +457,7 @@ def bench_fpr(data: Path, index_dir: Path, n: int, max_tokens: int, progress: Pr
         return {"queries": 0}
     flagged = sum(r["blocked"] for r in done)
     rate = flagged / len(done)
-    low, high = _wilson(flagged, len(done))
+    low, high = wilson(flagged, len(done))
     domains: dict[str, list[bool]] = {}
     for r in done:
         domains.setdefault(str(r["domain"]), []).append(r["blocked"])

@@ -16,7 +16,6 @@ the calibration buckets (never on a test set or the held-apart set):
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from pathlib import Path
@@ -29,19 +28,11 @@ import train_intent as ti
 from ragshield.datasets.base import load_corpus
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
+from ragshield.metrics.intervals import wilson
 from ragshield.types import Query, RetrievalResult
 
 LOO_FOLDS = 3
 N_FAMILY = 250
-
-
-def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    if total == 0:
-        return (float("nan"), float("nan"))
-    p = successes / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def rate(scores: np.ndarray, threshold: float) -> dict[str, Any]:

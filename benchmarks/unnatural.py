@@ -41,6 +41,7 @@ from typing import Any
 from ragshield.guards.release.unnatural import UnnaturalSpan, UnnaturalTextDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ragshield.metrics.intervals import wilson
 from unnatural_samples import MULTILINGUAL, SPECIAL
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,16 +62,6 @@ def _rows(name: str) -> list[dict[str, Any]]:
         return []
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
-
-
-def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (0, 0 for n = 0)."""
-    if total == 0:
-        return 0.0, 0.0
-    p = successes / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def detect(text: str, delta: int = DELTA, **params: Any) -> list[UnnaturalSpan]:

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from ragshield.errors import ConfigError
+from ragshield.metrics.intervals import wilson
 from ragshield.types import iter_jsonl
 
 PHRASINGS = "intent_phrasings.jsonl"
@@ -55,16 +56,6 @@ def packaged_extraction_phrasings() -> list[str]:
     """The project's own extraction requests shipped with the package (all styles and languages)."""
     text = resources.files("ragshield").joinpath("data", PHRASINGS).read_text(encoding="utf-8")
     return [row["text"] for row in map(json.loads, text.splitlines()) if row and row.get("label") == 1]
-
-
-def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a rate (0, 0 for an empty sample)."""
-    if total == 0:
-        return 0.0, 0.0
-    p = successes / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def calibrate(questions: list[str], *, target_fpr: float, out: Path, model: Path | None = None) -> dict[str, Any]:
