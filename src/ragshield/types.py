@@ -249,7 +249,7 @@ class Response:
     text: str
     retrieval: RetrievalResult | None
     verdicts: tuple[Verdict, ...] = ()
-    finish_reason: str = "stop"  # stop | length | blocked | refused | error | screened (RagPipeline.screen)
+    finish_reason: str = "stop"  # stop | length | blocked | refused | error | cancelled | screened (RagPipeline.screen)
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     error: str | None = None  # set when generation failed; names the exception type only
 

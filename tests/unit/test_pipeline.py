@@ -260,3 +260,44 @@ def test_an_answer_cut_by_the_token_limit_says_length(fake_retriever) -> None:  
     assert isinstance(final, Response)
     assert final.text == "The answer was cut" and final.finish_reason == "length"
     assert "".join(item for item in items[:-1] if isinstance(item, str)) == "The answer was cut"
+
+
+def test_a_cancelled_answer_stops_within_one_delta_and_is_not_counted_for_the_user() -> None:
+    from ragshield.generators.base import CancelToken, cancel_scope
+    from ragshield.guards.policy import MemoryStore, SlidingWindowPolicy
+    from ragshield.types import Query as _Query
+
+    class _Retriever:  # FAKE retriever (unit test): no chunks
+        def retrieve(self, query: _Query, k: int) -> object:
+            from ragshield.types import RetrievalResult
+
+            return RetrievalResult(query, ())
+
+    token = CancelToken()
+    produced: list[str] = []
+
+    class _Words:  # FAKE model: cancels its caller after three words
+        name = "fake-words"
+
+        def stream(self, request: object):  # type: ignore[no-untyped-def]
+            for number in range(100):
+                if number == 3:
+                    token.cancel()
+                produced.append("w")
+                yield "word "
+
+    class _RecordingPolicy(SlidingWindowPolicy):  # FAKE-ish: the real policy, counting its records
+        recorded = 0
+
+        def record(self, user_id: str, *, violated: bool) -> object:  # type: ignore[override]
+            type(self).recorded += 1
+            return super().record(user_id, violated=violated)
+
+    pipeline = RagPipeline(_Retriever(), _Words(), policy=_RecordingPolicy(MemoryStore(), window=5, k=1))  # type: ignore[arg-type]
+    with cancel_scope(token):
+        response = pipeline.answer(_Query("hello", user_id="gone"))
+    assert response.finish_reason == "cancelled"
+    assert len(produced) <= 5
+    assert _RecordingPolicy.recorded == 0  # an answer never delivered is not a query of the user's window
+    pipeline.answer(_Query("hello", user_id="gone"))
+    assert _RecordingPolicy.recorded == 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from ragshield.errors import InvalidQueryError
-from ragshield.generators.base import Generator, StreamEnd
+from ragshield.generators.base import GenerationCancelled, Generator, StreamEnd, check_cancelled
 from ragshield.guards.base import INTENT_SIGNAL, NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.release import Withholder
@@ -270,6 +270,7 @@ class RagPipeline:
         deltas = iter(self.generator.stream(request))
         try:
             for delta in deltas:
+                check_cancelled()  # a client that left or timed out frees the model within one delta
                 if isinstance(delta, StreamEnd):  # empty; says the token limit cut the answer
                     cut_by_limit = cut_by_limit or delta.reason == "length"
                     continue
@@ -297,6 +298,8 @@ class RagPipeline:
                         client_text.append(piece)
                         if piece:
                             yield piece
+        except GenerationCancelled:
+            finish = "cancelled"
         except Exception as error:  # the generator died mid-stream: end cleanly, say why
             finish, error_name = "error", type(error).__name__
             log.warning("generation failed mid-stream: %s", error_name)
@@ -333,7 +336,8 @@ class RagPipeline:
         # a withheld span alone is not an intent signal (a small model quotes records for benign
         # users); a guard that saw one says so in its verdict's evidence
         signalled = violated or any(v.evidence.get(INTENT_SIGNAL) for v in run.verdicts)
-        policy_verdict = self._record(run, violated=signalled)
+        # a cancelled answer was never delivered: it is not a query of the user's window
+        policy_verdict = None if finish == "cancelled" else self._record(run, violated=signalled)
         if policy_verdict is not None:
             run.verdicts.append(policy_verdict)
         if withholder.withheld_chars:
