@@ -296,7 +296,7 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         block = results["sets"][label]
         title = "Reported set" if label.startswith("report") else "Tuning set"
         heading = f"## {title} ({block['questions']} questions, max_tokens={block['max_tokens']})"
-        lines += ["", heading, "", *table(block["summary"])]
+        lines += ["", heading, "", *([block["note"], ""] if block.get("note") else []), *table(block["summary"])]
         if block.get("paired", {}).get("questions"):
             pair = block["paired"]
             lines.append("")
