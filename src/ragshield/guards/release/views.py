@@ -265,6 +265,13 @@ _LONGEST_SPELLED = 24
 _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 
 
+def _standalone(text: str, start: int, end: int) -> bool:
+    """Is text[start:end] bounded by whitespace, `/` or the ends of the text?"""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return (before.isspace() or before == "/") and (after.isspace() or after == "/")
+
+
 @dataclass
 class SpelledView(_HoldingView):
     """The answer with NATO words, digit words and Morse code read back as characters, other words
@@ -295,9 +302,14 @@ class SpelledView(_HoldingView):
         owners: list[int] = []
         for match in _TOKEN.finditer(text):
             token = match.group()
-            char = _SPELLED.get(token.lower()) or _MORSE.get(token.translate(_MORSE_FOLD))
-            if char is None and token[0] in _MORSE_CHARS:
-                continue  # unknown Morse or punctuation: nothing
+            if token[0] in _MORSE_CHARS:
+                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
+                alone = _standalone(text, match.start(), match.end())
+                char = _MORSE.get(token.translate(_MORSE_FOLD)) if alone else None
+                if char is None:
+                    continue  # unknown Morse or punctuation: nothing
+            else:
+                char = _SPELLED.get(token.lower())
             if char is None:
                 char = token
             chars.append(char)
