@@ -78,7 +78,8 @@ def guards(minilm: Any, store: InMemoryVectorStore) -> tuple[Any, list[Retrieval
     unguarded = GuardedRetriever(shield=Shield(build_defense("none", DefenseContext())), vectorstore=store)
     calibration = tuple(unguarded.retrieval(q) for q in CALIBRATION)
     context = DefenseContext(embedder=minilm, calibration=calibration, target_fpr=0.05)
-    defense = build_defense("intent+canary-rag", context, {"canary-rag": {"oracle": "off"}})
+    # halt: these tests check that a halted stream carries no canary (the default, redact, withholds it)
+    defense = build_defense("intent+canary-rag", context, {"canary-rag": {"oracle": "off", "on_violation": "halt"}})
     sink: list[RetrievalResult] = []
     return Shield(recording_defense(defense, sink)), sink
 

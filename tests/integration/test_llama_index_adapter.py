@@ -65,7 +65,8 @@ def guards(minilm: Any, synthetic_retriever: Any) -> tuple[Shield, list[Retrieva
     """Extraction intent (query text only) + CanaryRAG (oracle off), recording canaries."""
     calibration = tuple(synthetic_retriever.retrieve_many([Query(q) for q in CALIBRATION], 3))
     context = DefenseContext(embedder=minilm, calibration=calibration, target_fpr=0.05)
-    defense = build_defense("intent+canary-rag", context, {"canary-rag": {"oracle": "off"}})
+    # halt: these tests check that a halted stream carries no canary (the default, redact, withholds it)
+    defense = build_defense("intent+canary-rag", context, {"canary-rag": {"oracle": "off", "on_violation": "halt"}})
     sink: list[RetrievalResult] = []
     return Shield(recording_defense(defense, sink)), sink
 

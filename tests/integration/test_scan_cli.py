@@ -96,7 +96,8 @@ def test_output_guard_defense_runs_the_pipeline_and_records_violations(
 ) -> None:
     out = files["folder"] / "canary.jsonl"
     code, _, error = run("--index", str(synthetic_index), "--guard", "canary-rag", "--generator", "echo-context",
-                         "--param", "canary-rag.oracle=off", "--queries", str(files["queries"]),
+                         "--param", "canary-rag.oracle=off", "--param", "canary-rag.on_violation=halt",
+                         "--queries", str(files["queries"]),
                          "--out", str(out))  # fmt: skip
     assert code == 0, error
     lines = read_lines(out)
