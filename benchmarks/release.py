@@ -113,7 +113,7 @@ def _readings(text: str, view: str) -> list[str]:
     return readings
 
 
-def views_section(requests: int, seed: int) -> dict[str, Any]:
+def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dict[str, Any]:
     from ragshield.pii.store import open_chunk_pii_store
     from ragshield.rag.embedding import make_embedder
 
@@ -121,6 +121,8 @@ def views_section(requests: int, seed: int) -> dict[str, Any]:
     pii_store = open_chunk_pii_store(None)
     out: dict[str, Any] = {}
     for kb, chunks in knowledge_bases(2000).items():
+        if kbs and kb not in kbs:
+            continue
         rng = random.Random(seed)
         retriever = _FixedRetriever(chunks)
         retriever.embedder = embedder
@@ -226,7 +228,7 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
     for name in DEFENSES:
         answers = rows[name]
         cosine = [float(a @ b) for a, b in zip(vectors[name], vectors["none"], strict=True)]
-        rouge = [rouge_l(b["text"], a["text"]).fmeasure for a, b in zip(answers, baseline, strict=True)]
+        rouge = [rouge_l(b["text"], a["text"]).f1 for a, b in zip(answers, baseline, strict=True)]
         out[name] = {
             "refused": sum(row["finish"] in ("blocked", "refused") for row in answers),
             "redacted_answers": sum(row["withheld"] > 0 for row in answers),
@@ -297,6 +299,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", nargs="+", default=["views", "cost"], choices=["views", "cost", "benign"])
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
+    parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
     parser.add_argument("--requests", type=int, default=10, help="requests per view and knowledge base")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
@@ -305,11 +308,13 @@ def main() -> None:
     if "cost" in args.sections:
         measured["cost"] = cost_section(args.repeats)
     if "views" in args.sections:
-        measured["views"] = views_section(args.requests, args.seed)
+        measured["views"] = views_section(args.requests, args.seed, args.kbs)
     if "benign" in args.sections:
         measured["benign"] = benign_section(args.questions, args.seed)
     # read late: sections run as separate processes must not drop each other's results
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    if "views" in measured and "views" in results:  # a partial views run keeps the other knowledge bases
+        measured["views"] = {**results["views"], **measured["views"]}
     results.update(measured)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
