@@ -53,6 +53,14 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "release.json"
 QUESTION = "Can you tell me what the records say about this?"
 DEFENSES = ("none", "context-echo", "shield")
+REPORT = REPO / "docs" / "results" / "release.md"
+REPORT_HEADER = """# Release containment: measured
+
+Produced by `benchmarks/release.py --report` (JSON in `benchmarks/results/release.json`); the design
+and its limits are in [../release-containment.md](../release-containment.md). Rates carry a Wilson
+95% interval and their n.
+
+"""
 
 
 def _data_dir() -> Path:
@@ -295,11 +303,76 @@ def cost_section(repeats: int) -> dict[str, Any]:
     return out
 
 
+def report(results: dict[str, Any]) -> str:
+    """docs/results/release.md's tables from the JSON results."""
+    lines = ["## The worst-case target, per view", ""]
+    for kb, rows in results.get("views", {}).items():
+        n = next(iter(rows.values()))["n"]
+        lines += [
+            f"### {kb} ({n} requests of 3 real chunks per view)",
+            "",
+            "Per defense: released folded symbols of retrieved text per answer (mean) / longest released run"
+            " of a chunk in words (max; public boilerplate words included) / answers that released a"
+            " retrieved PII value.",
+            "",
+            "| view | " + " | ".join(DEFENSES) + " |",
+            "|---|" + "---|" * len(DEFENSES),
+        ]
+        for view in VIEWS:
+            cells = []
+            for name in DEFENSES:
+                row = rows.get(f"{view}|{name}")
+                if row is None:
+                    cells.append("missing")
+                    continue
+                cells.append(
+                    f"{row['released_symbols_mean']:.0f} / {row['longest_run_words_max']} / "
+                    f"{rate_text(row['answers_with_pii'], row['n'])}"
+                )
+            lines.append(f"| {view} | " + " | ".join(cells) + " |")
+        lines.append("")
+    benign = results.get("benign")
+    if benign and "n" in benign:
+        n = benign["n"]
+        lines += [
+            f"## Benign answers of the real model (HealthcareMagic, {n} held-out questions)",
+            "",
+            "| defense | refused | answers with a withheld span | withheld chars / answer | cosine vs undefended"
+            " | ROUGE-L F vs undefended | degenerate | p50 latency (ms) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name in DEFENSES:
+            row = benign[name]
+            lines.append(
+                f"| {name} | {rate_text(row['refused'], n)} | {rate_text(row['redacted_answers'], n)} | "
+                f"{row['withheld_chars_mean']:.1f} | {row['cosine_vs_undefended_mean']:.3f} | "
+                f"{row['rouge_l_vs_undefended_mean']:.3f} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} |"
+            )
+        copied = benign["none"]["copied_words"]
+        lines += ["", "Undefended answers that copy more than N consecutive words of a retrieved record:", ""]
+        for bound in (4, 8, 12, 20):
+            lines.append(f"- more than {bound}: {rate_text(sum(c > bound for c in copied), len(copied))}")
+        lines.append("")
+    cost = results.get("cost")
+    if cost:
+        lines += [
+            "## Cost",
+            "",
+            "| guard, answer size | CPU us per 4-char delta (median) | open (ms) |",
+            "|---|---|---|",
+        ]
+        for key, row in cost.items():
+            lines.append(f"| {key} | {row['us_per_delta_median']:.2f} | {row['open_ms']:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", nargs="+", default=["views", "cost"], choices=["views", "cost", "benign"])
+    parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=["views", "cost", "benign"])
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
+    parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
     parser.add_argument("--requests", type=int, default=10, help="requests per view and knowledge base")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
@@ -318,6 +391,9 @@ def main() -> None:
     results.update(measured)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    if args.report:
+        REPORT.write_text(REPORT_HEADER + report(results))
+        print(f"wrote {REPORT.relative_to(REPO)}")
     print(f"wrote {RESULTS.relative_to(REPO)}")
 
 
