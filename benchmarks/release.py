@@ -155,7 +155,7 @@ def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dic
                     released.append(max(copied_symbols(r, texts) for r in readings))
                     longest.append(max(longest_copied_words(r, t) for r in readings for t in texts))
                     folded = [text_symbols(r) for r in readings]
-                    values = [text_symbols(v) for c in triple for v in pii[c.id] if len(text_symbols(v)) >= 4]
+                    values = [text_symbols(v) for c in triple for v in pii[c.id] if len(text_symbols(v)) >= 5]
                     pii_leaks += any(v in f for v in values for f in folded)
                     withheld.append(response.timings_ms.get("withheld_chars", 0.0))
                 rows[f"{view}|{name}"] = {

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ragshield.guards.release.echo import EchoSettings
 
 _WORD = re.compile(r"\S+")
-MIN_PII_SYMBOLS = 4  # shorter values (initials, "Li") match too much ordinary text to withhold
+MIN_PII_SYMBOLS = 5  # shorter values (initials, "Li", a first name alone) match too much ordinary text
 
 
 def _word_of_char(text: str) -> list[int]:
@@ -133,7 +133,7 @@ def build_sources(
         ):
             for value in values:
                 folded = text_symbols(value.value)
-                if len(folded) < MIN_PII_SYMBOLS or folded in user_symbols:
+                if len(folded) < max(MIN_PII_SYMBOLS, pii_m) or folded in user_symbols:
                     continue
                 # a value in many records (a clinic, a domain, a drug the NER model calls a person)
                 # belongs to no single record
