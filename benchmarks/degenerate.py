@@ -44,6 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from ragshield.config import USER_REPEAT_PENALTY
+from ragshield.metrics.intervals import wilson
 from ragshield.metrics.text import rouge_l
 from ragshield.metrics.utility import degenerate
 from ragshield.rag.prompting import CHAT_STOP
@@ -88,16 +89,6 @@ VARIANTS: dict[str, Setting] = {
 def shared_data_dir() -> Path:
     override = os.environ.get("RAGSHIELD_SHARED_DATA")
     return Path(override) if override else REPO.parent / "shared" / "data"
-
-
-def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a binomial rate (95% for z = 1.96)."""
-    if total == 0:
-        return (float("nan"), float("nan"))
-    p = successes / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def percentile(values: list[float], q: float) -> float:
