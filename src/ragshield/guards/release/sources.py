@@ -122,6 +122,8 @@ def build_sources(
         request.text.add(Source.build(chunk.id, "chunk", symbols, positions, words, public))
         request.text.add(Source.build(chunk.id, "chunk", symbols[::-1], positions[::-1], words[::-1], public))
         _add_letters(request, chunk.id, chunk.text, owners, words_by_char, public)
+        if _DIGIT.search(chunk.text):
+            _add_digit_words(request, chunk.id, chunk.text, owners, words_by_char, public)
     if pii_store is not None:
         request.pii_source = getattr(pii_store, "source", "index")
         user_symbols = text_symbols(user_text)
@@ -169,6 +171,34 @@ def _add_letters(
     layouts = (forward, forward, backward, backward)
     for symbols, (source_canon, source_words) in zip(_caesar_forms(letters), layouts, strict=True):
         request.differences.add(Source.build(chunk_id, "chunk", symbols, source_canon, source_words, public))
+
+
+_DIGIT = re.compile(r"\d")
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def _add_digit_words(
+    request: RequestSources,
+    chunk_id: str,
+    text: str,
+    owners: Sequence[int],
+    words_by_char: list[int],
+    public: list[bool],
+) -> None:
+    """The chunk with each digit written as a word, as a source of the text table: a copy that
+    spells out its digits (inside canaries too) then matches in the text view as one run."""
+    spelled: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        piece = _DIGIT_WORDS[int(char)] if char.isascii() and char.isdigit() else char
+        spelled.append(piece)
+        origin.extend([index] * len(piece))
+    symbols, spelled_owners = fold_text("".join(spelled))
+    canonical_of_char = {owner: position for position, owner in reversed(list(enumerate(owners)))}
+    chars = [origin[owner] for owner in spelled_owners]
+    canon = [canonical_of_char.get(char, 0) for char in chars]
+    words = [words_by_char[char] for char in chars]
+    request.text.add(Source.build(chunk_id, "chunk", symbols, canon, words, public))
 
 
 def _needle(key: str, symbols: str) -> Source:
