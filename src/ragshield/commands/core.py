@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -207,7 +208,8 @@ def register(app: typer.Typer) -> None:
                 for hit in (response.retrieval.hits if response.retrieval else ())
             )
             answer = " ".join(response.text.split())[:240]
-            table.add_row(question, hits, answer, f"{response.timings_ms.get('total', 0):.0f}")
+            # escaped: Rich would read `[withheld]` (and any bracket in a model's answer) as markup
+            table.add_row(escape(question), hits, escape(answer), f"{response.timings_ms.get('total', 0):.0f}")
         console.print(table)
         if grid:
             from ragshield.evaluation.demo import run_demo_grid
