@@ -192,14 +192,19 @@ class PiiScanner:
 
     def redact(self, text: str, *, placeholder: str = "[{kind}]") -> str:
         """`text` with every PII span replaced by `placeholder` (`{kind}` = the kind in capitals)."""
-        pieces: list[str] = []
-        position = 0
-        for match in self.find(text):
-            pieces.append(text[position : match.start])
-            pieces.append(placeholder.format(kind=match.kind.upper()))
-            position = match.end
-        pieces.append(text[position:])
-        return "".join(pieces)
+        return replace_spans(text, self.find(text), placeholder)
+
+
+def replace_spans(text: str, matches: Iterable[PiiMatch], placeholder: str = "[{kind}]") -> str:
+    """`text` with each of `matches` (sorted, not overlapping) replaced by `placeholder`."""
+    pieces: list[str] = []
+    position = 0
+    for match in matches:
+        pieces.append(text[position : match.start])
+        pieces.append(placeholder.format(kind=match.kind.upper()))
+        position = match.end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _analyze(recognizer: Any, kind: str, text: str) -> list[Any]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragshield.metrics.pii import DEFAULT_KINDS, PiiMatch, PiiScanner
+from ragshield.metrics.pii import DEFAULT_KINDS, PiiMatch, PiiScanner, replace_spans
 from ragshield.pii.address import ADDRESS_RECOGNIZER, NAME_INTRO_RECOGNIZER, find_addresses, find_introduced_names
 from ragshield.pii.ner import SpacyNer, is_full_date, ner_available
 
@@ -120,14 +120,7 @@ class PiiAnalyzer:
 
     def redact(self, text: str, *, placeholder: str = "[{kind}]") -> str:
         """`text` with every PII span replaced by `placeholder` (`{kind}` = the kind in capitals)."""
-        pieces: list[str] = []
-        position = 0
-        for match in self.find(text):
-            pieces.append(text[position : match.start])
-            pieces.append(placeholder.format(kind=match.kind.upper()))
-            position = match.end
-        pieces.append(text[position:])
-        return "".join(pieces)
+        return replace_spans(text, self.find(text), placeholder)
 
 
 def _cuts_a_word(text: str, end: int) -> bool:
