@@ -233,9 +233,14 @@ def tag_chars(text: str, rng: random.Random) -> str:
     return ("\U000e0001" if rng.random() < 0.5 else "") + body
 
 
+# capitals with no hooked form of their own take the small letter's (case is no disguise anyway), so
+# every text with a vowel changes
+_LATIN_HOOK_ANY_CASE = {**{c.upper(): v for c, v in LATIN_HOOK.items() if c.upper() not in LATIN_HOOK}, **LATIN_HOOK}
+
+
 def latin_hook(text: str, rng: random.Random) -> str:
     """About 70% of the letters drawn with a Latin hook, tail, horn or stroke look-alike (ɓ ɗ ƈ ƙ ơ ɨ ...)."""
-    return _swap_some(text, LATIN_HOOK, rng, 0.7)
+    return _swap_some(text, _LATIN_HOOK_ANY_CASE, rng, 0.7)
 
 
 ENCODERS: dict[str, Callable[[str, random.Random], str]] = {
