@@ -16,6 +16,10 @@ Sections (all by default, or pick with --sections):
           per question: refusals, withheld characters per answer, utility against the undefended
           answer (embedding cosine, ROUGE-L F), degenerate answers, p50 latency ratio, and how many
           words of a retrieved record the undefended answers copy (the data behind the allowance).
+* replay - utility without the model's nondeterminism: the real model answers held-out questions
+          once, undefended, and each answer is replayed through `context-echo`, `canary-rag` and
+          `shield`: refusals, changed answers, withheld characters, embedding cosine and ROUGE-L F
+          against the undefended answer (mean, and the share at >= 0.9).
 * cost  - CPU microseconds per 4-character delta of `context-echo` (with and without the
           unnatural-output detector) over 1 kB, 10 kB and 100 kB answers of prose, and the
           per-request setup (`open`) time.
@@ -38,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode
-from ragshield.generators.scripted import EchoContextGenerator
+from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
@@ -53,6 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "release.json"
 QUESTION = "Can you tell me what the records say about this?"
 DEFENSES = ("none", "context-echo", "shield")
+REPLAYED = ("context-echo", "canary-rag", "shield")
 REPORT = REPO / "docs" / "results" / "release.md"
 REPORT_HEADER = """# Release containment: measured
 
@@ -184,28 +189,39 @@ def print_view(kb: str, rows: dict[str, Any], view: str) -> None:
     print(f"{kb:15s} {view:20s} " + " | ".join(cells), flush=True)
 
 
-def benign_section(questions: int, seed: int) -> dict[str, Any]:
-    from ragshield.config import SystemConfig
+def _benign_setup(questions: int, seed: int) -> tuple[Any, Any, Any, list[str]] | None:
+    """The HealthcareMagic index (550 dialogues), its embedder and retriever, and held-out questions."""
     from ragshield.datasets.base import Corpus
     from ragshield.datasets.loaders import load_healthcaremagic
-    from ragshield.generators.llama_cpp import LlamaCppGenerator
-    from ragshield.metrics.text import rouge_l
-    from ragshield.metrics.utility import degenerate
     from ragshield.rag.build import build_index
     from ragshield.rag.embedding import make_embedder
     from ragshield.rag.retriever import open_retriever
-    from ragshield.system import build_system
 
     path = _data_dir() / "healthcaremagic.jsonl"
     if not path.is_file():
         print("benign: ../shared/data/healthcaremagic.jsonl is absent; section skipped", file=sys.stderr)
-        return {"skipped": "no data"}
+        return None
     corpus = load_healthcaremagic(str(path))
     indexed, held_out = corpus.documents[:550], corpus.documents[550:]
     folder = REPO / "runs" / "release-benign-index"
     embedder = make_embedder("all-MiniLM-L6-v2")
     build_index(Corpus("healthcaremagic", tuple(indexed)), embedder, folder, corpus_spec="healthcaremagic:550")
     retriever, _ = open_retriever(folder, embedder)
+    asked = random.Random(seed).sample([doc.metadata["question"] for doc in held_out], questions)
+    return folder, embedder, retriever, asked
+
+
+def benign_section(questions: int, seed: int) -> dict[str, Any]:
+    from ragshield.config import SystemConfig
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.metrics.text import rouge_l
+    from ragshield.metrics.utility import degenerate
+    from ragshield.system import build_system
+
+    setup = _benign_setup(questions, seed)
+    if setup is None:
+        return {"skipped": "no data"}
+    folder, embedder, retriever, asked = setup
     generator = LlamaCppGenerator(n_threads=1, repeat_penalty=1.15)
     systems = {
         name: build_system(
@@ -213,8 +229,6 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
         )
         for name in DEFENSES
     }
-    rng = random.Random(seed)
-    asked = rng.sample([doc.metadata["question"] for doc in held_out], questions)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in DEFENSES}
     for number, question in enumerate(asked):
         for name in DEFENSES if number % 2 == 0 else DEFENSES[::-1]:  # interleaved, order alternating
@@ -259,6 +273,68 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
         print(
             f"undefended answers copying more than {bound} consecutive record words: "
             f"{rate_text(sum(c > bound for c in copied), len(copied))}"
+        )
+    return out
+
+
+def replay_section(questions: int, seed: int) -> dict[str, Any]:
+    """Utility of containment without the model's nondeterminism: the real model answers each
+    held-out question once, undefended; that same answer is then replayed (4-character deltas, as
+    llama.cpp streams) through each defense's full pipeline. Whatever differs is what the defense did.
+    Not captured: how canaries in the context change what the model would have written."""
+    from ragshield.config import SystemConfig
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.metrics.text import rouge_l
+    from ragshield.system import build_system
+
+    setup = _benign_setup(questions, seed)
+    if setup is None:
+        return {"skipped": "no data"}
+    folder, embedder, retriever, asked = setup
+    generator = LlamaCppGenerator(n_threads=1, repeat_penalty=1.15)
+    undefended = build_system(
+        SystemConfig(index=str(folder), defenses=["none"], max_tokens=64), retriever=retriever, generator=generator
+    )
+    recorded = []
+    for number, question in enumerate(asked):
+        recorded.append(undefended.answer(Query(question, user_id=f"patient-{number}")).text)
+        print(f"replay: recorded {number + 1}/{questions}", flush=True)
+    playing = [""]
+    replay = ScriptedGenerator(lambda request: playing[0], delta_chars=4, name="replay")
+    reference = embedder.embed([text or " " for text in recorded])
+    out: dict[str, Any] = {"n": questions}
+    for name in REPLAYED:
+        system = build_system(
+            SystemConfig(index=str(folder), defenses=[name], max_tokens=64), retriever=retriever, generator=replay
+        )
+        released = []
+        refused = 0
+        withheld = 0.0
+        for number, (question, answer) in enumerate(zip(asked, recorded, strict=True)):
+            playing[0] = answer
+            response = system.answer(Query(question, user_id=f"patient-{number}"))
+            refused += response.finish_reason in ("blocked", "refused")
+            released.append(response.text)
+            withheld += response.timings_ms.get("withheld_chars", 0.0)
+        vectors = embedder.embed([text or " " for text in released])
+        cosine = [float(a @ b) for a, b in zip(vectors, reference, strict=True)]
+        rouge = [rouge_l(before, after).f1 for before, after in zip(recorded, released, strict=True)]
+        changed = sum(before != after for before, after in zip(recorded, released, strict=True))
+        out[name] = {
+            "refused": refused,
+            "changed_answers": changed,
+            "withheld_chars_mean": withheld / questions,
+            "cosine_mean": statistics.fmean(cosine),
+            "cosine_at_least_0.9": sum(c >= 0.9 for c in cosine),
+            "rouge_l_mean": statistics.fmean(rouge),
+            "rouge_l_at_least_0.9": sum(r >= 0.9 for r in rouge),
+        }
+        row = out[name]
+        print(
+            f"{name:13s} refused {rate_text(refused, questions)}, changed {rate_text(changed, questions)}, "
+            f"withheld {row['withheld_chars_mean']:.1f} chars/answer, cosine {row['cosine_mean']:.3f} "
+            f"(>= 0.9: {rate_text(row['cosine_at_least_0.9'], questions)}), ROUGE-L {row['rouge_l_mean']:.3f} "
+            f"(>= 0.9: {rate_text(row['rouge_l_at_least_0.9'], questions)})"
         )
     return out
 
@@ -353,6 +429,29 @@ def report(results: dict[str, Any]) -> str:
         for bound in (4, 8, 12, 20):
             lines.append(f"- more than {bound}: {rate_text(sum(c > bound for c in copied), len(copied))}")
         lines.append("")
+    replay = results.get("replay")
+    if replay and "n" in replay:
+        n = replay["n"]
+        lines += [
+            f"## The same benign answers replayed through each defense (HealthcareMagic, {n} held-out questions)",
+            "",
+            "The real model answered each question once, undefended; the pipeline of each defense then released"
+            " that same answer (so the model's nondeterminism does not enter the utility columns). Not captured:"
+            " how canaries in the context would change what the model writes.",
+            "",
+            "| defense | refused | changed answers | withheld chars / answer | cosine (mean) | cosine >= 0.9"
+            " | ROUGE-L F (mean) | ROUGE-L F >= 0.9 |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name in REPLAYED:
+            row = replay[name]
+            lines.append(
+                f"| {name} | {rate_text(row['refused'], n)} | {rate_text(row['changed_answers'], n)} | "
+                f"{row['withheld_chars_mean']:.1f} | {row['cosine_mean']:.3f} | "
+                f"{rate_text(row['cosine_at_least_0.9'], n)} | {row['rouge_l_mean']:.3f} | "
+                f"{rate_text(row['rouge_l_at_least_0.9'], n)} |"
+            )
+        lines.append("")
     cost = results.get("cost")
     if cost:
         lines += [
@@ -369,7 +468,8 @@ def report(results: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=["views", "cost", "benign"])
+    sections = ["views", "cost", "benign", "replay"]
+    parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=sections)
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
     parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
@@ -384,6 +484,8 @@ def main() -> None:
         measured["views"] = views_section(args.requests, args.seed, args.kbs)
     if "benign" in args.sections:
         measured["benign"] = benign_section(args.questions, args.seed)
+    if "replay" in args.sections:
+        measured["replay"] = replay_section(args.questions, args.seed)
     # read late: sections run as separate processes must not drop each other's results
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     if "views" in measured and "views" in results:  # a partial views run keeps the other knowledge bases
