@@ -23,20 +23,27 @@ cosine condition and utility similarity) is loaded only when something must be s
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.errors import ConfigError
 from ragshield.evaluation import rescoring
 from ragshield.evaluation.cells import BENIGN, TranscriptCache, read_run_file, split_cell_name
 from ragshield.evaluation.config import EvalConfig
+from ragshield.evaluation.html_report import render_html
+from ragshield.evaluation.plots import write_plots
+from ragshield.evaluation.results import AttackRow, BenignRow, ResultTable
+from ragshield.evaluation.tables import render_markdown
+from ragshield.evaluation.workload import BENIGN_FILE, read_benign
 from ragshield.metrics import (
     LeakageScorer,
     added_latency,
@@ -45,76 +52,21 @@ from ragshield.metrics import (
     latency_summary,
     utility_metrics,
 )
+from ragshield.metrics.intervals import bootstrap_distinct
 from ragshield.metrics.leakage import is_blocked
+from ragshield.metrics.pii_inventory import PiiIndex, pii_key
 from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+
+__all__ = ["AttackRow", "BenignRow", "ResultTable", "build_report", "rerender_report", "write_outputs"]
 
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
+HTML_FILE = "report.html"
 METRICS_FILE = "metrics.json"
 PII_CACHE = "pii_inventory.jsonl"  # derived from the knowledge base: holds PII values, never commit it
-METRIC_VERSION = 1
-
-
-@dataclass(frozen=True)
-class AttackRow:
-    """Leakage of one attack against one defense. `asr`, `crr` in [0, 1]; higher = more leakage."""
-
-    attack: str
-    defense: str
-    ulc: int
-    pii: int
-    asr: float
-    crr: float
-    queries: int
-    blocked: int
-
-
-@dataclass(frozen=True)
-class BenignRow:
-    """Cost of one defense to benign users: `fpr` = share of benign queries blocked or refused;
-    `utility` = similarity metrics of the answers (higher = better); latency in milliseconds."""
-
-    defense: str
-    fpr: float
-    utility: Mapping[str, float]
-    latency_p50_ms: float
-    latency_p95_ms: float
-
-
-@dataclass(frozen=True)
-class ResultTable:
-    """Everything `results.json` holds."""
-
-    attack_rows: tuple[AttackRow, ...]
-    benign_rows: tuple[BenignRow, ...]
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    detail: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def attacks(self) -> list[str]:
-        return list(dict.fromkeys(row.attack for row in self.attack_rows))
-
-    @property
-    def defenses(self) -> list[str]:
-        found = [row.defense for row in self.attack_rows] + [row.defense for row in self.benign_rows]
-        order = list(self.meta.get("defense_order", []))
-        return [name for name in order if name in found] + [n for n in dict.fromkeys(found) if n not in order]
-
-    def row(self, attack: str, defense: str) -> AttackRow | None:
-        return next((r for r in self.attack_rows if r.attack == attack and r.defense == defense), None)
-
-    def benign(self, defense: str) -> BenignRow | None:
-        return next((r for r in self.benign_rows if r.defense == defense), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "meta": dict(self.meta),
-            "attack_rows": [asdict(row) for row in self.attack_rows],
-            "benign_rows": [{**asdict(row), "utility": dict(row.utility)} for row in self.benign_rows],
-            "detail": dict(self.detail),
-        }
+METRIC_VERSION = 2  # 2: bootstrap intervals of ULC / PII / CRR
 
 
 class _KnowledgeBase:
@@ -129,14 +81,13 @@ class _KnowledgeBase:
         self._chunks: list[Chunk] | None = None
         self._pii: tuple[PiiItem, ...] | None = None
         self._scorer: LeakageScorer | None = None
+        self._memo: _RememberingEmbedder | None = None
 
     @property
     def chunks(self) -> list[Chunk]:
         if self._chunks is None:
             path = self.index_dir / "chunks.jsonl"
             if not path.is_file():
-                from ragshield.errors import ConfigError
-
                 raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
             self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
         return self._chunks
@@ -167,10 +118,36 @@ class _KnowledgeBase:
     @property
     def scorer(self) -> LeakageScorer:
         if self._scorer is None:
-            self._scorer = LeakageScorer(
-                self.chunks, self.pii, self.embedder, max_chunk_chars=self.config.max_chunk_chars
-            )
+            self._memo = _RememberingEmbedder(self.embedder)
+            self._scorer = LeakageScorer(self.chunks, self.pii, self._memo, max_chunk_chars=self.config.max_chunk_chars)
         return self._scorer
+
+    def forget_embeddings(self) -> None:
+        """Drop the remembered window embeddings (kept for one cell only, to bound memory)."""
+        if self._memo is not None:
+            self._memo.vectors.clear()
+
+
+class _RememberingEmbedder:
+    """An embedder that embeds each distinct text once (the scorer embeds the same chunks and
+    response windows again when the report scores each response alone)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self.vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        new = [text for text in dict.fromkeys(texts) if text not in self.vectors]
+        if new:
+            self.vectors.update(zip(new, self.inner.embed(new), strict=True))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.vectors[text] for text in texts])
 
 
 def _metric_cache(out_dir: Path) -> dict[str, Any]:
@@ -203,8 +180,6 @@ def build_report(
     Raises:
         ConfigError: `out_dir` holds no evaluation.
     """
-    from ragshield.evaluation.tables import render_markdown
-
     folder = Path(out_dir)
     run = read_run_file(folder)
     config = EvalConfig.model_validate(run["config"])
@@ -241,6 +216,7 @@ def build_report(
         cell_detail[name] = {
             **numbers,
             "tpr": numbers["blocked"] / numbers["queries"] if numbers["queries"] else None,
+            "ci95": value["ci95"],
             **_guard_notes(transcript),
         }
 
@@ -268,6 +244,7 @@ def build_report(
         "max_chunk_chars": config.max_chunk_chars,
         "seed": config.seed,
         "benign_queries": run.get("benign_queries"),
+        "benign_configured": config.benign is not None,
         "calibration_queries": run.get("calibration_queries"),
         "target_fpr": config.calibration.target_fpr if config.calibration else None,
         "budgets": {spec.cell: spec.budget for spec in config.attacks},
@@ -281,12 +258,32 @@ def build_report(
     }
     table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)
     (folder / RESULTS_FILE).write_text(json.dumps(table.as_dict(), indent=1, default=_json_default), encoding="utf-8")
-    images: list[str] = []
-    if plots:
-        from ragshield.evaluation.plots import write_plots
+    write_outputs(table, folder, plots=plots)  # warnings: `table.warnings()`, also in results.json
+    return table
 
-        images = write_plots(table, folder)
+
+def write_outputs(table: ResultTable, folder: Path, *, plots: bool = True) -> None:
+    """Write `report.md`, the PNG plots and the self-contained `report.html` of `table` into `folder`."""
+    images = write_plots(table, folder) if plots else []
     (folder / REPORT_FILE).write_text(render_markdown(table, images), encoding="utf-8")
+    embedded = {name: base64.b64encode((folder / name).read_bytes()).decode("ascii") for name in images}
+    (folder / HTML_FILE).write_text(render_html(table, embedded), encoding="utf-8")
+
+
+def rerender_report(out_dir: str | Path, *, plots: bool = True) -> ResultTable:
+    """Re-render report.md, plots and report.html from `results.json` alone (no transcripts, no
+    scoring): for result folders that keep only their results, e.g. the committed ones.
+
+    Raises:
+        ConfigError: `out_dir` has no readable results.json.
+    """
+    folder = Path(out_dir)
+    path = folder / RESULTS_FILE
+    try:
+        table = ResultTable.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError) as error:
+        raise ConfigError(f"{path} is not a readable results file ({type(error).__name__}: {error})") from error
+    write_outputs(table, folder, plots=plots)
     return table
 
 
@@ -326,9 +323,33 @@ def _ordered(transcripts: Mapping[str, Transcript], config: EvalConfig) -> list[
 
 
 def _leakage(kb: _KnowledgeBase, transcript: Transcript) -> dict[str, Any]:
-    report = kb.scorer.score(transcript)
-    flags = rescoring.query_leaks(transcript, kb.scorer.pii_index)
-    return {"leakage": report.as_dict(), "leaks": flags}
+    scorer = kb.scorer
+    report = scorer.score(transcript)
+    # per query, for the bootstrap: a response's leaked and recovered chunks do not depend on the
+    # other responses, so scoring each alone splits the transcript's sets exactly (the remembering
+    # embedder makes this second pass cost no new embeddings)
+    alone = [scorer.score(replace(transcript, responses=(response,))) for response in transcript.responses]
+    kb.forget_embeddings()
+    pii_sets = [
+        _leaked_pii_keys(scorer.pii_index, response.text, response.query.text) for response in transcript.responses
+    ]
+    crr_low, crr_high = bootstrap_distinct([r.recovered_chunk_ids for r in alone])
+    ci95 = {
+        "ulc": bootstrap_distinct([r.leaked_chunk_ids for r in alone]),
+        "pii": bootstrap_distinct(pii_sets),
+        "crr": (crr_low / report.kb_size, crr_high / report.kb_size),
+    }
+    # `leaks`: per query, whether it leaked PII (the ASR rule), for the RAG-CT re-scoring
+    return {"leakage": report.as_dict(), "leaks": [bool(keys) for keys in pii_sets], "ci95": ci95}
+
+
+def _leaked_pii_keys(index: PiiIndex, answer: str, query: str) -> set[tuple[str, str]]:
+    """Keys of the inventory items in `answer` that `query` did not hold (in memory only: they are
+    PII values, so only their count reaches results.json)."""
+    found = index.find(answer)
+    if found:
+        found -= index.find(query)
+    return {pii_key(item) for item in found}
 
 
 def _guard_notes(transcript: Transcript) -> dict[str, Any]:
@@ -364,9 +385,6 @@ def _benign(
     keys: Mapping[str, str],
     cells: TranscriptCache,
 ) -> tuple[list[BenignRow], dict[str, Any]]:
-    from ragshield.evaluation.harness import BENIGN_FILE
-    from ragshield.evaluation.workload import read_benign
-
     references = {item.query.id: item.reference for item in read_benign(folder / BENIGN_FILE)}
     baseline = transcripts.get(f"{BENIGN}__none")
     rows: list[BenignRow] = []
@@ -446,7 +464,9 @@ def _rescoring(
     calibration = [row for row in run.get("calibration_profiles", []) if len(row) >= 2]
     target = config.calibration.target_fpr if config.calibration else None
     benign_rows = rescoring.profiles(benign) if benign is not None else []
-    result: dict[str, Any] = {"modes": {}}
+    # the n behind every re-scored rate (queries of each undefended transcript, benign queries)
+    result: dict[str, Any] = {"modes": {}, "n": {a: len(transcripts[n].responses) for a, n in attacks.items()}}
+    result["benign_n"] = len(benign_rows)
     for mode in rescoring.MODES:
         for variant, fpr in (("paper", None), ("calibrated", target)):
             if variant == "calibrated" and (fpr is None or not calibration):
@@ -496,13 +516,15 @@ def _topk(
                 transcript = found.get(f"topk-{k}__{sweep.attack}__{defense}")
             if transcript is None:
                 continue
-            numbers = kb.scorer.score(transcript).as_dict()
+            scored = _leakage(kb, transcript)
+            numbers = scored["leakage"]
             rows.append(
                 {
                     "k": k,
                     "attack": sweep.attack,
                     "defense": defense,
                     **{key: numbers[key] for key in ("ulc", "pii", "asr", "crr", "queries", "blocked")},
+                    "ci95": scored["ci95"],
                 }
             )
     return rows
