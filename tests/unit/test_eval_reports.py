@@ -254,3 +254,36 @@ def test_a_report_re_renders_from_results_json_alone(tmp_path: Path) -> None:
     again = rerender_report(tmp_path, plots=False)
     assert render_markdown(again, []) == render_markdown(table, [])
     assert (tmp_path / "report.html").is_file()
+
+
+# -- the intervals build_report records ----------------------------------------------------------
+
+
+def test_scored_cells_carry_bootstrap_intervals_that_bracket_their_counts(tmp_path: Path) -> None:
+    from ragshield.evaluation.scoring import KnowledgeBase, score_leakage
+    from ragshield.rag.embedding import HashingEmbedder
+    from ragshield.types import Chunk, Query, Response, Transcript, write_jsonl
+
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo"]
+    chunks = [
+        Chunk(f"c{n}", f"d{n}", " ".join(f"{w}{n}" for w in words * 2) + f" call 555-010-000{n}") for n in range(6)
+    ]
+    index = tmp_path / "index"
+    write_jsonl(index / "chunks.jsonl", (chunk.to_dict() for chunk in chunks))
+    write_jsonl(
+        index / "pii.jsonl", ({"kind": "phone", "value": f"555-010-000{n}", "doc_id": f"d{n}"} for n in range(6))
+    )
+    config = EvalConfig.model_validate({"corpus": "synthetic:6", "attacks": [{"name": "tgtb", "budget": 1}]})
+    kb = KnowledgeBase(tmp_path, {"index": str(index), "embedder": "hashing"}, config, HashingEmbedder())
+    # FAKE answers: three copy a chunk (leak it and its phone number), three say nothing
+    answers = [chunks[n].text for n in (0, 1, 2)] + ["I cannot help with that."] * 3
+    transcript = Transcript("attack", "tgtb", "none", tuple(Response(Query("q"), a, None) for a in answers))
+    scored = score_leakage(kb, transcript)
+    numbers, ci = scored["leakage"], scored["ci95"]
+    assert numbers["ulc"] == 3 and numbers["pii"] == 3 and scored["leaks"] == [True] * 3 + [False] * 3
+    for key in ("ulc", "pii", "crr"):
+        low, high = ci[key]
+        assert low <= numbers[key] <= high, key
+        assert low < high, key  # resampling six queries, three of them leaking, moves the count
+    assert ci["crr"][1] <= 3 / 6  # CRR's interval is a share of the knowledge base, like CRR
+    assert not any("555-010" in str(value) for value in ci.values())  # no PII value in the results

@@ -67,7 +67,7 @@ def _section(section: Section, level: int) -> str:
 def render_html(table: ResultTable, images: Mapping[str, str]) -> str:
     """The report as one HTML document; `images` maps a plot's file name to its PNG as base64."""
     parts = sections(table)
-    title = html.escape(parts[0].title)
+    title = html.escape(parts[0].title.replace("`", ""))  # <title> holds text only
     body = [_section(parts[0], 1), *(_section(section, 2) for section in parts[1:])]
     plots = [
         f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'

@@ -127,6 +127,7 @@ def plot_topk(table: ResultTable) -> Any:
         below = [0.0 if e is None else ASR.display(e.value - e.low) for e in estimates]
         above = [0.0 if e is None else ASR.display(e.high - e.value) for e in estimates]
         axis.errorbar(ks, values, yerr=[below, above], marker="o", capsize=3, label=defense)
+    axis.set_xticks(sorted({r["k"] for r in rows}))
     axis.set_xlabel("top-k (chunks retrieved per query)")
     axis.set_ylabel(ASR.axis_label, fontsize=8)
     axis.set_ylim(-2, 102)
@@ -178,8 +179,9 @@ def plot_modes(table: ResultTable) -> Any:
     }
     _bars(axes[1], attacks, auroc, AUROC, xlabel="attack", title="AUROC attack vs benign queries")
     axes[1].axhline(0.5, color="grey", linewidth=0.8)
-    axes[0].set_ylim(0, 135)
-    axes[1].set_ylim(0, 1.35)
+    axes[1].set_ylim(0, 1)  # AUROC's whole range
+    for axis in axes:  # room above the bars for the legend
+        axis.set_ylim(0, 1.35 * axis.get_ylim()[1])
     for axis in axes:
         axis.legend(fontsize=7, ncol=4, loc="upper center")
     figure.suptitle("RAG-CT detection strategy: entropy, margin, combined")

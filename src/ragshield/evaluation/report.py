@@ -7,8 +7,15 @@ writes:
 * `results.json`: `attack_rows` (`attack`, `defense`, `ulc`, `pii`, `asr`, `crr`, `queries`,
   `blocked`), `benign_rows` (`defense`, `fpr`, `utility`, `latency_p50_ms`,
   `latency_p95_ms`), plus `meta` and `detail` (drill-down: repeat@20, PII by kind, TPR,
-  relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep);
-* `report.md` (`ragshield.evaluation.tables`) and PNG plots (`ragshield.evaluation.plots`).
+  relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep, and per cell
+  `ci95`: bootstrap intervals of ULC / PII / CRR over its queries), and `warnings` (missing
+  cells, failures, an empty benign set);
+* `report.md` (`ragshield.evaluation.tables`), PNG plots (`ragshield.evaluation.plots`) and
+  the self-contained `report.html` (`ragshield.evaluation.html_report`).
+
+Data flows one way: harness -> report -> (scoring, tables, plots, html_report) -> results.
+The renderers read only the `ResultTable` (`ragshield.evaluation.results`), so
+`rerender_report` rebuilds every output from `results.json` alone.
 
 Benign latency is measured end to end, except for query-time-only defenses whose allowed
 answers were replayed from the undefended cell (`CellRecord.replayed`): their latency is
@@ -34,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from ragshield.datasets.base import PiiItem, read_pii
 from ragshield.errors import ConfigError
 from ragshield.evaluation import rescoring
 from ragshield.evaluation.cells import BENIGN, TranscriptCache, read_run_file, split_cell_name
@@ -42,20 +48,17 @@ from ragshield.evaluation.config import EvalConfig
 from ragshield.evaluation.html_report import render_html
 from ragshield.evaluation.plots import write_plots
 from ragshield.evaluation.results import AttackRow, BenignRow, ResultTable
+from ragshield.evaluation.scoring import KnowledgeBase, score_leakage
 from ragshield.evaluation.tables import render_markdown
 from ragshield.evaluation.workload import BENIGN_FILE, read_benign
 from ragshield.metrics import (
-    LeakageScorer,
     added_latency,
     detection_rates,
-    inventory_from_chunks,
     latency_summary,
     utility_metrics,
 )
-from ragshield.metrics.intervals import bootstrap_distinct
 from ragshield.metrics.leakage import is_blocked
-from ragshield.metrics.pii_inventory import PiiIndex, pii_key
-from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+from ragshield.types import Transcript
 
 __all__ = ["AttackRow", "BenignRow", "ResultTable", "build_report", "rerender_report", "write_outputs"]
 
@@ -65,89 +68,7 @@ RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
 HTML_FILE = "report.html"
 METRICS_FILE = "metrics.json"
-PII_CACHE = "pii_inventory.jsonl"  # derived from the knowledge base: holds PII values, never commit it
 METRIC_VERSION = 2  # 2: bootstrap intervals of ULC / PII / CRR
-
-
-class _KnowledgeBase:
-    """The chunks, PII inventory and embedder of a run, each loaded on first use."""
-
-    def __init__(self, out_dir: Path, run: Mapping[str, Any], config: EvalConfig, embedder: Any) -> None:
-        self.out_dir = out_dir
-        self.index_dir = Path(run["index"])
-        self.embedder_name = str(run["embedder"])
-        self.config = config
-        self._embedder = embedder
-        self._chunks: list[Chunk] | None = None
-        self._pii: tuple[PiiItem, ...] | None = None
-        self._scorer: LeakageScorer | None = None
-        self._memo: _RememberingEmbedder | None = None
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        if self._chunks is None:
-            path = self.index_dir / "chunks.jsonl"
-            if not path.is_file():
-                raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
-            self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
-        return self._chunks
-
-    @property
-    def pii(self) -> tuple[PiiItem, ...]:
-        """The exact inventory when the corpus has one (synthetic), else PII found by scanning the chunks."""
-        if self._pii is None:
-            exact = read_pii(self.index_dir / "pii.jsonl")
-            cached = read_pii(self.out_dir / PII_CACHE)
-            if exact is not None:
-                self._pii = exact
-            elif cached is not None:
-                self._pii = cached
-            else:
-                self._pii = inventory_from_chunks(self.chunks)
-                write_jsonl(self.out_dir / PII_CACHE, (item.to_dict() for item in self._pii))
-        return self._pii
-
-    @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from ragshield.rag.embedding import make_embedder
-
-            self._embedder = make_embedder(self.embedder_name)
-        return self._embedder
-
-    @property
-    def scorer(self) -> LeakageScorer:
-        if self._scorer is None:
-            self._memo = _RememberingEmbedder(self.embedder)
-            self._scorer = LeakageScorer(self.chunks, self.pii, self._memo, max_chunk_chars=self.config.max_chunk_chars)
-        return self._scorer
-
-    def forget_embeddings(self) -> None:
-        """Drop the remembered window embeddings (kept for one cell only, to bound memory)."""
-        if self._memo is not None:
-            self._memo.vectors.clear()
-
-
-class _RememberingEmbedder:
-    """An embedder that embeds each distinct text once (the scorer embeds the same chunks and
-    response windows again when the report scores each response alone)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name: str = inner.name
-        self.vectors: dict[str, np.ndarray] = {}
-
-    @property
-    def dimension(self) -> int:
-        return int(self.inner.dimension)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        new = [text for text in dict.fromkeys(texts) if text not in self.vectors]
-        if new:
-            self.vectors.update(zip(new, self.inner.embed(new), strict=True))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.vectors[text] for text in texts])
 
 
 def _metric_cache(out_dir: Path) -> dict[str, Any]:
@@ -183,7 +104,7 @@ def build_report(
     folder = Path(out_dir)
     run = read_run_file(folder)
     config = EvalConfig.model_validate(run["config"])
-    kb = _KnowledgeBase(folder, run, config, embedder)
+    kb = KnowledgeBase(folder, run, config, embedder)
     cells = TranscriptCache(folder)
     transcripts = cells.transcripts()
     cache = _metric_cache(folder)
@@ -198,7 +119,7 @@ def build_report(
         if attack == BENIGN:
             continue
         say(f"scoring {name}")
-        value = _cached(cache, name, keys[name], lambda t=transcript: _leakage(kb, t))  # type: ignore[misc]
+        value = _cached(cache, name, keys[name], lambda t=transcript: score_leakage(kb, t))  # type: ignore[misc]
         numbers = value["leakage"]
         leaks[name] = value["leaks"]
         attack_rows.append(
@@ -322,36 +243,6 @@ def _ordered(transcripts: Mapping[str, Transcript], config: EvalConfig) -> list[
     return sorted(transcripts.items(), key=lambda item: rank(item[0]))
 
 
-def _leakage(kb: _KnowledgeBase, transcript: Transcript) -> dict[str, Any]:
-    scorer = kb.scorer
-    report = scorer.score(transcript)
-    # per query, for the bootstrap: a response's leaked and recovered chunks do not depend on the
-    # other responses, so scoring each alone splits the transcript's sets exactly (the remembering
-    # embedder makes this second pass cost no new embeddings)
-    alone = [scorer.score(replace(transcript, responses=(response,))) for response in transcript.responses]
-    kb.forget_embeddings()
-    pii_sets = [
-        _leaked_pii_keys(scorer.pii_index, response.text, response.query.text) for response in transcript.responses
-    ]
-    crr_low, crr_high = bootstrap_distinct([r.recovered_chunk_ids for r in alone])
-    ci95 = {
-        "ulc": bootstrap_distinct([r.leaked_chunk_ids for r in alone]),
-        "pii": bootstrap_distinct(pii_sets),
-        "crr": (crr_low / report.kb_size, crr_high / report.kb_size),
-    }
-    # `leaks`: per query, whether it leaked PII (the ASR rule), for the RAG-CT re-scoring
-    return {"leakage": report.as_dict(), "leaks": [bool(keys) for keys in pii_sets], "ci95": ci95}
-
-
-def _leaked_pii_keys(index: PiiIndex, answer: str, query: str) -> set[tuple[str, str]]:
-    """Keys of the inventory items in `answer` that `query` did not hold (in memory only: they are
-    PII values, so only their count reaches results.json)."""
-    found = index.find(answer)
-    if found:
-        found -= index.find(query)
-    return {pii_key(item) for item in found}
-
-
 def _guard_notes(transcript: Transcript) -> dict[str, Any]:
     """Which guards blocked how many responses, and the CanaryRAG oracle states seen."""
     blocked_by: dict[str, int] = {}
@@ -378,7 +269,7 @@ def _relative_crr(rows: Sequence[AttackRow]) -> dict[str, float | None]:
 
 
 def _benign(
-    kb: _KnowledgeBase,
+    kb: KnowledgeBase,
     folder: Path,
     transcripts: Mapping[str, Transcript],
     cache: dict[str, Any],
@@ -436,7 +327,7 @@ def _derived_latency(transcript: Transcript, baseline: Transcript) -> Transcript
 
 
 def _utility(
-    kb: _KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
+    kb: KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
 ) -> dict[str, float]:
     answers = [response.text for response in transcript.responses]
     result: dict[str, float] = {}
@@ -497,7 +388,7 @@ def _rescoring(
 
 
 def _topk(
-    cells: TranscriptCache, kb: _KnowledgeBase, config: EvalConfig, transcripts: Mapping[str, Transcript]
+    cells: TranscriptCache, kb: KnowledgeBase, config: EvalConfig, transcripts: Mapping[str, Transcript]
 ) -> list[dict[str, Any]]:
     """ASR / ULC / PII at each top-k of the sweep (the main cell's first `budget` queries at the main k)."""
     sweep = config.topk_sweep
@@ -516,7 +407,7 @@ def _topk(
                 transcript = found.get(f"topk-{k}__{sweep.attack}__{defense}")
             if transcript is None:
                 continue
-            scored = _leakage(kb, transcript)
+            scored = score_leakage(kb, transcript)
             numbers = scored["leakage"]
             rows.append(
                 {
