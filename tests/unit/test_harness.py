@@ -109,8 +109,8 @@ def test_a_compliant_target_leaks_and_the_rule_filter_blocks(grid: tuple[Path, C
 def test_report_shows_ours_beside_the_papers_numbers(grid: tuple[Path, CountingEcho, Recorder]) -> None:
     out, _, _ = grid
     report = (out / "report.md").read_text()
-    assert "105 / 78 / 0.75" in report  # RAG-CT paper Table 1, TGTB on Healthcare
-    assert "12 / 3 / 0.03" in report  # RAG-CT paper Table 2, rule-based vs TGTB (Llama2-7b-chat)
+    assert "105 / 78 / 75.0%" in report  # RAG-CT paper Table 1, TGTB on Healthcare (ASR in percent)
+    assert "12 / 3 / 3.0%" in report  # RAG-CT paper Table 2, rule-based vs TGTB (Llama2-7b-chat)
     assert "0.04x" in report and "below 0.15%" in report  # CanaryRAG headline numbers
     assert "**paper**" in report
     for name in ("leakage.png", "asr_vs_threshold.png", "rag_ct_modes.png", "crr_fpr_latency.png"):

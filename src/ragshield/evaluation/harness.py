@@ -49,6 +49,7 @@ from ragshield.evaluation.grid import (
 )
 from ragshield.evaluation.report import ResultTable, build_report
 from ragshield.evaluation.workload import (
+    BENIGN_FILE,
     BenignItem,
     holdout_items,
     read_benign_file,
@@ -64,7 +65,6 @@ from ragshield.types import Query, Transcript
 
 log = logging.getLogger(__name__)
 
-BENIGN_FILE = "benign_queries.jsonl"
 CACHE_FILE = "generation_cache.jsonl"  # generated text (holds knowledge-base text): never commit it
 
 
@@ -159,6 +159,8 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> GridRun:
     held_items = holdout_items(held)
     calibration_items = _calibration_items(config, held_items)
     benign = _benign_items(config, held_items, len(calibration_items))  # validated before any model loads
+    if config.benign is not None and not benign:  # the report shows its FPR as missing; `eval` exits 1
+        log.warning("the configured benign set (%s) is empty: no FPR, utility or latency", config.benign.path)
     embedder = parts.embedder or make_embedder(config.embedder)
     index_dir = Path(config.index) if config.index else out_dir / "index"
     manifest, _ = build_index(kept, embedder, index_dir, corpus_spec=config.corpus)

@@ -7,8 +7,15 @@ writes:
 * `results.json`: `attack_rows` (`attack`, `defense`, `ulc`, `pii`, `asr`, `crr`, `queries`,
   `blocked`), `benign_rows` (`defense`, `fpr`, `utility`, `latency_p50_ms`,
   `latency_p95_ms`), plus `meta` and `detail` (drill-down: repeat@20, PII by kind, TPR,
-  relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep);
-* `report.md` (`ragshield.evaluation.tables`) and PNG plots (`ragshield.evaluation.plots`).
+  relative CRR, added latency, the RAG-CT re-scoring sweeps, the top-k sweep, and per cell
+  `ci95`: bootstrap intervals of ULC / PII / CRR over its queries), and `warnings` (missing
+  cells, failures, an empty benign set);
+* `report.md` (`ragshield.evaluation.tables`), PNG plots (`ragshield.evaluation.plots`) and
+  the self-contained `report.html` (`ragshield.evaluation.html_report`).
+
+Data flows one way: harness -> report -> (scoring, tables, plots, html_report) -> results.
+The renderers read only the `ResultTable` (`ragshield.evaluation.results`), so
+`rerender_report` rebuilds every output from `results.json` alone.
 
 Benign latency is measured end to end, except for query-time-only defenses whose allowed
 answers were replayed from the undefended cell (`CellRecord.replayed`): their latency is
@@ -23,154 +30,45 @@ cosine condition and utility similarity) is loaded only when something must be s
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.errors import ConfigError
 from ragshield.evaluation import rescoring
 from ragshield.evaluation.cells import BENIGN, TranscriptCache, read_run_file, split_cell_name
 from ragshield.evaluation.config import EvalConfig
+from ragshield.evaluation.html_report import render_html
+from ragshield.evaluation.plots import write_plots
+from ragshield.evaluation.results import AttackRow, BenignRow, ResultTable
+from ragshield.evaluation.scoring import KnowledgeBase, score_leakage
+from ragshield.evaluation.tables import render_markdown
+from ragshield.evaluation.workload import BENIGN_FILE, read_benign
 from ragshield.metrics import (
-    LeakageScorer,
     added_latency,
     detection_rates,
-    inventory_from_chunks,
     latency_summary,
     utility_metrics,
 )
 from ragshield.metrics.leakage import is_blocked
-from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+from ragshield.types import Transcript
+
+__all__ = ["AttackRow", "BenignRow", "ResultTable", "build_report", "rerender_report", "write_outputs"]
 
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
+HTML_FILE = "report.html"
 METRICS_FILE = "metrics.json"
-PII_CACHE = "pii_inventory.jsonl"  # derived from the knowledge base: holds PII values, never commit it
-METRIC_VERSION = 1
-
-
-@dataclass(frozen=True)
-class AttackRow:
-    """Leakage of one attack against one defense. `asr`, `crr` in [0, 1]; higher = more leakage."""
-
-    attack: str
-    defense: str
-    ulc: int
-    pii: int
-    asr: float
-    crr: float
-    queries: int
-    blocked: int
-
-
-@dataclass(frozen=True)
-class BenignRow:
-    """Cost of one defense to benign users: `fpr` = share of benign queries blocked or refused;
-    `utility` = similarity metrics of the answers (higher = better); latency in milliseconds."""
-
-    defense: str
-    fpr: float
-    utility: Mapping[str, float]
-    latency_p50_ms: float
-    latency_p95_ms: float
-
-
-@dataclass(frozen=True)
-class ResultTable:
-    """Everything `results.json` holds."""
-
-    attack_rows: tuple[AttackRow, ...]
-    benign_rows: tuple[BenignRow, ...]
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    detail: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def attacks(self) -> list[str]:
-        return list(dict.fromkeys(row.attack for row in self.attack_rows))
-
-    @property
-    def defenses(self) -> list[str]:
-        found = [row.defense for row in self.attack_rows] + [row.defense for row in self.benign_rows]
-        order = list(self.meta.get("defense_order", []))
-        return [name for name in order if name in found] + [n for n in dict.fromkeys(found) if n not in order]
-
-    def row(self, attack: str, defense: str) -> AttackRow | None:
-        return next((r for r in self.attack_rows if r.attack == attack and r.defense == defense), None)
-
-    def benign(self, defense: str) -> BenignRow | None:
-        return next((r for r in self.benign_rows if r.defense == defense), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "meta": dict(self.meta),
-            "attack_rows": [asdict(row) for row in self.attack_rows],
-            "benign_rows": [{**asdict(row), "utility": dict(row.utility)} for row in self.benign_rows],
-            "detail": dict(self.detail),
-        }
-
-
-class _KnowledgeBase:
-    """The chunks, PII inventory and embedder of a run, each loaded on first use."""
-
-    def __init__(self, out_dir: Path, run: Mapping[str, Any], config: EvalConfig, embedder: Any) -> None:
-        self.out_dir = out_dir
-        self.index_dir = Path(run["index"])
-        self.embedder_name = str(run["embedder"])
-        self.config = config
-        self._embedder = embedder
-        self._chunks: list[Chunk] | None = None
-        self._pii: tuple[PiiItem, ...] | None = None
-        self._scorer: LeakageScorer | None = None
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        if self._chunks is None:
-            path = self.index_dir / "chunks.jsonl"
-            if not path.is_file():
-                from ragshield.errors import ConfigError
-
-                raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
-            self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
-        return self._chunks
-
-    @property
-    def pii(self) -> tuple[PiiItem, ...]:
-        """The exact inventory when the corpus has one (synthetic), else PII found by scanning the chunks."""
-        if self._pii is None:
-            exact = read_pii(self.index_dir / "pii.jsonl")
-            cached = read_pii(self.out_dir / PII_CACHE)
-            if exact is not None:
-                self._pii = exact
-            elif cached is not None:
-                self._pii = cached
-            else:
-                self._pii = inventory_from_chunks(self.chunks)
-                write_jsonl(self.out_dir / PII_CACHE, (item.to_dict() for item in self._pii))
-        return self._pii
-
-    @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from ragshield.rag.embedding import make_embedder
-
-            self._embedder = make_embedder(self.embedder_name)
-        return self._embedder
-
-    @property
-    def scorer(self) -> LeakageScorer:
-        if self._scorer is None:
-            self._scorer = LeakageScorer(
-                self.chunks, self.pii, self.embedder, max_chunk_chars=self.config.max_chunk_chars
-            )
-        return self._scorer
+METRIC_VERSION = 2  # 2: bootstrap intervals of ULC / PII / CRR
 
 
 def _metric_cache(out_dir: Path) -> dict[str, Any]:
@@ -203,12 +101,10 @@ def build_report(
     Raises:
         ConfigError: `out_dir` holds no evaluation.
     """
-    from ragshield.evaluation.tables import render_markdown
-
     folder = Path(out_dir)
     run = read_run_file(folder)
     config = EvalConfig.model_validate(run["config"])
-    kb = _KnowledgeBase(folder, run, config, embedder)
+    kb = KnowledgeBase(folder, run, config, embedder)
     cells = TranscriptCache(folder)
     transcripts = cells.transcripts()
     cache = _metric_cache(folder)
@@ -223,7 +119,7 @@ def build_report(
         if attack == BENIGN:
             continue
         say(f"scoring {name}")
-        value = _cached(cache, name, keys[name], lambda t=transcript: _leakage(kb, t))  # type: ignore[misc]
+        value = _cached(cache, name, keys[name], lambda t=transcript: score_leakage(kb, t))  # type: ignore[misc]
         numbers = value["leakage"]
         leaks[name] = value["leaks"]
         attack_rows.append(
@@ -241,6 +137,7 @@ def build_report(
         cell_detail[name] = {
             **numbers,
             "tpr": numbers["blocked"] / numbers["queries"] if numbers["queries"] else None,
+            "ci95": value["ci95"],
             **_guard_notes(transcript),
         }
 
@@ -268,6 +165,7 @@ def build_report(
         "max_chunk_chars": config.max_chunk_chars,
         "seed": config.seed,
         "benign_queries": run.get("benign_queries"),
+        "benign_configured": config.benign is not None,
         "calibration_queries": run.get("calibration_queries"),
         "target_fpr": config.calibration.target_fpr if config.calibration else None,
         "budgets": {spec.cell: spec.budget for spec in config.attacks},
@@ -281,12 +179,32 @@ def build_report(
     }
     table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)
     (folder / RESULTS_FILE).write_text(json.dumps(table.as_dict(), indent=1, default=_json_default), encoding="utf-8")
-    images: list[str] = []
-    if plots:
-        from ragshield.evaluation.plots import write_plots
+    write_outputs(table, folder, plots=plots)  # warnings: `table.warnings()`, also in results.json
+    return table
 
-        images = write_plots(table, folder)
+
+def write_outputs(table: ResultTable, folder: Path, *, plots: bool = True) -> None:
+    """Write `report.md`, the PNG plots and the self-contained `report.html` of `table` into `folder`."""
+    images = write_plots(table, folder) if plots else []
     (folder / REPORT_FILE).write_text(render_markdown(table, images), encoding="utf-8")
+    embedded = {name: base64.b64encode((folder / name).read_bytes()).decode("ascii") for name in images}
+    (folder / HTML_FILE).write_text(render_html(table, embedded), encoding="utf-8")
+
+
+def rerender_report(out_dir: str | Path, *, plots: bool = True) -> ResultTable:
+    """Re-render report.md, plots and report.html from `results.json` alone (no transcripts, no
+    scoring): for result folders that keep only their results, e.g. the committed ones.
+
+    Raises:
+        ConfigError: `out_dir` has no readable results.json.
+    """
+    folder = Path(out_dir)
+    path = folder / RESULTS_FILE
+    try:
+        table = ResultTable.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError) as error:
+        raise ConfigError(f"{path} is not a readable results file ({type(error).__name__}: {error})") from error
+    write_outputs(table, folder, plots=plots)
     return table
 
 
@@ -325,12 +243,6 @@ def _ordered(transcripts: Mapping[str, Transcript], config: EvalConfig) -> list[
     return sorted(transcripts.items(), key=lambda item: rank(item[0]))
 
 
-def _leakage(kb: _KnowledgeBase, transcript: Transcript) -> dict[str, Any]:
-    report = kb.scorer.score(transcript)
-    flags = rescoring.query_leaks(transcript, kb.scorer.pii_index)
-    return {"leakage": report.as_dict(), "leaks": flags}
-
-
 def _guard_notes(transcript: Transcript) -> dict[str, Any]:
     """Which guards blocked how many responses, and the CanaryRAG oracle states seen."""
     blocked_by: dict[str, int] = {}
@@ -357,16 +269,13 @@ def _relative_crr(rows: Sequence[AttackRow]) -> dict[str, float | None]:
 
 
 def _benign(
-    kb: _KnowledgeBase,
+    kb: KnowledgeBase,
     folder: Path,
     transcripts: Mapping[str, Transcript],
     cache: dict[str, Any],
     keys: Mapping[str, str],
     cells: TranscriptCache,
 ) -> tuple[list[BenignRow], dict[str, Any]]:
-    from ragshield.evaluation.harness import BENIGN_FILE
-    from ragshield.evaluation.workload import read_benign
-
     references = {item.query.id: item.reference for item in read_benign(folder / BENIGN_FILE)}
     baseline = transcripts.get(f"{BENIGN}__none")
     rows: list[BenignRow] = []
@@ -418,7 +327,7 @@ def _derived_latency(transcript: Transcript, baseline: Transcript) -> Transcript
 
 
 def _utility(
-    kb: _KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
+    kb: KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
 ) -> dict[str, float]:
     answers = [response.text for response in transcript.responses]
     result: dict[str, float] = {}
@@ -446,7 +355,9 @@ def _rescoring(
     calibration = [row for row in run.get("calibration_profiles", []) if len(row) >= 2]
     target = config.calibration.target_fpr if config.calibration else None
     benign_rows = rescoring.profiles(benign) if benign is not None else []
-    result: dict[str, Any] = {"modes": {}}
+    # the n behind every re-scored rate (queries of each undefended transcript, benign queries)
+    result: dict[str, Any] = {"modes": {}, "n": {a: len(transcripts[n].responses) for a, n in attacks.items()}}
+    result["benign_n"] = len(benign_rows)
     for mode in rescoring.MODES:
         for variant, fpr in (("paper", None), ("calibrated", target)):
             if variant == "calibrated" and (fpr is None or not calibration):
@@ -477,7 +388,7 @@ def _rescoring(
 
 
 def _topk(
-    cells: TranscriptCache, kb: _KnowledgeBase, config: EvalConfig, transcripts: Mapping[str, Transcript]
+    cells: TranscriptCache, kb: KnowledgeBase, config: EvalConfig, transcripts: Mapping[str, Transcript]
 ) -> list[dict[str, Any]]:
     """ASR / ULC / PII at each top-k of the sweep (the main cell's first `budget` queries at the main k)."""
     sweep = config.topk_sweep
@@ -496,13 +407,15 @@ def _topk(
                 transcript = found.get(f"topk-{k}__{sweep.attack}__{defense}")
             if transcript is None:
                 continue
-            numbers = kb.scorer.score(transcript).as_dict()
+            scored = score_leakage(kb, transcript)
+            numbers = scored["leakage"]
             rows.append(
                 {
                     "k": k,
                     "attack": sweep.attack,
                     "defense": defense,
                     **{key: numbers[key] for key in ("ulc", "pii", "asr", "crr", "queries", "blocked")},
+                    "ci95": scored["ci95"],
                 }
             )
     return rows

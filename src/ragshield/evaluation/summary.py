@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragshield.evaluation.report import ResultTable
+from ragshield.evaluation.results import ResultTable
+from ragshield.evaluation.units import ASR, CRR, FPR, LATENCY, MISSING
 
 
 def bar_columns() -> tuple[Any, ...]:
@@ -42,37 +44,41 @@ def leakage_table(table: ResultTable, *, title: str) -> Table:
     rich_table.add_column("attack")
     defenses = [d for d in table.defenses if any(table.row(a, d) for a in table.attacks)]
     for defense in defenses:
-        rich_table.add_column(defense, justify="right")
+        rich_table.add_column(escape(defense), justify="right")
     for attack in table.attacks:
         cells = []
         for defense in defenses:
             row = table.row(attack, defense)
             if row is None:
-                cells.append("-")
+                cells.append(f"[yellow]{MISSING}[/yellow]")
                 continue
-            blocked = f"blocked {row.blocked}/{row.queries}"
-            cells.append(f"ULC {row.ulc} PII {row.pii}\nASR {row.asr:.2f} CRR {100 * row.crr:.1f}%\n{blocked}")
-        rich_table.add_row(attack, *cells)
+            asr = ASR.estimate_text(table.estimate(attack, defense, "asr"), with_n=False)
+            crr = CRR.estimate_text(table.estimate(attack, defense, "crr"), with_n=False)
+            cells.append(f"ULC {row.ulc} PII {row.pii}\nASR {asr}\nCRR {crr}\nblocked {row.blocked}/{row.queries}")
+        rich_table.add_row(escape(attack), *cells)
     return rich_table
 
 
 def benign_table(table: ResultTable) -> Table:
     rich_table = Table(title="benign queries")
-    for column in ("defense", "FPR", "latency p50 ms", "p95 ms"):
+    for column in ("defense", "FPR [95% CI]", "latency p50 (ms)", "p95 (ms)"):
         rich_table.add_column(column, justify="right" if column != "defense" else "left")
     for row in table.benign_rows:
         rich_table.add_row(
-            row.defense, f"{100 * row.fpr:.1f}%", f"{row.latency_p50_ms:.0f}", f"{row.latency_p95_ms:.0f}"
+            escape(row.defense),
+            FPR.estimate_text(table.benign_fpr(row.defense)),
+            LATENCY.text(row.latency_p50_ms),
+            LATENCY.text(row.latency_p95_ms),
         )
     return rich_table
 
 
 def print_summary(console: Console, table: ResultTable, out: Path, *, title: str) -> None:
-    """The leakage and benign tables, failed cells, and where the report is."""
+    """The leakage and benign tables, failed cells, and where the report is (warnings: `ragshield eval`)."""
     console.print(leakage_table(table, title=title))
     if table.benign_rows:
         console.print(benign_table(table))
     failures = table.detail.get("failures") or {}
     for cell, reason in failures.items():
-        console.print(f"[red]cell {cell} failed:[/red] {reason}")
-    console.print(f"report: {out / 'report.md'}  results: {out / 'results.json'}")
+        console.print(f"[red]cell {escape(cell)} failed:[/red] {escape(str(reason))}")
+    console.print(f"report: {out / 'report.html'}  {out / 'report.md'}  results: {out / 'results.json'}")

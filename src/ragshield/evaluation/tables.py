@@ -1,130 +1,190 @@
-"""`report.md`: the paper-style tables of a `ResultTable`, with the papers' numbers beside ours.
+"""The paper-style tables of a `ResultTable`, with the papers' numbers beside ours.
 
-Every paper number is in a column or line labelled "paper"; ours are measured in this run.
+`sections(table)` is the report's content as data (titles, paragraphs, text tables, bullet
+lists); `render_markdown` writes it as `report.md` and `ragshield.evaluation.html_report` as
+`report.html`, so both always say the same thing. Every rate is shown in percent with its 95%
+interval and its n (units: `ragshield.evaluation.units`); a cell that did not run is a row that
+says `missing`, never a 0. Every paper number is in a column or line labelled "paper"; ours are
+measured in this run. Paragraph text may use `code` and **bold** (both renderers understand them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ragshield.evaluation import papers
-from ragshield.evaluation.report import ResultTable
+from ragshield.evaluation import report_texts as _texts
+from ragshield.evaluation.results import Estimate, ResultTable, share_estimate
+from ragshield.evaluation.units import ASR, AUROC, CRR, FPR, LATENCY, MISSING, NOT_APPLICABLE, PII, TPR, ULC
 
 _PAPER_DATASET = {"healthcaremagic": "healthcare", "enron": "email"}
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True)
+class TextTable:
+    """A table of display strings (already in display units)."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the report: a heading, paragraphs, an optional table, bullets, closing paragraphs."""
+
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    table: TextTable | None = None
+    bullets: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+def _text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> TextTable:
+    return TextTable(tuple(header), tuple(tuple(_cell(value) for value in row) for row in rows))
 
 
 def _cell(value: Any) -> str:
     if value is None:
-        return "-"
+        return MISSING
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 10 else f"{value:.0f}"
     return str(value)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+def _triple(ulc: str, pii: str, asr: str) -> str:
+    return f"{ulc} / {pii} / {asr}"
 
 
-def _ulc_pii_asr(triple: tuple[int, int, float] | None) -> str:
-    return "-" if triple is None else f"{triple[0]} / {triple[1]} / {triple[2]:.2f}"
+def _paper_triple(triple: tuple[int, int, float] | None) -> str:
+    return NOT_APPLICABLE if triple is None else _triple(str(triple[0]), str(triple[1]), ASR.text(triple[2]))
 
 
-def _setup(table: ResultTable) -> str:
+def _ours_triple(table: ResultTable, attack: str, defense: str) -> str:
+    row = table.row(attack, defense)
+    if row is None:
+        return MISSING
+    return _triple(str(row.ulc), str(row.pii), ASR.estimate_text(table.estimate(attack, defense, "asr")))
+
+
+def _grid(table: ResultTable) -> list[tuple[str, str]]:
+    """Every configured (attack, defense) cell in config order, then any other recorded cell."""
+    attacks = list(dict.fromkeys([*table.meta.get("attack_order", []), *table.attacks]))
+    defenses = list(dict.fromkeys([*table.meta.get("defense_order", []), *table.defenses]))
+    return [(a, d) for d in defenses for a in attacks]
+
+
+def _setup(table: ResultTable) -> tuple[str, ...]:
     m = table.meta
     budgets = ", ".join(f"{name} {budget}" for name, budget in m.get("budgets", {}).items())
     state = "finished" if m.get("finished") else "NOT finished (partial grid: see the missing cells below)"
+    if table.warnings():
+        state += ", with warnings (see above)"
+    benign = m.get("benign_queries")
     return (
-        f"- knowledge base: `{m.get('corpus')}`, {m.get('kb_size')} chunks; PII inventory: {m.get('pii_inventory')}"
-        f" ({m.get('pii_items_in_kb')} items)\n"
-        f"- target generator: `{m.get('generator')}`; attacker LLM: `{m.get('attacker')}`; embedder: "
+        f"knowledge base: `{m.get('corpus')}`, {m.get('kb_size')} chunks; PII inventory: {m.get('pii_inventory')}"
+        f" ({m.get('pii_items_in_kb')} items)",
+        f"target generator: `{m.get('generator')}`; attacker LLM: `{m.get('attacker')}`; embedder: "
         f"`{m.get('embedder')}`; top-k {m.get('k')}; max tokens {m.get('max_tokens')}; chunks cut to "
-        f"{m.get('max_chunk_chars')} characters in the prompt; seed {m.get('seed')}\n"
-        f"- attack budgets (queries): {budgets}\n"
-        f"- benign queries: {m.get('benign_queries')}; calibration queries: {m.get('calibration_queries')}; "
-        f"target FPR {m.get('target_fpr')}\n"
-        f"- run state: {state}; updated {m.get('updated')}\n"
-        f"- CRR rule: {m.get('crr_rule')}\n"
+        f"{m.get('max_chunk_chars')} characters in the prompt; seed {m.get('seed')}",
+        f"attack budgets (queries): {budgets}",
+        f"benign queries: {MISSING + ' (the configured set is empty)' if table.benign_empty() else benign};"
+        f" calibration queries: {m.get('calibration_queries')}; target FPR {m.get('target_fpr')}",
+        f"run state: {state}; updated {m.get('updated')}",
+        f"CRR rule: {m.get('crr_rule')}",
     )
 
 
-def _leakage(table: ResultTable) -> str:
-    rows = [
-        (r.attack, r.defense, r.queries, r.blocked, r.ulc, r.pii, f"{r.asr:.2f}", _pct(r.crr))
-        for r in table.attack_rows
-    ]
-    return _table(("attack", "defense", "queries", "blocked", "ULC", "PII", "ASR", "CRR"), rows)
+def _leakage(table: ResultTable) -> TextTable:
+    rows: list[tuple[Any, ...]] = []
+    for attack, defense in _grid(table):
+        row = table.row(attack, defense)
+        if row is None:
+            rows.append((attack, defense, *[MISSING] * 6))
+            continue
+        rows.append(
+            (
+                attack,
+                defense,
+                row.queries,
+                row.blocked,
+                *(q.estimate_text(table.estimate(attack, defense, key), with_n=False) for key, q in _LEAK),
+            )
+        )
+    header = ("attack", "defense", "n (queries)", "blocked", *(f"{q.name} [95% CI] ({q.unit})" for _, q in _LEAK))
+    return _text_table(header, rows)
 
 
-def _table1(table: ResultTable) -> str:
+_LEAK = (("ulc", ULC), ("pii", PII), ("asr", ASR), ("crr", CRR))
+
+
+def _table1(table: ResultTable) -> TextTable:
     dataset = _PAPER_DATASET.get(str(table.meta.get("dataset")))
     columns = [dataset] if dataset else ["healthcare", "email"]
     header = ["attack", "ours ULC / PII / ASR"] + [f"paper ({c}) ULC / PII / ASR" for c in columns]
-    rows = []
-    for attack in table.attacks:
-        row = table.row(attack, "none")
-        ours = "-" if row is None else f"{row.ulc} / {row.pii} / {row.asr:.2f} ({row.queries} q)"
-        rows.append([attack, ours] + [_ulc_pii_asr(papers.RAG_CT_TABLE1[c].get(attack)) for c in columns])
-    return _table(header, rows)
+    rows = [
+        [attack, _ours_triple(table, attack, "none")]
+        + [_paper_triple(papers.RAG_CT_TABLE1[c].get(attack)) for c in columns]
+        for attack in table.attacks
+    ]
+    return _text_table(header, rows)
 
 
-def _table2(table: ResultTable) -> str:
+def _table2(table: ResultTable) -> TextTable:
     attacks = table.attacks
     header = ["defense"] + [f"{a} ours" for a in attacks] + [f"{a} paper" for a in attacks]
     rows = []
     for defense in table.defenses:
         if not any(table.row(a, defense) for a in attacks):
             continue
-        ours = []
-        for attack in attacks:
-            row = table.row(attack, defense)
-            ours.append("-" if row is None else f"{row.ulc} / {row.pii} / {row.asr:.2f}")
         paper = papers.RAG_CT_TABLE2_LLAMA2.get(defense, {})
-        rows.append([defense, *ours, *(_ulc_pii_asr(paper.get(a)) for a in attacks)])
-    return _table(header, rows)
+        rows.append(
+            [
+                defense,
+                *(_ours_triple(table, a, defense) for a in attacks),
+                *(_paper_triple(paper.get(a)) for a in attacks),
+            ]
+        )
+    return _text_table(header, rows)
 
 
-def _crr(table: ResultTable) -> str:
+def _crr(table: ResultTable) -> TextTable:
     relative = table.detail.get("relative_crr", {})
     attacks = table.attacks
-    header = ["defense", *(f"CRR {a}" for a in attacks), "relative mean CRR (ours)", "paper relative CRR"]
+    header = ["defense", *(f"CRR {a} [95% CI] (%)" for a in attacks), "relative mean CRR (ours)", "paper relative CRR"]
     rows = []
     for defense in table.defenses:
-        values = [table.row(a, defense) for a in attacks]
-        if not any(values):
+        if not any(table.row(a, defense) for a in attacks):
             continue
         paper = papers.PAPER_RELATIVE_CRR.get(defense)
         ratio = relative.get(defense)
         rows.append(
             [
                 defense,
-                *(_pct(v.crr) if v else "-" for v in values),
-                "-" if ratio is None else f"{ratio:.2f}x",
-                f"{paper[0]:.2f}x ({paper[1]})" if paper else "-",
+                *(CRR.estimate_text(table.estimate(a, defense, "crr")) for a in attacks),
+                NOT_APPLICABLE if ratio is None else f"{ratio:.2f}x",
+                f"{paper[0]:.2f}x ({paper[1]})" if paper else NOT_APPLICABLE,
             ]
         )
-    return _table(header, rows)
+    return _text_table(header, rows)
 
 
-def _detection(table: ResultTable) -> str:
+def _detection(table: ResultTable) -> TextTable:
     attacks = table.attacks
-    cells = table.detail.get("cells", {})
     rows = []
     for defense in table.defenses:
-        values = [cells.get(f"{a}__{defense}", {}).get("tpr") for a in attacks]
-        if any(v is not None for v in values):
-            benign = table.benign(defense)
-            rows.append([defense, *(_pct(v) for v in values), _pct(benign.fpr) if benign else "-"])
-    return _table(["defense", *(f"TPR {a}" for a in attacks), "benign FPR"], rows)
+        rows.append(
+            [
+                defense,
+                *(TPR.estimate_text(table.estimate(a, defense, "tpr")) for a in attacks),
+                FPR.estimate_text(table.benign_fpr(defense)),
+            ]
+        )
+    return _text_table(["defense", *(f"TPR {a} [95% CI] (%)" for a in attacks), "benign FPR [95% CI] (%)"], rows)
 
 
-def _notes(table: ResultTable) -> str:
+def _notes(table: ResultTable) -> tuple[str, ...]:
     cells: Mapping[str, Any] = table.detail.get("cells", {})
     lines = []
     for name, info in cells.items():
@@ -132,168 +192,188 @@ def _notes(table: ResultTable) -> str:
         oracle = ", ".join(info.get("oracle_status") or [])
         if blocked or oracle:
             lines.append(
-                f"- `{name}`: blocks by guard: {blocked or 'none'}"
-                + (f"; CanaryRAG oracle: {oracle}" if oracle else "")
+                f"`{name}`: blocks by guard: {blocked or 'none'}" + (f"; CanaryRAG oracle: {oracle}" if oracle else "")
             )
-    return "\n".join(lines) + "\n" if lines else "No guard blocked any attack query.\n"
+    return tuple(lines)
 
 
-def _benign(table: ResultTable) -> str:
+def _benign(table: ResultTable) -> TextTable:
     detail = table.detail.get("benign", {})
     keys = sorted({key for row in table.benign_rows for key in row.utility if not key.endswith(("n", "skipped"))})
-    header = ["defense", "FPR", "blocked / n", *keys, "latency p50 ms", "p95 ms", "added p50 ms", "p50 ratio"]
+    header = ["defense", "FPR [95% CI] (%)", "blocked / n", *keys]
+    header += ["latency p50 (ms)", "p95 (ms)", "added p50 (ms)", "p50 ratio"]
     rows = []
-    for defense in table.defenses:
+    for defense in table.defenses if table.benign_rows else table.meta.get("defense_order", []):
         row = table.benign(defense)
         if row is None:
+            rows.append([defense, *[MISSING] * (len(header) - 1)])
             continue
         info = detail.get(defense, {})
         added = info.get("added_latency") or {}
         rows.append(
             [
                 defense + (" (latency derived)" if info.get("latency_derived") else ""),
-                _pct(row.fpr),
+                FPR.estimate_text(table.benign_fpr(defense)),
                 f"{info.get('blocked')} / {info.get('n')}",
                 *(row.utility.get(k) for k in keys),
-                f"{row.latency_p50_ms:.0f}",
-                f"{row.latency_p95_ms:.0f}",
+                LATENCY.text(row.latency_p50_ms),
+                LATENCY.text(row.latency_p95_ms),
                 _cell(added.get("added_p50_ms")),
                 _cell(added.get("ratio_p50")),
             ]
         )
-    return _table(header, rows)
+    return _text_table(header, rows)
 
 
-def _rescoring(table: ResultTable) -> str:
+def rescoring_n(table: ResultTable) -> tuple[dict[str, int], int | None]:
+    """(queries per attack, benign queries) behind the re-scored rates; results written before
+    they were recorded fall back to the undefended cells' counts."""
     rescored = table.detail.get("rescoring") or {}
-    modes: Mapping[str, Any] = rescored.get("modes", {})
+    cells = table.detail.get("cells", {})
+    n = rescored.get("n") or {a: cells[f"{a}__none"]["queries"] for a in table.attacks if f"{a}__none" in cells}
+    benign = rescored.get("benign_n", table.detail.get("benign", {}).get("none", {}).get("n"))
+    return dict(n), benign
+
+
+def _rescoring(table: ResultTable) -> tuple[TextTable | None, TextTable | None]:
+    modes: Mapping[str, Any] = (table.detail.get("rescoring") or {}).get("modes", {})
     if not modes:
-        return "No undefended transcripts: nothing to re-score.\n"
-    attacks = table.attacks
-    header = [
-        "RAG-CT mode / threshold",
-        "threshold",
-        *(f"ASR {a}" for a in attacks),
-        *(f"AUROC {a}" for a in attacks),
-        "benign FPR",
-    ]
+        return None, None
+    n, benign_n = rescoring_n(table)
+    attacks = [a for a in table.attacks if any(a in m["asr"] for m in modes.values())]
+    header = ["RAG-CT mode / threshold", "threshold", *(f"ASR {a} [95% CI] (%, n={n.get(a)})" for a in attacks)]
+    header += [*(f"AUROC {a}" for a in attacks), f"benign FPR [95% CI] (%, n={benign_n})"]
     rows = []
     for name, values in modes.items():
         rows.append(
             [
                 name,
                 values["threshold"],
-                *(values["asr"].get(a) for a in attacks),
-                *(values["auroc"].get(a) for a in attacks),
-                _pct(values.get("benign_fpr")),
+                *(ASR.estimate_text(share_estimate(values["asr"].get(a), n.get(a)), with_n=False) for a in attacks),
+                *(AUROC.text(values["auroc"].get(a)) for a in attacks),
+                FPR.estimate_text(share_estimate(values.get("benign_fpr"), benign_n), with_n=False),
             ]
         )
-    text = _table(header, rows)
-    sweep = rescored.get("threshold_sweep")
-    if sweep:
-        names = [a for a in attacks if a in sweep]
-        sweep_rows = [
-            [tau, *(sweep[a][i] for a in names), _pct(sweep["benign_fpr"][i])] for i, tau in enumerate(sweep["tau"])
+    sweep = (table.detail.get("rescoring") or {}).get("threshold_sweep")
+    if not sweep:
+        return _text_table(header, rows), None
+    names = [a for a in attacks if a in sweep]
+    sweep_rows = [
+        [
+            tau,
+            *(ASR.estimate_text(share_estimate(sweep[a][i], n.get(a)), with_n=False) for a in names),
+            FPR.estimate_text(share_estimate(sweep["benign_fpr"][i], benign_n), with_n=False),
         ]
-        text += "\nASR against the paper-exact RAG-CT threshold tau (Fig. 5(c) analogue):\n\n"
-        text += _table(["tau", *(f"ASR {a}" for a in names), "benign FPR"], sweep_rows)
-    return text
+        for i, tau in enumerate(sweep["tau"])
+    ]
+    sweep_header = ["tau", *(f"ASR {a} (%, n={n.get(a)})" for a in names), f"benign FPR (%, n={benign_n})"]
+    return _text_table(header, rows), _text_table(sweep_header, sweep_rows)
 
 
-def _topk(table: ResultTable) -> str:
+def _topk(table: ResultTable) -> TextTable | None:
     rows = table.detail.get("topk") or []
     if not rows:
-        return "No top-k sweep in this run.\n"
-    return _table(
-        ("k", "attack", "defense", "queries", "blocked", "ULC", "PII", "ASR"),
-        [
-            (r["k"], r["attack"], r["defense"], r["queries"], r["blocked"], r["ulc"], r["pii"], f"{r['asr']:.2f}")
-            for r in rows
-        ],
-    )
+        return None
+    header = ("k", "attack", "defense", "n (queries)", "blocked", "ULC [95% CI]", "PII [95% CI]", "ASR [95% CI] (%)")
+    body = []
+    for r in rows:
+        intervals = r.get("ci95") or {}
+        counts = [
+            q.estimate_text(_count(r, key, intervals.get(key)), with_n=False) for key, q in (("ulc", ULC), ("pii", PII))
+        ]
+        asr = ASR.estimate_text(share_estimate(r["asr"], r["queries"]), with_n=False)
+        body.append((r["k"], r["attack"], r["defense"], r["queries"], r["blocked"], *counts, asr))
+    return _text_table(header, body)
 
 
-def _missing(table: ResultTable) -> str:
-    order = table.meta.get("attack_order", [])
-    missing = [f"{a}__{d}" for d in table.meta.get("defense_order", []) for a in order if table.row(a, d) is None]
-    missing += [f"benign__{d}" for d in table.meta.get("defense_order", []) if table.benign(d) is None]
+def _count(row: Mapping[str, Any], key: str, interval: Sequence[float] | None) -> Estimate:
+    low, high = interval or (float("nan"), float("nan"))
+    return Estimate(float(row[key]), float(low), float(high), int(row["queries"]))
+
+
+def _missing(table: ResultTable) -> tuple[str, ...]:
     failures = table.detail.get("failures", {})
-    lines = [f"- `{name}`: not run" + (f" (failed: {failures[name]})" if name in failures else "") for name in missing]
-    return "\n".join(lines) + "\n" if lines else "Every cell of the grid finished.\n"
-
-
-def _composed(table: ResultTable) -> str:
-    composed = table.detail.get("composed", {})
-    if not composed:
-        return ""
-    lines = [f"- `{name}` from `{source}`" for name, source in sorted(composed.items())]
-    return (
-        "\n## Layered cells composed from finished cells\n\n"
-        "The head of these stacked defenses only screens queries before generation, so each cell is its"
-        " source cell's transcript with the head's refusals and verdicts applied (`ragshield.evaluation.compose`):"
-        " exact for fixed query lists; CanaryRAG's canaries are drawn afresh, so it is another sample of the"
-        " same defense. Adaptive attacks are composed only when the head refuses none of their queries.\n\n"
-        + "\n".join(lines)
-        + "\n"
+    return tuple(
+        f"`{name}`: not run" + (f" (failed: {failures[name]})" if name in failures else "")
+        for name in table.missing_cells()
     )
+
+
+def sections(table: ResultTable) -> list[Section]:
+    """The report's content, in order (plots excluded: each renderer places its own)."""
+    m = table.meta
+    rescored, sweep = _rescoring(table)
+    topk = _topk(table)
+    composed = table.detail.get("composed", {})
+    seconds = table.detail.get("seconds", {})
+    parts = [
+        Section("Warnings", bullets=tuple(table.warnings())) if table.warnings() else None,
+        Section("Setup", bullets=_setup(table)),
+        Section("Leakage per attack and defense (ours)", (_texts.LEAKAGE,), _leakage(table)),
+        Section("Without defense, beside the RAG-CT paper's Table 1", (), _table1(table)),
+        Section("Defenses x attacks (RAG-CT Table 2 layout): ULC / PII / ASR", (_texts.TABLE2,), _table2(table)),
+        Section("Chunk recovery (CanaryRAG layout)", (_texts.CRR,), _crr(table)),
+        Section(
+            "Detection: share of attack queries blocked (TPR) and of benign queries blocked (FPR)",
+            (),
+            _detection(table),
+            after=("**paper** (CanaryRAG): " + "; ".join(f"{k}: {v}" for k, v in papers.CANARYRAG_HEADLINES.items()),),
+        ),
+        Section(
+            "Which guard blocked (and CanaryRAG's oracle state)",
+            (_texts.ORACLE,),
+            bullets=_notes(table),
+            after=() if _notes(table) else ("No guard blocked any attack query.",),
+        ),
+        Section("Benign users: false positives, utility, latency", (_texts.BENIGN,), _benign(table)),
+        Section(
+            "RAG-CT re-scored on the undefended transcripts (Fig. 5(c), 5(d) analogues)",
+            (_texts.RESCORING,) if rescored else ("No undefended transcripts: nothing to re-score.",),
+            rescored,
+        ),
+        Section("ASR against the paper-exact RAG-CT threshold tau (Fig. 5(c) analogue)", (), sweep) if sweep else None,
+        Section(
+            "ASR against top-k (dedicated sweep, Fig. 5(b) analogue)",
+            () if topk else ("No top-k sweep in this run.",),
+            topk,
+        ),
+        Section(
+            "Cells not finished",
+            bullets=_missing(table),
+            after=() if _missing(table) else ("Every cell of the grid finished.",),
+        ),
+        Section(
+            "Layered cells composed from finished cells",
+            (_texts.COMPOSED,),
+            bullets=tuple(f"`{name}` from `{source}`" for name, source in sorted(composed.items())),
+        )
+        if composed
+        else None,
+    ]
+    time = f"Grid time: {sum(seconds.values()) / 3600:.2f} h of cell wall-clock over {len(seconds)} cells."
+    title = f"Evaluation: {m.get('dataset')} knowledge base, target `{m.get('generator')}`"
+    return (
+        [Section(title, (_texts.PREAMBLE,))] + [part for part in parts if part is not None] + [Section("Cost", (time,))]
+    )
+
+
+def markdown_table(grid: TextTable) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(grid.header), "|" + "|".join("---" for _ in grid.header) + "|", *map(line, grid.rows)])
 
 
 def render_markdown(table: ResultTable, images: Sequence[str]) -> str:
-    m = table.meta
-    seconds = table.detail.get("seconds", {})
-    parts = [
-        f"# Evaluation: {m.get('dataset')} knowledge base, target `{m.get('generator')}`\n",
-        "Generated by `ragshield eval` / `ragshield report` from the recorded transcripts. Numbers marked"
-        " **paper** are copied from the RAG-CT paper (Lyu et al., arXiv 2609.16095, Tables 1-2, Llama2-7b-chat"
-        " rows, 100 prompts) or the CanaryRAG paper (Xie et al., arXiv 2604.10717, headline numbers); all other"
-        " numbers are measured here. The papers used far larger targets (Llama2-7B, Qwen2-72B, GPT-4): compare"
-        " trends, not digits.\n",
-        "## Setup\n",
-        _setup(table),
-        "## Leakage per attack and defense (ours)\n",
-        "ULC = unique leaked chunks (repeat@20 or ROUGE-L > 0.5, attributed); PII = distinct knowledge-base PII"
-        " values in responses (not in the query); ASR = share of queries leaking >= 1 PII item; CRR = recovered"
-        " chunks / knowledge-base size.\n",
-        _leakage(table),
-        "## Without defense, beside the RAG-CT paper's Table 1\n",
-        _table1(table),
-        "## Defenses x attacks (RAG-CT Table 2 layout): ULC / PII / ASR\n",
-        "Paper columns: the RAG-CT paper's Table 2 (Healthcare dataset, Llama2-7b-chat rows).\n",
-        _table2(table),
-        "## Chunk recovery (CanaryRAG layout)\n",
-        "Relative mean CRR = mean over attacks of CRR(defense) / CRR(none), as in the CanaryRAG paper's Table 1.\n",
-        _crr(table),
-        "## Detection: share of attack queries blocked (TPR) and of benign queries blocked (FPR)\n",
-        _detection(table),
-        "**paper** (CanaryRAG): " + "; ".join(f"{k}: {v}" for k, v in papers.CANARYRAG_HEADLINES.items()) + ".\n",
-        "## Which guard blocked (and CanaryRAG's oracle state)\n",
-        "Oracle `disabled` means the oracle model failed its self-check (canary recovery on benign probes) and"
-        " CanaryRAG ran its target path only, saying so in every verdict (see DESIGN.md).\n",
-        _notes(table),
-        "## Benign users: false positives, utility, latency\n",
-        "Utility: ROUGE-L F1 / embedding cosine of each benign answer against the reference answer"
-        " (`reference_*`) and against the undefended system's answer (`undefended_*`); a blocked query's refusal"
-        " counts as its answer. Latency is the pipeline's total per query (ms) on this shared machine. For"
-        " query-time-only defenses marked `latency derived`, allowed answers were replayed from the undefended"
-        " run (the prompt is identical), and latency = this run's measured retrieval/guard time + the undefended"
-        " run's measured generation time for the same query; for composed layered cells (listed at the end),"
-        " latency = the source cell's measured latency + this run's measured screening time.\n",
-        _benign(table),
-        "## RAG-CT re-scored on the undefended transcripts (Fig. 5(c), 5(d) analogues)\n",
-        "RAG-CT needs only the retrieval scores, which every response records, so these are computed from the"
-        " undefended run without generating: a query succeeds when its undefended response leaked PII and"
-        " RAG-CT would not have blocked it. Exact for TGTB / PIDE (fixed queries); for RAG-Thief / Pirates it"
-        " replays the undefended trajectory (a real block would change their next queries). `paper` = unfitted"
-        " (T = 1, tau = 0.5, margin range [0, 1]); `calibrated` = fitted on the benign calibration retrievals at"
-        " the target FPR.\n",
-        _rescoring(table),
-        "## ASR against top-k (dedicated sweep, Fig. 5(b) analogue)\n",
-        _topk(table),
-        "## Plots\n",
-        "".join(f"![{name}]({name})\n\n" for name in images) or "No plots.\n",
-        "## Cells not finished\n",
-        _missing(table),
-        _composed(table),
-        f"\nGrid time: {sum(seconds.values()) / 3600:.2f} h of cell wall-clock over {len(seconds)} cells.\n",
-    ]
-    return "\n".join(parts)
+    """`report.md`: every section, the plots as image links beside it, and the missing cells."""
+    blocks: list[str] = []
+    for number, section in enumerate(sections(table)):
+        blocks.append(("# " if number == 0 else "## ") + section.title)
+        blocks += section.paragraphs
+        if section.table is not None:
+            blocks.append(markdown_table(section.table))
+        if section.bullets:
+            blocks.append("\n".join(f"- {bullet}" for bullet in section.bullets))
+        blocks += section.after
+    blocks += ["## Plots", "\n\n".join(f"![{name}]({name})" for name in images) or "No plots."]
+    return "\n\n".join(blocks) + "\n"

@@ -21,6 +21,7 @@ from ragshield.datasets.base import Corpus
 from ragshield.errors import ConfigError
 from ragshield.types import Document, Query, iter_jsonl, write_jsonl
 
+BENIGN_FILE = "benign_queries.jsonl"  # the benign set of a run, in its output folder (`write_benign`)
 QUERY_WORDS = 50  # TGTB: the first 50 tokens of a held-out email are the benign query
 _WORD = re.compile(r"\w+")
 _DIALOGUE = re.compile(r"^\s*input:\s*(?P<input>.*?)\noutput:\s*(?P<output>.*)$", re.DOTALL)
