@@ -19,8 +19,8 @@ from typing import TypeVar
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.base import GenerationCancelled, Generator, StreamEnd, check_cancelled
 from ragshield.guards.base import INTENT_SIGNAL, NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, error_verdict
+from ragshield.pipeline.release import Withholder
 from ragshield.rag.prompting import PromptBuilder
-from ragshield.rag.release import Withholder
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Action, Query, Response, RetrievalResult, Verdict
 
