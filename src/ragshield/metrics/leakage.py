@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.metrics.base import MetricInputError
 from ragshield.metrics.pii import inventory_from_chunks
 from ragshield.metrics.pii_inventory import PiiIndex, pii_key
 from ragshield.metrics.shingles import ShingleIndex
@@ -136,8 +137,6 @@ class LeakageScorer:
         rare_max_df: int = 10,
         max_chunk_chars: int | None = None,
     ) -> None:
-        from ragshield.metrics.base import MetricInputError
-
         if not chunks:
             raise MetricInputError("the knowledge base has no chunks; pass the chunks the index was built from")
         self.texts = [chunk.text[:max_chunk_chars] if max_chunk_chars else chunk.text for chunk in chunks]

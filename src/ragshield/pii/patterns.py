@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragshield.errors import ConfigError
+
 __all__ = ["DEFAULT_KINDS", "ENTITY_OF_KIND", "PiiMatch", "PiiScanner", "replace_spans"]
 
 # kind -> presidio entity type
@@ -137,8 +139,6 @@ class PiiScanner:
     """
 
     def __init__(self, kinds: Sequence[str] = DEFAULT_KINDS, *, min_score: float = 0.3) -> None:
-        from ragshield.errors import ConfigError
-
         unknown = sorted(set(kinds) - set(ENTITY_OF_KIND))
         if unknown:
             raise ConfigError(f"unknown PII kinds {unknown}; valid kinds: {', '.join(ENTITY_OF_KIND)}")

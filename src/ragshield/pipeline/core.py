@@ -225,14 +225,16 @@ class RagPipeline:
         with run.stage("generate") as span:
             stream = _GenerationStream(self.generator, self.prompt_builder.build(decorated), output, run)
             yield from stream.released()
-            finish, error = stream.finish, stream.error
-            span.set("finish_reason", finish)
+            span.set("finish_reason", stream.finish)
             span.set("released_chars", len(output.text))
+        yield from self._finish(run, output, stream)
+
+    def _finish(self, run: Run, output: OutputStage, stream: _GenerationStream) -> Iterator[str | Response]:
+        """Close the monitors, release the rest when nothing blocked, record the request, respond."""
         with run.stage("close", timed=True):
             output.close()
-        if run.blocked:
-            finish = "blocked"
-        elif finish != "error":
+        finish = "blocked" if run.blocked else stream.finish
+        if finish not in ("blocked", "error"):
             try:
                 piece = output.flush()
             except Halt:
@@ -246,7 +248,7 @@ class RagPipeline:
             run.record_policy(self.policy)
         if output.withholder.withheld_chars:
             run.timings["withheld_chars"] = float(output.withholder.withheld_chars)
-        yield run.response(output.text, finish, error=error)
+        yield run.response(output.text, finish, error=stream.error)
 
     def _decorate(self, run: Run) -> RetrievalResult:
         decorated = run.retrieval

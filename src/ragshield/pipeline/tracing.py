@@ -16,18 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragshield.types import Response, Verdict
+from ragshield.types import Query, Response, Verdict
 
 trace: Any
 try:
     from opentelemetry import trace
 except ImportError:  # the extra `tracing` is not installed: every span is the no-op below
     trace = None
-
-if TYPE_CHECKING:
-    from ragshield.types import Query
 
 TRACER_NAME = "ragshield.pipeline"
 AttributeValue = str | int | float | bool | Sequence[str] | Sequence[int]
