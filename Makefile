@@ -24,6 +24,7 @@ demo: $(STAMP)
 	$(BIN)/ragshield demo
 
 test: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

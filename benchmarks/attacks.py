@@ -29,11 +29,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from ragshield.attacks import make_attack, run_attack
-from ragshield.commands.attack import knowledge_base
 from ragshield.config import SystemConfig
 from ragshield.datasets.base import load_corpus
 from ragshield.generators.llama_cpp import LlamaCppGenerator
-from ragshield.metrics.leakage import LeakageScorer
+from ragshield.metrics.leakage import LeakageScorer, knowledge_base
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import SentenceTransformerEmbedder
 from ragshield.rag.retriever import open_retriever

@@ -348,7 +348,7 @@ def _system(data: Path, index_dir: Path, max_tokens: int) -> tuple[Any, Any, Any
 def _canary_system(data: Path, index_dir: Path, max_tokens: int, params: dict | None = None) -> tuple[Any, Any]:
     """The real system behind canary-rag (the models load here): (pipeline, its canary guard)."""
     from ragshield.guards.factory import DefenseContext, build_defense
-    from ragshield.rag.pipeline import RagPipeline
+    from ragshield.pipeline import RagPipeline
 
     retriever, target, builder = _system(data, index_dir, max_tokens)
     defense = build_defense("canary-rag", DefenseContext(generator=target), {"canary-rag": params or {}})
@@ -367,7 +367,7 @@ def bench_latency(data: Path, index_dir: Path, n: int, max_tokens: int, oracle_t
     from ragshield.generators.llama_cpp import LlamaCppGenerator
     from ragshield.guards.base import NO_DEFENSE
     from ragshield.guards.factory import DefenseContext, build_defense
-    from ragshield.rag.pipeline import RagPipeline
+    from ragshield.pipeline import RagPipeline
 
     queries = [row["query"] for row in iter_jsonl(data / "queries" / "benign_queries_sage.jsonl")][-n:]
     queries = queries[: progress.limit("latency", len(queries))]
@@ -652,7 +652,7 @@ class CompliantOracle:
 def bench_worst_case(data: Path, index_dir: Path, n: int, seed: int) -> dict:
     """FAKE models (labelled): detection when the model complies perfectly; MiniLM retrieval is real."""
     from ragshield.guards.factory import DefenseContext, build_defense
-    from ragshield.rag.pipeline import RagPipeline
+    from ragshield.pipeline import RagPipeline
     from ragshield.rag.retriever import open_retriever
 
     retriever, _ = open_retriever(index_dir)

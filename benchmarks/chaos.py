@@ -53,7 +53,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ragshield.commands.calibrate import wilson
+from ragshield.metrics.intervals import wilson
 from ragshield.service.server import free_port
 from service import CALIBRATION, QUERIES, build_index
 

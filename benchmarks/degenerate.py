@@ -149,9 +149,9 @@ def question_sets(data: Path, reported: int, tuning: int, seed: int) -> tuple[An
 def build_pipelines(kept: Any, index_dir: Path, names: list[str], args: argparse.Namespace) -> tuple[dict, str]:
     """One pipeline per setting over one shared retriever; one generator per penalty."""
     from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.pipeline import RagPipeline
     from ragshield.rag.build import build_index
     from ragshield.rag.embedding import SentenceTransformerEmbedder
-    from ragshield.rag.pipeline import RagPipeline
     from ragshield.rag.prompting import PromptBuilder
     from ragshield.rag.retriever import open_retriever
 

@@ -36,10 +36,10 @@ from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.metrics.leakage import LeakageScorer
 from ragshield.metrics.pii import PiiScanner, inventory_from_chunks
 from ragshield.metrics.text import rouge_l
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.chunking import RecordChunker
 from ragshield.rag.embedding import HashingEmbedder, SentenceTransformerEmbedder
 from ragshield.rag.index import NumpyIndex
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Chunk, Query, Transcript
 

@@ -33,9 +33,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragshield.commands.calibrate import wilson
 from ragshield.datasets.base import load_corpus
 from ragshield.datasets.synthetic import make_synthetic_corpus
+from ragshield.metrics.intervals import wilson
 from ragshield.pii import PiiAnalyzer, ner_available, pii_digest
 from ragshield.pii.spans import spans_of
 from ragshield.rag.chunking import RecordChunker

@@ -27,9 +27,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.generators.llama_cpp import LlamaCppGenerator
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import SentenceTransformerEmbedder
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.retriever import open_retriever
 from ragshield.types import GenerationRequest, Query

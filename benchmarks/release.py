@@ -49,8 +49,8 @@ from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.metrics.intervals import rate_text
 from ragshield.metrics.release import copied_symbols, longest_copied_words
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.chunking import RecordChunker
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
 
 REPO = Path(__file__).resolve().parents[1]

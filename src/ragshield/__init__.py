@@ -14,7 +14,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "RagPipeline": "ragshield.rag.pipeline",
+    "RagPipeline": "ragshield.pipeline",
     "PromptBuilder": "ragshield.rag.prompting",
     "Retriever": "ragshield.rag.retriever",
     "build_system": "ragshield.system",

@@ -13,7 +13,7 @@ from ragshield.errors import ConfigError
 from ragshield.generators.base import Generator, make_generator
 from ragshield.guards.base import ViolationPolicy
 from ragshield.guards.factory import DefenseContext, build_defense
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.retriever import Retriever, open_retriever
 from ragshield.types import Query, RetrievalResult, iter_jsonl

@@ -20,7 +20,7 @@ from ragshield.attacks import make_attack, run_attack
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.metrics.leakage import compute_leakage
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.registry import ATTACKS
 from ragshield.types import GenerationRequest

@@ -11,7 +11,7 @@ from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.metrics.leakage import compute_leakage
 from ragshield.metrics.pii import leaked_pii
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Response, Transcript
 
 pytestmark = pytest.mark.integration

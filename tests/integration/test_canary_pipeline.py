@@ -13,7 +13,7 @@ from ragshield.guards.base import ContextDecorator
 from ragshield.guards.canary import CanaryMatcher, OracleConfig, self_check
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.policy import make_policy
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.rag.retriever import Retriever
 from ragshield.types import GenerationRequest, Query, RetrievalResult

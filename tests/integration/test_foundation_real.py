@@ -20,7 +20,7 @@ import pytest
 from ragshield.cli import main
 from ragshield.generators.llama_cpp import LlamaCppGenerator, default_gguf_path
 from ragshield.generators.openai_compat import OpenAICompatibleGenerator
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.types import ChatMessage, GenerationRequest, Query
 

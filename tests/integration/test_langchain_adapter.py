@@ -30,7 +30,7 @@ from ragshield.integrations.langchain import (
     RagshieldEmbeddings,
 )
 from ragshield.integrations.shield import Shield, recording_defense
-from ragshield.rag.pipeline import DEFAULT_REFUSAL
+from ragshield.pipeline import DEFAULT_REFUSAL
 from ragshield.types import RetrievalResult
 
 pytestmark = pytest.mark.integration

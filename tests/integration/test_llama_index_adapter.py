@@ -25,7 +25,7 @@ from ragshield.integrations.llama_index import (
     RagshieldEmbedding,
 )
 from ragshield.integrations.shield import Shield, recording_defense
-from ragshield.rag.pipeline import DEFAULT_REFUSAL
+from ragshield.pipeline import DEFAULT_REFUSAL
 from ragshield.types import Query, RetrievalResult
 
 pytestmark = pytest.mark.integration

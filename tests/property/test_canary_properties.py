@@ -26,7 +26,7 @@ from ragshield.guards.base import WITHHELD_MARKER, Defense
 from ragshield.guards.canary import CanaryGuard, CanaryInjector, CanaryMatcher, new_canaries
 from ragshield.guards.canary.forms import FORMS, obfuscate
 from ragshield.guards.canary.injector import PLACEMENTS
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import GenerationRequest, Query, Response, RetrievalResult
 

@@ -21,7 +21,7 @@ from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.metrics.release import longest_copied_words
 from ragshield.pii.store import PiiValue
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
 
 ALLOWANCE = 8

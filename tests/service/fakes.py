@@ -15,7 +15,7 @@ from typing import Any
 from ragshield.generators.base import GenerationRequest
 from ragshield.guards.base import AllowAllMonitor, Defense
 from ragshield.guards.policy import SlidingWindowPolicy, make_store
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, RetrievalResult, Verdict
 
 

@@ -16,7 +16,7 @@ from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import Defense
 from ragshield.guards.factory import DefenseContext, build_defense
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.service.app import create_app
 from ragshield.service.audit import Scrubber, digest
 from ragshield.service.server import BackgroundServer

@@ -16,7 +16,7 @@ from service_helpers import KEY, KEYS, Served, audit_lines, client, openai
 
 from ragshield.config import validate
 from ragshield.errors import ConfigError
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.service.app import create_app
 from ragshield.service.server import BackgroundServer
 from ragshield.service.settings import ServeConfig, check_bind, load_serve_config

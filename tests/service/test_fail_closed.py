@@ -14,7 +14,7 @@ from service_helpers import KEY, KEYS, audit_lines, openai
 
 from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import Defense
-from ragshield.rag.pipeline import DEFAULT_REFUSAL, RagPipeline
+from ragshield.pipeline import DEFAULT_REFUSAL, RagPipeline
 from ragshield.service.app import create_app
 from ragshield.service.server import BackgroundServer
 from ragshield.service.settings import ServeConfig

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from service_helpers import EXTRACTION, KEY, Served, audit_lines
 
-from ragshield.rag.pipeline import DEFAULT_REFUSAL
+from ragshield.pipeline import DEFAULT_REFUSAL
 from ragshield.types import Query
 
 pytestmark = pytest.mark.service

@@ -22,7 +22,7 @@ from service_helpers import EXTRACTION, KEY, Served, audit_lines, client, openai
 
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.generators.scripted import EchoContextGenerator
-from ragshield.rag.pipeline import DEFAULT_REFUSAL
+from ragshield.pipeline import DEFAULT_REFUSAL
 from ragshield.service.server import free_port
 
 pytestmark = pytest.mark.service

@@ -21,8 +21,8 @@ from ragshield.attacks.pirates_dimaio_2024 import (
 )
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.embedding import HashingEmbedder
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.types import GenerationRequest, Query
 
 CHUNK = "The patient reported chest tightness after climbing stairs and was given a stress test by the cardiologist."

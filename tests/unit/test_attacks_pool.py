@@ -13,7 +13,7 @@ from ragshield.attacks.pide_qi_2024 import PideQi2024
 from ragshield.attacks.tgtb_zeng_2024 import TgtbZeng2024
 from ragshield.errors import ConfigError, UnknownNameError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Query
 
 

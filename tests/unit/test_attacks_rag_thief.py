@@ -18,7 +18,7 @@ from ragshield.attacks.rag_thief_jiang_2024 import (
 )
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import GenerationRequest, Query
 
 CHUNK_A = " ".join(f"alpha{i}" for i in range(40))  # 40 distinct words

@@ -16,8 +16,8 @@ from ragshield.guards.baselines.rerank import SentenceReranker
 from ragshield.guards.baselines.rules import normalise_query
 from ragshield.guards.baselines.summarize import extract_prompt
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.pipeline import DEFAULT_REFUSAL, RagPipeline
 from ragshield.rag.embedding import HashingEmbedder
-from ragshield.rag.pipeline import DEFAULT_REFUSAL, RagPipeline
 from ragshield.registry import DEFENSES, resolve
 from ragshield.types import Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 

@@ -25,7 +25,7 @@ from ragshield.guards.canary import (
     self_check,
 )
 from ragshield.guards.factory import DefenseContext, build_defense
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Action, Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 

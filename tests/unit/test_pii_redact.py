@@ -14,7 +14,7 @@ from ragshield.errors import BackendUnavailable, ConfigError
 from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.pii import ner_available
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Response
 
 needs_ner = pytest.mark.skipif(

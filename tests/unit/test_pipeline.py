@@ -10,7 +10,7 @@ import pytest
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.guards.base import Defense, threshold_verdict
-from ragshield.rag.pipeline import DEFAULT_REFUSAL, RagPipeline
+from ragshield.pipeline import DEFAULT_REFUSAL, RagPipeline
 from ragshield.rag.prompting import PromptBuilder
 from ragshield.types import Action, GenerationRequest, Query, Response, RetrievalResult, Verdict
 

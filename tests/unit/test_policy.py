@@ -30,7 +30,7 @@ from ragshield.guards.policy import (
     make_policy,
     make_store,
 )
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Query
 

@@ -18,7 +18,7 @@ from ragshield.generators.llama_cpp import LlamaCppGenerator
 from ragshield.generators.openai_compat import OpenAICompatibleGenerator
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.generators.transformers_gen import TransformersGenerator, cut_at_stop
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.prompting import CHAT_STOP, PromptBuilder
 from ragshield.system import build_system
 from ragshield.types import ChatMessage, GenerationRequest

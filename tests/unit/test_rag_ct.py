@@ -15,7 +15,7 @@ from ragshield.guards import RagCT
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.rag_ct import InvalidSimilarityError
 from ragshield.metrics.detection import auroc
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
 
 # s = (0.9, 0.5, 0.4), T = 1: p_i = e^{s_i} / Z with Z = e^0.9 + e^0.5 + e^0.4 = 5.600149,

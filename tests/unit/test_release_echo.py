@@ -25,7 +25,7 @@ from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.guards.release.public import FrequentGrams
 from ragshield.metrics.release import longest_copied_words as copied_words
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
 
 RECORD = (

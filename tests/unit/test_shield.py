@@ -16,8 +16,8 @@ from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards import ExtractionIntent, QueryShield, RagCT, RetrievalAnomaly
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.intent_training import train_intent_model
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.embedding import HashingEmbedder
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
 
 QUESTIONS = [

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ragshield.attacks.base import Attack, Exchange
 from ragshield.errors import ConfigError
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import Response, Transcript
 
 log = logging.getLogger(__name__)

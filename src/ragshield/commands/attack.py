@@ -11,9 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragshield.datasets.base import PiiItem
 from ragshield.errors import ConfigError
-from ragshield.types import Chunk, Transcript
+from ragshield.types import Transcript
 
 err_console = Console(stderr=True)
 
@@ -36,26 +35,10 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def knowledge_base(pipeline: Any, index_dir: Path) -> tuple[list[Chunk], tuple[PiiItem, ...], str]:
-    """(chunks, PII inventory, inventory source) of a pipeline's index.
-
-    The inventory is the index's `pii.jsonl` (`exact`: synthetic corpora) or, for real data,
-    the pattern PII found in the chunks (`scanned`, `inventory_from_chunks`: a lower bound).
-    """
-    from ragshield.datasets.base import read_pii
-    from ragshield.metrics.pii import inventory_from_chunks
-
-    chunks: list[Chunk] = pipeline.retriever.index.chunks
-    inventory = read_pii(index_dir / "pii.jsonl")
-    if inventory is not None:
-        return chunks, inventory, "exact"
-    return chunks, inventory_from_chunks(chunks), "scanned"
-
-
 def leakage_summary(transcript: Transcript, pipeline: Any, index_dir: Path) -> dict[str, Any]:
     """Leakage of a transcript against the index's knowledge base (`ragshield.metrics.leakage`):
     `LeakageReport.as_dict()` plus `pii_inventory` (`exact` or `scanned`)."""
-    from ragshield.metrics.leakage import compute_leakage
+    from ragshield.metrics.leakage import compute_leakage, knowledge_base
 
     chunks, inventory, source = knowledge_base(pipeline, index_dir)
     report = compute_leakage(

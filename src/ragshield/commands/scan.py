@@ -31,7 +31,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeE
 from ragshield.errors import ConfigError, InvalidQueryError
 from ragshield.guards.base import Defense
 from ragshield.guards.rag_ct import RagCT
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.types import GenerationRequest, Query, Response
 
 err_console = Console(stderr=True)

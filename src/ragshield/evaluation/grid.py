@@ -18,8 +18,8 @@ from ragshield.evaluation.config import EvalConfig
 from ragshield.evaluation.gencache import CachingGenerator
 from ragshield.evaluation.workload import BenignItem
 from ragshield.generators.base import Generator, make_generator
+from ragshield.pipeline import RagPipeline
 from ragshield.rag.embedding import Embedder
-from ragshield.rag.pipeline import RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.system import build_system, make_policy
 from ragshield.types import RetrievalResult

@@ -34,7 +34,7 @@ from ragshield.errors import ConfigError, RagShieldError
 from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.factory import DefenseContext
-from ragshield.metrics.detection import auroc
+from ragshield.scores import auroc
 from ragshield.types import RetrievalResult, Verdict
 
 Mode = Literal["combined", "entropy", "margin"]

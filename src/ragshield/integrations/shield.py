@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ragshield.errors import RagShieldError
 from ragshield.guards.base import Defense, ViolationPolicy
 from ragshield.guards.factory import DefenseContext, build_defense
-from ragshield.rag.pipeline import DEFAULT_REFUSAL, MAX_QUERY_CHARS, RagPipeline
+from ragshield.pipeline import DEFAULT_REFUSAL, MAX_QUERY_CHARS, RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Chunk, GenerationRequest, Query, Response, RetrievalResult, ScoredChunk, Verdict
 

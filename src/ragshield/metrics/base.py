@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from ragshield.errors import RagShieldError
+# defined beneath the metrics so that guards can validate scores too; re-exported here
+from ragshield.scores import MetricInputError, as_finite_or_inf
 
-
-class MetricInputError(RagShieldError, ValueError):
-    """A metric got input it cannot score (empty sets, NaN scores, mismatched lengths)."""
-
-
-def as_finite_or_inf(values: Iterable[float], *, what: str) -> list[float]:
-    """`values` as floats; NaN raises (a NaN score has no rank), +-inf is kept.
-
-    Raises:
-        MetricInputError: a value is NaN or not a number.
-    """
-    result: list[float] = []
-    for value in values:
-        try:
-            number = float(value)
-        except (TypeError, ValueError) as error:
-            raise MetricInputError(f"{what} must be numbers; got {value!r}") from error
-        if math.isnan(number):
-            raise MetricInputError(f"{what} contain NaN; drop or fix those scores before computing the metric")
-        result.append(number)
-    return result
+__all__ = ["MetricInputError", "as_finite_or_inf", "mean", "require_same_length"]
 
 
 def require_same_length(first: Sequence[object], second: Sequence[object], *, names: str) -> None:

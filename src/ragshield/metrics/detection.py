@@ -14,32 +14,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ragshield.metrics.base import MetricInputError, as_finite_or_inf
+# auroc lives beneath the guards, which use it while fitting; re-exported here
+from ragshield.scores import auroc
+from ragshield.scores import score_array as _scores
 
-
-def _scores(values: Iterable[float], what: str) -> np.ndarray:
-    array = np.asarray(as_finite_or_inf(values, what=what), dtype=np.float64)
-    if array.size == 0:
-        raise MetricInputError(f"no {what} given; the metric needs at least one benign and one attack score")
-    return array
-
-
-def auroc(benign_scores: Iterable[float], attack_scores: Iterable[float]) -> float:
-    """Area under the ROC curve, attacks as positives: P(attack > benign) + 0.5 * P(tie).
-
-    The Mann-Whitney U statistic over all (attack, benign) pairs, in [0, 1]: 1.0 ranks every
-    attack above every benign query, 0.5 is chance, below 0.5 the score is inverted.
-
-    Raises:
-        MetricInputError: either side is empty, or a score is NaN.
-    """
-    benign = _scores(benign_scores, "benign scores")
-    attack = _scores(attack_scores, "attack scores")
-    from scipy.stats import rankdata
-
-    ranks = rankdata(np.concatenate([attack, benign]))  # average ranks: a tie counts one half
-    rank_sum = float(ranks[: attack.size].sum())
-    return (rank_sum - attack.size * (attack.size + 1) / 2.0) / (attack.size * benign.size)
+__all__ = ["auroc", "detection_rates", "tpr_at_fpr"]
 
 
 def tpr_at_fpr(benign_scores: Iterable[float], attack_scores: Iterable[float], fpr: float) -> float:

@@ -39,11 +39,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragshield.datasets.base import PiiItem
+from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.metrics.base import MetricInputError
+from ragshield.metrics.pii import inventory_from_chunks
 from ragshield.metrics.pii_inventory import PiiIndex, pii_key
 from ragshield.metrics.shingles import ShingleIndex
 from ragshield.metrics.text import LcsReference, best_window, rouge_tokens, rouge_tokens_with_spans
@@ -134,8 +137,6 @@ class LeakageScorer:
         rare_max_df: int = 10,
         max_chunk_chars: int | None = None,
     ) -> None:
-        from ragshield.metrics.base import MetricInputError
-
         if not chunks:
             raise MetricInputError("the knowledge base has no chunks; pass the chunks the index was built from")
         self.texts = [chunk.text[:max_chunk_chars] if max_chunk_chars else chunk.text for chunk in chunks]
@@ -315,3 +316,16 @@ def compute_leakage(
         max_chunk_chars=max_chunk_chars,
     )
     return scorer.score(transcript)
+
+
+def knowledge_base(pipeline: Any, index_dir: Path) -> tuple[list[Chunk], tuple[PiiItem, ...], str]:
+    """(chunks, PII inventory, inventory source) of a pipeline's index.
+
+    The inventory is the index's `pii.jsonl` (`exact`: synthetic corpora) or, for real data,
+    the pattern PII found in the chunks (`scanned`, `inventory_from_chunks`: a lower bound).
+    """
+    chunks: list[Chunk] = pipeline.retriever.index.chunks
+    inventory = read_pii(index_dir / "pii.jsonl")
+    if inventory is not None:
+        return chunks, inventory, "exact"
+    return chunks, inventory_from_chunks(chunks), "scanned"

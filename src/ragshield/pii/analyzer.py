@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragshield.metrics.pii import DEFAULT_KINDS, PiiMatch, PiiScanner, replace_spans
 from ragshield.pii.address import ADDRESS_RECOGNIZER, NAME_INTRO_RECOGNIZER, find_addresses, find_introduced_names
 from ragshield.pii.ner import SpacyNer, is_full_date, ner_available
+from ragshield.pii.patterns import DEFAULT_KINDS, PiiMatch, PiiScanner, replace_spans
 
 __all__ = ["PATTERN_KINDS", "PiiAnalyzer", "PiiMatch"]
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragshield.errors import IndexLoadError
-from ragshield.metrics.pii import PiiMatch
 from ragshield.pii.digest import normalize_pii_value, pii_digest
+from ragshield.pii.patterns import PiiMatch
 
 if TYPE_CHECKING:
     from ragshield.pii.analyzer import PiiAnalyzer

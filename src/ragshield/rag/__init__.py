@@ -1,1 +1,4 @@
-"""The RAG flow: chunking, embedding, indexing, retrieval, prompting and the pipeline."""
+"""The RAG parts below the guards: chunking, embedding, indexing, retrieval and prompting.
+
+The pipeline that composes them with the guards is `ragshield.pipeline`.
+"""

@@ -33,7 +33,7 @@ from ragshield.errors import ConfigError, InvalidQueryError, RagShieldError
 from ragshield.generators.base import complete
 from ragshield.guards.policy import PolicyStoreUnavailable, policy_identity
 from ragshield.integrations.shield import Shield
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.service.access import check_keyless_request
 from ragshield.service.audit import AuditLog
 from ragshield.service.chat import handle_chat

@@ -32,7 +32,7 @@ from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ragshield.rag.pipeline import validate_query
+from ragshield.pipeline import validate_query
 from ragshield.service.exchange import ClientGoneError, Exchange, ShuttingDownError
 from ragshield.service.schemas import ChatCompletionRequest, ChatMessageIn, Delta, RagshieldInfo
 from ragshield.service.state import (

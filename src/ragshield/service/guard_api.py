@@ -32,7 +32,7 @@ from starlette.responses import Response as HttpResponse
 from ragshield.errors import ConfigError
 from ragshield.guards.policy import policy_identity
 from ragshield.integrations.shield import scored_chunks
-from ragshield.rag.pipeline import RagPipeline, validate_query
+from ragshield.pipeline import RagPipeline, validate_query
 from ragshield.service.audit import scrubber_for
 from ragshield.service.schemas import (
     MAX_CANARIES_PER_CHUNK,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragshield.generators.base import CancelToken, GenerationCancelled, cancel_scope
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.service.workers import WorkerPool
 from ragshield.types import Query, Response
 

@@ -18,7 +18,7 @@ from starlette.responses import Response as HttpResponse
 
 from ragshield.guards.policy import is_store_outage
 from ragshield.integrations.shield import Shield
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 from ragshield.service.audit import AuditLog, Scrubber, decision_record
 from ragshield.service.metrics import ServiceMetrics
 from ragshield.service.settings import ServeConfig

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense
-from ragshield.metrics.pii import PiiMatch
 from ragshield.pii.analyzer import PATTERN_KINDS, PiiAnalyzer
+from ragshield.pii.patterns import PiiMatch
 from ragshield.types import Action, RetrievalResult, Verdict
 
 if TYPE_CHECKING:
