@@ -34,12 +34,13 @@ class RateLimiter:
     async def acquire(self) -> None:
         if not self.interval:
             return
+        # the lock is held through the sleep, and the next slot counts from when this one
+        # really started, so late wake-ups never bunch two starts together
         async with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
+            wait = self._next - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._next = time.monotonic() + self.interval
 
 
 def _retryable(error: BaseException) -> bool:
