@@ -47,7 +47,9 @@ class FakeTarget:
         first = all(text != query for text, _ in self.calls)
         self.calls.append((query, tuple(history)))
         if self.busy_every and first and len(self.calls) % self.busy_every == 0:
-            raise TargetError("fake://target answered HTTP 429", retryable=True, retry_after=self.retry_after, status=429)
+            raise TargetError(
+                "fake://target answered HTTP 429", retryable=True, retry_after=self.retry_after, status=429
+            )
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
@@ -72,6 +74,7 @@ def job(tmp_path: Path, attack: Any, budget: int, seed: int = 0, name: str = "t.
 def test_local_campaign_matches_run_attack(fake_retriever: object, tmp_path: Path) -> None:
     pipeline = RagPipeline(fake_retriever, EchoContextGenerator(), k=2)  # type: ignore[arg-type]
     for name, params in (("tgtb", {}), ("rag-thief", {})):
+
         def attack() -> Any:
             if name == "rag-thief":
                 return RagThiefJiang2024(attacker=ScriptedGenerator([CONTINUATIONS]))
@@ -146,6 +149,7 @@ def test_resume_after_cancel_loses_and_repeats_nothing(tmp_path: Path) -> None:
     """Cancelled at a random point (what Ctrl-C does), then rerun: each query answered once."""
     rng = random.Random()
     for attack_name in ("tgtb", "rag-thief"):
+
         def attack() -> Any:
             if attack_name == "rag-thief":
                 return RagThiefJiang2024(attacker=ScriptedGenerator([CONTINUATIONS]))
