@@ -51,7 +51,7 @@ class SupportApi:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = json.loads(self.rfile.read(length))
                 question = payload["question"]

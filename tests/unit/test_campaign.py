@@ -15,7 +15,7 @@ import pytest
 
 from ragshield.attacks import make_attack, run_attack
 from ragshield.attacks.rag_thief_jiang_2024 import RagThiefJiang2024
-from ragshield.campaign import CampaignAborted, CampaignJob, CampaignSettings, Journal, run_campaign
+from ragshield.campaign import CampaignAborted, CampaignJob, CampaignSettings, Journal, run_campaign, run_campaigns
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.rag.pipeline import RagPipeline
@@ -71,25 +71,24 @@ def job(tmp_path: Path, attack: Any, budget: int, seed: int = 0, name: str = "t.
     return CampaignJob(attack, budget, journal, seed)
 
 
-def test_local_campaign_matches_run_attack(fake_retriever: object, tmp_path: Path) -> None:
+def make(name: str) -> Any:
+    """TGTB (a pool attack) or RAG-Thief with a FAKE scripted attacker LLM (a conversation)."""
+    if name == "rag-thief":
+        return RagThiefJiang2024(attacker=ScriptedGenerator([CONTINUATIONS]))
+    return make_attack(name)
+
+
+@pytest.mark.parametrize("name", ["tgtb", "rag-thief"])
+def test_local_campaign_matches_run_attack(fake_retriever: object, tmp_path: Path, name: str) -> None:
     pipeline = RagPipeline(fake_retriever, EchoContextGenerator(), k=2)  # type: ignore[arg-type]
-    for name, params in (("tgtb", {}), ("rag-thief", {})):
-
-        def attack() -> Any:
-            if name == "rag-thief":
-                return RagThiefJiang2024(attacker=ScriptedGenerator([CONTINUATIONS]))
-            return make_attack(name, **params)
-
-        local = run_attack(attack(), pipeline, budget=10, seed=3)
-        campaign, stats = run_campaign(
-            job(tmp_path, attack(), 10, seed=3, name=f"{name}.jsonl"),
-            LocalTarget(pipeline),
-            CampaignSettings(concurrency=4),
-        )
-        assert [(r.query.id, r.query.text, r.text) for r in campaign.responses] == [
-            (r.query.id, r.query.text, r.text) for r in local.responses
-        ]
-        assert stats.answered == 10 and stats.failed == 0
+    local = run_attack(make(name), pipeline, budget=10, seed=3)
+    campaign, stats = run_campaign(
+        job(tmp_path, make(name), 10, seed=3), LocalTarget(pipeline), CampaignSettings(concurrency=4)
+    )
+    assert [(r.query.id, r.query.text, r.text) for r in campaign.responses] == [
+        (r.query.id, r.query.text, r.text) for r in local.responses
+    ]
+    assert stats.answered == 10 and stats.failed == 0
 
 
 def test_429_is_retried_with_retry_after_and_every_query_completes(tmp_path: Path) -> None:
@@ -109,7 +108,10 @@ def test_in_flight_and_rate_limits_hold(tmp_path: Path) -> None:
     target = FakeTarget()
     run_campaign(job(tmp_path, make_attack("tgtb"), 11, name="r.jsonl"), target, CampaignSettings(rate=50.0))
     gaps = [b - a for a, b in zip(target.starts, target.starts[1:], strict=False)]
-    assert min(gaps) >= 0.018  # starts 1/50 s apart (less 2 ms of scheduling slack)
+    # the limiter grants starts 1/50 s apart; the target sees them a little later, with the
+    # event loop's jitter (a few ms on a busy machine), so: the span holds and nothing bunches
+    assert target.starts[-1] - target.starts[0] >= 10 * 0.02 - 0.002
+    assert min(gaps) >= 0.01
 
 
 def test_multi_turn_sends_earlier_turns_in_order(tmp_path: Path) -> None:
@@ -145,53 +147,40 @@ def test_unreachable_target_aborts_naming_url_and_cause(tmp_path: Path) -> None:
     assert len(lines) == 1  # only the header: nothing answered, nothing recorded
 
 
-def test_resume_after_cancel_loses_and_repeats_nothing(tmp_path: Path) -> None:
-    """Cancelled at a random point (what Ctrl-C does), then rerun: each query answered once."""
-    rng = random.Random()
-    for attack_name in ("tgtb", "rag-thief"):
+@pytest.mark.parametrize("name", ["tgtb", "rag-thief"])
+def test_resume_after_cancel_loses_and_repeats_nothing(tmp_path: Path, name: str) -> None:
+    """Cancelled at a random point (what Ctrl-C does), then rerun: each query answered once,
+    and the queries are those of an uninterrupted run."""
+    reference, _ = run_campaign(job(tmp_path, make(name), 30, name="ref.jsonl"), FakeTarget(), CampaignSettings())
+    target = FakeTarget(delay_s=0.004)
+    first = job(tmp_path, make(name), 30)
+    stop_at = random.Random().randrange(1, len(reference.responses) - 1)
 
-        def attack() -> Any:
-            if attack_name == "rag-thief":
-                return RagThiefJiang2024(attacker=ScriptedGenerator([CONTINUATIONS]))
-            return make_attack(attack_name)
+    async def interrupted() -> None:
+        reached = asyncio.Event()
 
-        reference, _ = run_campaign(job(tmp_path, attack(), 30, name="ref.jsonl"), FakeTarget(), CampaignSettings())
-        (tmp_path / "ref.jsonl").unlink()
-        target = FakeTarget(delay_s=0.004)
-        first = job(tmp_path, attack(), 30, name=f"{attack_name}.jsonl")
-        stop_at = rng.randrange(1, len(reference.responses) - 1)
+        def progress(done: int, total: int) -> None:
+            if done >= stop_at:
+                reached.set()
 
-        async def interrupted() -> None:
-            from ragshield.campaign import run_campaigns
+        task = asyncio.create_task(run_campaigns([first], target, CampaignSettings(concurrency=4), progress=progress))
+        await reached.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
 
-            reached = asyncio.Event()
-
-            def progress(done: int, total: int) -> None:
-                if done >= stop_at:
-                    reached.set()
-
-            task = asyncio.create_task(
-                run_campaigns([first], target, CampaignSettings(concurrency=4), progress=progress)
-            )
-            await reached.wait()
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-
-        asyncio.run(interrupted())
-        answered_first = len(first.journal.answered)
-        assert 0 < answered_first < len(reference.responses)
-        transcript, stats = run_campaign(
-            job(tmp_path, attack(), 30, name=f"{attack_name}.jsonl"), target, CampaignSettings(concurrency=4)
-        )
-        assert stats.resumed == answered_first
-        assert [(r.query.id, r.query.text) for r in transcript.responses] == [
-            (r.query.id, r.query.text) for r in reference.responses
-        ]
-        rows = [json.loads(line) for line in (tmp_path / f"{attack_name}.jsonl").read_text().splitlines()[1:]]
-        assert sorted(row["number"] for row in rows) == list(range(len(reference.responses)))  # none lost or twice
-        sent = [text for text, _ in target.calls]
-        assert len(sent) - len(set(sent)) <= 4  # only the queries in flight at the cancel were sent twice
+    asyncio.run(interrupted())
+    answered_first = len(first.journal.answered)
+    assert 0 < answered_first < len(reference.responses)
+    transcript, stats = run_campaign(job(tmp_path, make(name), 30), target, CampaignSettings(concurrency=4))
+    assert stats.resumed == answered_first
+    assert [(r.query.id, r.query.text) for r in transcript.responses] == [
+        (r.query.id, r.query.text) for r in reference.responses
+    ]
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()[1:]]
+    assert sorted(row["number"] for row in rows) == list(range(len(reference.responses)))  # none lost or twice
+    sent = [text for text, _ in target.calls]
+    assert len(sent) - len(set(sent)) <= 4  # only the queries in flight at the cancel were sent twice
 
 
 def test_journal_of_another_campaign_is_refused_and_cut_line_dropped(tmp_path: Path) -> None:

@@ -42,16 +42,9 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     Raises:
         ConfigError: a pair has no `=`.
     """
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"attack parameter {pair!r} is not KEY=VALUE (e.g. --param pool=email)")
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value
-    return params
+    from ragshield.targets.options import pairs as key_values
+
+    return key_values(pairs, "attack parameter (e.g. --param pool=email)")
 
 
 def knowledge_base(pipeline: Any, index_dir: Path) -> tuple[list[Chunk], tuple[PiiItem, ...], str]:
