@@ -94,3 +94,25 @@ def fake_app() -> object:
     from langchain_core.runnables import RunnableLambda
 
     return RunnableLambda(lambda question: "I cannot share that. ref 7kq2x9mz4tbw")
+
+
+def test_openai_chat_target_honours_env_and_sends_earlier_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragshield.targets.openai_chat import OpenAIChatTarget
+    from ragshield.types import ChatMessage
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://app.internal:9000/v1/")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    target = OpenAIChatTarget("m", body={"max_tokens": 32}, system_prompt="be brief")
+    assert target.url == "http://app.internal:9000/v1/chat/completions"
+    assert target._client.headers["Authorization"] == "Bearer sk-test-0123456789"
+    turns = (ChatMessage("user", "q1"), ChatMessage("assistant", "a1"))
+    payload = target._payload("q2", turns)
+    assert payload["messages"] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "q2"},
+    ]
+    assert payload["max_tokens"] == 32 and payload["model"] == "m" and payload["stream"] is False
+    with pytest.raises(ConfigError, match="set by the target"):
+        OpenAIChatTarget("m", body={"messages": []})
