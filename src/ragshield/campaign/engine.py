@@ -260,7 +260,20 @@ async def _run_pool(run: _Run, job: CampaignJob) -> None:
     run.stats.resumed += len(queries) - len(pending)
     for _ in range(len(queries) - len(pending)):
         run.advance()
-    await asyncio.gather(*pending)
+    await _all(pending)
+
+
+async def _all(coroutines: Sequence[Any]) -> None:
+    """Run the coroutines together; when one raises (an aborted campaign, a cancel), the others
+    are cancelled before the error goes on, so none writes to a journal after it is closed."""
+    tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def _run_conversation(run: _Run, job: CampaignJob) -> None:
@@ -309,13 +322,13 @@ async def run_campaigns(
     run = _Run(target, settings, sum(job.budget for job in jobs), progress)
     started = time.perf_counter()
     try:
-        await asyncio.gather(
-            *(
+        await _all(
+            [
                 _run_pool(run, job)
                 if isinstance(job.attack, PoolAttack) and settings.history == 0
                 else _run_conversation(run, job)
                 for job in jobs
-            )
+            ]
         )
     finally:
         run.stats.elapsed_s = time.perf_counter() - started
