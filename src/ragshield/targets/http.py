@@ -45,7 +45,7 @@ async def status_error(url: str, reply: httpx.Response) -> TargetError:
     code = None
     try:
         error = json.loads(bytes(body)).get("error")
-        code = str(error.get("code")) if isinstance(error, dict) and error.get("code") else None
+        code = str(error.get("code"))[:64] if isinstance(error, dict) and error.get("code") else None
     except (ValueError, AttributeError):
         pass
     return TargetError(

@@ -101,8 +101,9 @@ class LangChainTarget:
         started = time.perf_counter()
         try:
             output = await self.runnable.ainvoke(self._input(query, history))
-        except Exception as error:  # the app's own failure: reported with its type, retried
-            raise TargetError(f"{self.url} raised {type(error).__name__}: {error}", retryable=True) from error
+        except Exception as error:  # the app's own failure: retried; only its type is shown, as
+            # its message may quote the query or retrieved text
+            raise TargetError(f"{self.url} raised {type(error).__name__}", retryable=True) from error
         refused = False
         if isinstance(output, dict):
             refused = bool(self.refused_key and output.get(self.refused_key))
