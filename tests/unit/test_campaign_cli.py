@@ -4,6 +4,7 @@ campaign without a knowledge-base export says what it could not measure."""
 
 from __future__ import annotations
 
+import csv
 import json
 import socket
 from pathlib import Path
@@ -116,3 +117,27 @@ def test_openai_chat_target_honours_env_and_sends_earlier_turns(monkeypatch: pyt
     assert payload["max_tokens"] == 32 and payload["model"] == "m" and payload["stream"] is False
     with pytest.raises(ConfigError, match="set by the target"):
         OpenAIChatTarget("m", body={"messages": []})
+
+
+def test_export_formats_read_the_same_documents(tmp_path: Path) -> None:
+    from ragshield.campaign.measure import read_export
+
+    texts = {"a": "first record, with a comma", "b": "second record\nover two lines"}
+    (tmp_path / "kb.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
+    with (tmp_path / "kb.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "body"])
+        writer.writerows(texts.items())
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text(texts["a"])
+    (folder / "sub" / "b.txt").write_text(texts["b"])
+    (folder / "ignored.pdf").write_bytes(b"%PDF")
+    expected = sorted(texts.values())
+    assert sorted(d.text for d in read_export(tmp_path / "kb.jsonl")) == expected
+    assert sorted(d.text for d in read_export(tmp_path / "kb.csv", text_field="body")) == expected
+    assert sorted(d.text for d in read_export(folder)) == expected
+    with pytest.raises(ConfigError, match="no column 'text'"):
+        read_export(tmp_path / "kb.csv")
+    with pytest.raises(ConfigError, match="not found"):
+        read_export(tmp_path / "missing.jsonl")
