@@ -103,11 +103,13 @@ def cli_system_config(
     target_fpr: float = 0.01,
     params: dict[str, dict[str, Any]] | None = None,
     repeat_penalty: float = 1.0,
+    generator_params: dict[str, Any] | None = None,
 ) -> SystemConfig:
     """The `SystemConfig` behind the one-shot commands (`ask`, `attack`, `scan`): their options
     map one to one onto it, and trainable guards are fitted on `calibration` (benign JSONL).
-    `repeat_penalty` (1.0 = off) goes to the generators that take one (`PENALTY_GENERATORS`)."""
-    settings: dict[str, Any] = {"name": generator}
+    `repeat_penalty` (1.0 = off) goes to the generators that take one (`PENALTY_GENERATORS`);
+    `generator_params` (e.g. from `generator_settings`) are the generator's own parameters."""
+    settings: dict[str, Any] = {"name": generator, **(generator_params or {})}
     if repeat_penalty != 1.0 and generator in PENALTY_GENERATORS:
         settings["repeat_penalty"] = repeat_penalty
     return SystemConfig(
@@ -120,6 +122,24 @@ def cli_system_config(
         defense_params=params or {},
         calibration=CalibrationConfig(path=str(calibration), target_fpr=target_fpr) if calibration else None,
     )
+
+
+def generator_settings(
+    generator: str, *, url: str | None = None, model: str | None = None, key_env: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The generator name and parameters behind the CLI's `--generator-url/-model/-key-env`:
+    any of them selects `openai-compatible` (the only generator reached over HTTP; the default
+    `llama-cpp` gives way to it) and becomes its `base_url`, `model` and `api_key_env`.
+
+    Raises:
+        ConfigError: one of them is given with another named generator.
+    """
+    params = {key: value for key, value in (("base_url", url), ("model", model), ("api_key_env", key_env)) if value}
+    if not params:
+        return generator, {}
+    if generator not in ("openai-compatible", "llama-cpp"):
+        raise ConfigError(f"--generator-url/-model/-key-env need --generator openai-compatible, not {generator!r}")
+    return "openai-compatible", params
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:

@@ -116,6 +116,32 @@ def verdict_table(response: Response) -> Table:
     return table
 
 
+def _exit_on_generator_error(response: Response, config: SystemConfig) -> None:
+    """Exit 1 with the generator's URL and the cause when generation failed (the pipeline ends
+    such an answer cleanly, with `finish_reason` `error`, so a script would otherwise see success)."""
+    if response.finish_reason != "error":
+        return
+    settings = config.generator
+    where = str(settings.get("base_url") or settings["name"])
+    cause = response.error or "unknown error"
+    if settings["name"] == "openai-compatible":
+        import inspect
+
+        import httpx
+
+        from ragshield.generators.openai_compat import OpenAICompatibleGenerator
+
+        default = inspect.signature(OpenAICompatibleGenerator).parameters["base_url"].default
+        where = str(settings.get("base_url") or default)
+
+        try:  # the pipeline keeps only the exception type; one probe tells the user why
+            httpx.get(f"{where.rstrip('/')}/models", timeout=5.0)
+        except httpx.HTTPError as error:
+            cause = f"{type(error).__name__}: {error}"
+    err_console.print(f"error: the generator at {where} failed: {cause}", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("index")
     def index_command(
@@ -147,6 +173,13 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="defense name(s) joined by '+' (none: undefended), see `ragshield list defenses`")
         ] = "shield",
         generator: Annotated[str, typer.Option(help="generator name")] = "llama-cpp",
+        generator_url: Annotated[
+            str | None, typer.Option(help="OpenAI-compatible generator URL incl. /v1 (selects openai-compatible)")
+        ] = None,
+        generator_model: Annotated[str | None, typer.Option(help="model name of the generator endpoint")] = None,
+        generator_key_env: Annotated[
+            str | None, typer.Option(help="environment variable holding the endpoint's API key")
+        ] = None,
         k: Annotated[int, typer.Option(help="chunks to retrieve")] = 3,
         layout: Annotated[
             str, typer.Option(help="prompt layout: chat (system prompt, stop sequences) | tgtb (paper's completion)")
@@ -158,11 +191,19 @@ def register(app: typer.Typer) -> None:
         calibration: Annotated[Path | None, typer.Option(help="benign queries (JSONL) to fit trainable guards")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the response as JSON")] = False,
     ) -> None:
-        """Answer one question through the (optionally defended) pipeline, streaming the answer."""
+        """Answer one question through the (optionally defended) pipeline, streaming the answer.
+
+        Exits 1, naming the generator's URL and the cause, when the generator fails."""
+        from ragshield.config import generator_settings
+
+        name, params = generator_settings(
+            generator, url=generator_url, model=generator_model, key_env=generator_key_env
+        )
         config = cli_system_config(
             index=index,
             defense=defense,
-            generator=generator,
+            generator=name,
+            generator_params=params,
             k=k,
             layout=layout,
             max_tokens=max_tokens,
@@ -172,7 +213,9 @@ def register(app: typer.Typer) -> None:
         pipeline = build_system(config)
         query = Query(question, user_id="cli")
         if as_json:
-            typer.echo(json.dumps(response_json(pipeline.answer(query)), indent=2))
+            answered = pipeline.answer(query)
+            typer.echo(json.dumps(response_json(answered), indent=2))
+            _exit_on_generator_error(answered, config)
             return
         final: Response | None = None
         for item in pipeline.stream(query):
@@ -185,6 +228,7 @@ def register(app: typer.Typer) -> None:
             if final.finish_reason in {"blocked", "refused"} and not final.text.strip():
                 console.print(pipeline.refusal)
             console.print(verdict_table(final))
+            _exit_on_generator_error(final, config)
 
     @app.command("demo")
     def demo_command(

@@ -15,6 +15,8 @@ defenses: [none, rag-ct, canary-rag, rag-ct+canary-rag, rephrase, summarize, rul
 benign: {path: holdout, limit: 200}          # or a JSONL file with `query` (and optional `reference_answer`)
 calibration: {path: holdout, target_fpr: 0.01, limit: 200}
 topk_sweep: {attack: pirates, defenses: [rag-ct], values: [2, 3, 5], budget: 20}
+targets:                        # optional: also attack running apps (ragshield.targets); `corpus` is their KB export
+  - {kind: openai-chat, label: app-prod, options: {base_url: http://127.0.0.1:8000/v1, model: ragshield}}
 seed: 0
 ```
 
@@ -31,6 +33,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ragshield.config import CalibrationConfig, PolicyConfig, SystemConfig, _Strict, read_yaml, validate
 from ragshield.rag.embedding import DEFAULT_EMBEDDER
+from ragshield.targets import TargetSpec
 
 HOLDOUT = "holdout"  # the `path` of a benign / calibration set drawn from the held-out records
 
@@ -125,6 +128,9 @@ class EvalConfig(_Strict):
     compose_layered: bool = True
     order: list[str] | None = None
     topk_sweep: TopKSweep | None = None
+    # running apps attacked like defenses are (a cell per attack and target, named by its label);
+    # with targets and no explicit `defenses`, the local pipeline is not attacked
+    targets: list[TargetSpec] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> EvalConfig:
@@ -143,6 +149,9 @@ class EvalConfig(_Strict):
             raise ValueError(f"order names {unknown}: not attack labels or 'benign' (attacks: {labels})")
         if self.topk_sweep is not None and self.topk_sweep.attack not in labels:
             raise ValueError(f"topk_sweep.attack {self.topk_sweep.attack!r} is not one of the attacks: {labels}")
+        target_cells = [target.cell for target in self.targets or ()]
+        if len(set(target_cells)) != len(target_cells) or set(target_cells) & set(self.defenses):
+            raise ValueError("target labels must be unique and differ from the defense names; give targets a 'label'")
         self.system_config("none")  # surfaces generator / layout errors now, not after hours of running
         return self
 

@@ -114,7 +114,8 @@ def run_evaluation(
         unknown = sorted(set(only) - set(config.defenses))
         if unknown:
             raise ConfigError(f"--defense {', '.join(unknown)} is not in the config's defenses: {config.defenses}")
-    defenses = [name for name in config.defenses if only is None or name in only]
+    local = config.defenses if not config.targets or "defenses" in config.model_fields_set else []
+    defenses = [name for name in local if only is None or name in only]
     run = _prepare(config, Path(out_dir), parts or Parts())
     cache = TranscriptCache(run.out_dir)
     specs = {spec.cell: spec for spec in config.attacks}
@@ -135,6 +136,9 @@ def run_evaluation(
                         _benign_cell(run, cache, sink, defense)
                 else:
                     _attack_cell(run, cache, sink, specs[phase], defense, k=config.k, sweep=False)
+    for target in config.targets or () if only is None else ():
+        for spec in config.attacks:
+            _target_cell(run, cache, sink, spec, target)
     if config.topk_sweep is not None and (only is None or any(d in only for d in config.topk_sweep.defenses)):
         sweep = config.topk_sweep
         spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
@@ -145,7 +149,7 @@ def run_evaluation(
                     continue  # the report reads the main cell's first `budget` queries (same seed, same queries)
                 _attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
     cache.refresh()
-    write_run_state(run, finished=_complete(config, cache, bool(run.benign)))
+    write_run_state(run, finished=_complete(config, cache, bool(run.benign), local))
     return build_report(run.out_dir, embedder=run.retriever.embedder)
 
 
@@ -207,10 +211,12 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> GridRun:
     return run
 
 
-def _complete(config: EvalConfig, cache: TranscriptCache, benign: bool) -> bool:
+def _complete(config: EvalConfig, cache: TranscriptCache, benign: bool, defenses: Sequence[str]) -> bool:
     """Whether every main-grid cell of the config is recorded (other processes included)."""
     firsts = [spec.cell for spec in config.attacks] + ([BENIGN] if benign else [])
-    return all(cache.record(cell_name(first, d)) is not None for d in config.defenses for first in firsts)
+    cells = [cell_name(first, d) for d in defenses for first in firsts]
+    cells += [cell_name(spec.cell, target.cell) for target in config.targets or () for spec in config.attacks]
+    return all(cache.record(cell) is not None for cell in cells)
 
 
 def _ids(items: list[BenignItem]) -> str:
@@ -300,6 +306,23 @@ def _attack_cell(
 
     composition = None if sweep else _composition(run, cache, spec.cell, defense, settings_of, adaptive)
     _run_cell(run, cache, sink, name, settings_of(defense), spec.budget, produce, composition)
+
+
+def _target_cell(run: GridRun, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, target: Any) -> None:
+    """One attack against one running app (`targets`), through the campaign engine."""
+    from ragshield.campaign.cells import target_transcript
+
+    name = cell_name(spec.cell, target.cell)
+    settings = {"attack": spec.model_dump(mode="json"), "target": target.model_dump(mode="json")}
+
+    def produce(report: Callable[[int, int], None]) -> Produced:
+        local = lambda spec_: pipeline_for(run, str(spec_.options.get("defense", "none")), run.config.k)  # noqa: E731
+        transcript = target_transcript(
+            run.out_dir, name, _attack(run, spec), spec, target, local, run.config.seed, report
+        )
+        return Produced(transcript)
+
+    _run_cell(run, cache, sink, name, settings, spec.budget, produce)
 
 
 def _attack(run: GridRun, spec: AttackSpec) -> Any:
