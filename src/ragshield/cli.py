@@ -27,6 +27,29 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from ragshield import __version__
+
+        try:
+            installed = version("ragshield")
+        except PackageNotFoundError:  # run from a source tree
+            installed = __version__
+        typer.echo(f"ragshield {installed}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Defend RAG systems against knowledge-base extraction, attack them, and measure both."""
+
+
 def _register_commands() -> None:
     for name in COMMAND_MODULES:
         module_name = f"ragshield.commands.{name}"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from ragshield.errors import missing_extra
+from ragshield.errors import require_extra
 
 GRACE_MARGIN_S = 5.0  # uvicorn's own shutdown timeout is the app's drain grace plus this
 
@@ -76,10 +76,7 @@ def timed_protocol(header_timeout_s: float) -> type[asyncio.Protocol]:
 
 
 def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable[[], None] | None) -> Any:
-    try:
-        import uvicorn
-    except ImportError as error:  # pragma: no cover - depends on the install
-        raise missing_extra("uvicorn", "server") from error
+    uvicorn: Any = require_extra("uvicorn", extra="guard", needed_for="the ragshield service")
     settings = _settings_of(app)
     header_timeout = float(getattr(settings, "header_timeout_s", 10.0))
     grace = float(getattr(settings, "shutdown_grace_s", 10.0))
