@@ -50,7 +50,10 @@ def test_past_the_limit_a_key_gets_429_with_retry_after_and_other_keys_do_not() 
 def test_replicas_share_the_limit_through_the_policy_redis(redis_url: str) -> None:
     policy = {"store": redis_url}
     limit = {"requests": 3, "per_seconds": 60}
-    with guard_server(rate_limit=limit, policy=policy) as first, guard_server(rate_limit=limit, policy=policy) as second:
+    with (
+        guard_server(rate_limit=limit, policy=policy) as first,
+        guard_server(rate_limit=limit, policy=policy) as second,
+    ):
         codes = [_ask(first, "eve").status_code, _ask(second, "eve").status_code, _ask(first, "eve").status_code]
         assert codes == [200, 200, 200]
         assert _ask(second, "eve").status_code == 429  # the fourth request, whichever replica gets it
