@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from install_size import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 ANSWER = "Most cases improve within a few weeks; see a doctor if it gets worse."
@@ -183,10 +184,7 @@ def main() -> None:
     parser.add_argument("--single-duration", type=float, default=5.0, help="seconds of the one-client phase")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "guard_service.json")
     args = parser.parse_args()
-    report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print_table(report)
+    write_report(run(args), args.out, print_table)
 
 
 if __name__ == "__main__":

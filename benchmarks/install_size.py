@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,13 @@ def print_table(report: dict[str, Any]) -> None:
     print("+: lower bound (some resolved distributions are not installed here; see 'missing' in the JSON)")
 
 
+def write_report(report: dict[str, Any], out: Path, show: Callable[[dict[str, Any]], None]) -> None:
+    """Write `report` as JSON to `out` (folders created) and print its table with `show`."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    show(report)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--extras", default="core,guard,server,models,langchain,llamaindex")
@@ -174,10 +182,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for one pip resolution")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "install_size.json")
     args = parser.parse_args()
-    report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print_table(report)
+    write_report(run(args), args.out, print_table)
 
 
 if __name__ == "__main__":
