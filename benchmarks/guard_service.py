@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -41,39 +42,42 @@ def chunks_for(records: list[str], client: int, step: int) -> list[dict[str, Any
 
 async def one_exchange(
     http: httpx.AsyncClient, url: str, records: list[str], client: int, step: int, latencies: dict[str, list[float]]
-) -> bool:
-    """Query then output for one answer; False on any HTTP error."""
+) -> str | None:
+    """Query then output for one answer; what went wrong (None: nothing)."""
     chunks = chunks_for(records, client, step)
     body = {"query": "How long does this usually take to clear?", "chunks": chunks, "user": f"user-{client}"}
     started = time.perf_counter()
     reply = await http.post(f"{url}/v1/guard/query", json=body)
     latencies["guard/query"].append((time.perf_counter() - started) * 1000)
     if reply.status_code != 200:
-        return False
+        return f"query HTTP {reply.status_code}"
     decision = reply.json()
     output = chunks[0]["text"] if step % 5 == 4 else ANSWER
     body = {**{k: body[k] for k in ("query", "user")}, "context": decision["context"], "markers": decision["markers"]}
     started = time.perf_counter()
     reply = await http.post(f"{url}/v1/guard/output", json={**body, "output": output})
     latencies["guard/output"].append((time.perf_counter() - started) * 1000)
-    return reply.status_code == 200
+    return None if reply.status_code == 200 else f"output HTTP {reply.status_code}"
 
 
-async def phase(url: str, records: list[str], clients: int, duration: float) -> dict[str, Any]:
+async def phase(
+    url: str, records: list[str], clients: int, duration: float, least: int = 0, keepalive: bool = True
+) -> dict[str, Any]:
+    """`clients` clients back to back for `duration` seconds (and at least `least` answers in all)."""
     latencies: dict[str, list[float]] = {"guard/query": [], "guard/output": []}
-    errors = 0
+    errors: list[str] = []
     deadline = time.perf_counter() + duration
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients if keepalive else 0)
 
     async def worker(client: int, http: httpx.AsyncClient) -> None:
-        nonlocal errors
         step = 0
-        while time.perf_counter() < deadline:
+        while time.perf_counter() < deadline or len(latencies["guard/output"]) + len(errors) < least:
             try:
-                ok = await one_exchange(http, url, records, client, step, latencies)
-            except httpx.HTTPError:
-                ok = False
-            errors += 0 if ok else 1
+                problem = await one_exchange(http, url, records, client, step, latencies)
+            except httpx.HTTPError as error:
+                problem = type(error).__name__
+            if problem:
+                errors.append(problem)
             step += 1
 
     started = time.perf_counter()
@@ -84,7 +88,8 @@ async def phase(url: str, records: list[str], clients: int, duration: float) -> 
         "clients": clients,
         "wall_s": round(wall, 1),
         "exchanges_per_s": round(len(latencies["guard/output"]) / wall, 1),
-        "errors": errors,
+        "errors": len(errors),
+        "error_kinds": sorted(set(errors)),
         "endpoints": {name: summary(values) for name, values in latencies.items()},
     }
 
@@ -100,11 +105,22 @@ def summary(values: list[float]) -> dict[str, Any]:
     }
 
 
-def start_server(folder: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(folder: Path, port: int, install: str, header_timeout_s: float) -> subprocess.Popen[bytes]:
+    """`ragshield serve` in its own process: in this environment (`here`), or in a simulated
+    `pip install 'ragshield[guard]'` (`guard`: no torch, transformers or spaCy model, so no NER)."""
     config = folder / "guard.yaml"
-    config.write_text(f"audit_log: {folder / 'audit.jsonl'}\nmax_concurrent_requests: 64\n", encoding="utf-8")
+    settings = {"audit_log": str(folder / "audit.jsonl"), "max_concurrent_requests": 64}
+    config.write_text(json.dumps({**settings, "header_timeout_s": header_timeout_s}), encoding="utf-8")  # JSON is YAML
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    command = [sys.executable, "-m", "ragshield.cli", "serve", "--config", str(config), "--port", str(port)]
+    python = [sys.executable]
+    if install == "guard":
+        sys.path.insert(0, str(REPO / "tests"))
+        from guard_install import guard_install_view
+
+        view = guard_install_view(folder / "site-packages")
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(view)])
+        python.append("-S")
+    command = [*python, "-m", "ragshield.cli", "serve", "--config", str(config), "--port", str(port)]
     return subprocess.Popen(
         [*command, "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -131,11 +147,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as folder:
-        server = start_server(Path(folder), port)
+        server = start_server(Path(folder), port, args.install, args.header_timeout)
         try:
             ready_s = wait_ready(url, 300.0)
-            single = asyncio.run(phase(url, records, 1, args.single_duration))
-            loaded = asyncio.run(phase(url, records, args.clients, args.duration))
+            single = asyncio.run(phase(url, records, 1, args.single_duration, least=10))
+            loaded = asyncio.run(phase(url, records, args.clients, args.duration, keepalive=not args.no_keepalive))
         finally:
             server.terminate()
             server.wait(timeout=60)
@@ -150,6 +166,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "benchmark": "guard_service",
         "defenses": "canary-rag+context-echo (guard-only defaults)",
+        "install": args.install,
+        "header_timeout_s": args.header_timeout,
+        "keepalive": not args.no_keepalive,
         "load_average": os.getloadavg()[0],
         "cpus": os.cpu_count(),
         "ready_s": round(ready_s, 1),
@@ -161,8 +180,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_table(report: dict[str, Any]) -> None:
     print(
-        f"\nguard-only service ({report['defenses']}), {report['cpus']} CPUs, load average "
-        f"{report['load_average']:.1f}; ready after {report['ready_s']}s"
+        f"\nguard-only service ({report['defenses']}), install {report['install']}, {report['cpus']} CPUs, "
+        f"load average {report['load_average']:.1f}; ready after {report['ready_s']}s"
     )
     print(f"{'clients':>7} {'endpoint':<13} {'n':>6} {'p50 ms':>8} {'p95 ms':>8} {'answers/s':>9} {'errors':>6}")
     for key in ("single", "loaded"):
@@ -182,9 +201,19 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of load")
     parser.add_argument("--single-duration", type=float, default=5.0, help="seconds of the one-client phase")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "guard_service.json")
+    parser.add_argument(
+        "--install",
+        choices=("guard", "here"),
+        default="guard",
+        help="serve from a simulated 'ragshield[guard]' install (default) or this environment (NER when installed)",
+    )
+    parser.add_argument("--no-keepalive", action="store_true", help="a new connection per request (loaded phase)")
+    parser.add_argument("--header-timeout", type=float, default=10.0, help="the server's header_timeout_s")
+    parser.add_argument("--out", type=Path, default=None, help="default: results/guard_service[-here].json")
     args = parser.parse_args()
-    write_report(run(args), args.out, print_table)
+    suffix = "" if args.install == "guard" else f"-{args.install}"
+    out = args.out or REPO / "benchmarks" / "results" / f"guard_service{suffix}.json"
+    write_report(run(args), out, print_table)
 
 
 if __name__ == "__main__":

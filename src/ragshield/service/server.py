@@ -6,7 +6,8 @@ Both add what plain uvicorn lacks:
 
 * a header read timeout: a connection that has not sent a complete request line and headers
   within `header_timeout_s` (after it opened, or after its previous response) is closed, so
-  slow clients cannot hold connections open indefinitely (the body timeout is the app's);
+  slow clients cannot hold connections open indefinitely (the body timeout is the app's); it is
+  also the idle keep-alive timeout, longer than common client pool expiries (httpx: 5 s);
 * a draining shutdown: SIGTERM (or `stop()`) first tells the app (`ServiceState.begin_drain`),
   which gives in-flight requests `shutdown_grace_s` to finish and then ends the rest with an
   error event and an audit line; uvicorn waits a few seconds longer than that before it
@@ -16,6 +17,7 @@ Both add what plain uvicorn lacks:
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import socket
 import threading
@@ -88,6 +90,10 @@ def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable
         lifespan="on",
         http=timed_protocol(header_timeout),
         timeout_graceful_shutdown=int(grace + GRACE_MARGIN_S),
+        # an idle keep-alive connection is closed by the header timeout (10 s by default), not by
+        # uvicorn's 5 s default: equal to httpx's 5 s pool expiry, that raced, and a client reusing a
+        # connection the server had just closed got a connection error (benchmarks/guard_service.py)
+        timeout_keep_alive=math.ceil(header_timeout) + 1,
     )
 
     class DrainingServer(uvicorn.Server):
