@@ -124,3 +124,23 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def guard_install_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One child Python in a simulated `pip install 'ragshield[guard,langchain]'` (no torch, faiss,
+    llama.cpp, transformers or spaCy model) that checks the guard-only service and runs the tested
+    examples of docs/deployment.md (`guard_only_child.py`); what it found, as parsed JSON."""
+    from guard_install import REPO, guard_install_view, run_in_guard_install
+
+    for module in ("fastapi", "openai", "langchain_core"):
+        pytest.importorskip(module)
+    folder = tmp_path_factory.mktemp("guard-install")
+    view = guard_install_view(folder / "site-packages", adapters=True)
+    (folder / "work").mkdir()
+    doc = REPO / "docs" / "deployment.md"
+    script = Path(__file__).with_name("guard_only_child.py")
+    done = run_in_guard_install(script, str(doc), str(folder / "work"), view=view)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

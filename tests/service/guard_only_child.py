@@ -1,6 +1,9 @@
-"""Run by test_guard_only.py in a child Python whose import path lacks the `models`, `ner`, `hf`,
-`langchain` and `llamaindex` extras (as after `pip install 'ragshield[guard]'`): starts the
-guard-only service on loopback, calls it with real clients, prints what happened as JSON."""
+"""Run by the `guard_install_run` fixture in a child Python whose import path lacks the `models`,
+`ner` and `hf` extras (as after `pip install 'ragshield[guard,langchain]'`): starts the guard-only
+service on loopback, calls it with real clients, then runs the tested examples of
+docs/deployment.md (`docs_examples_child`); prints what happened as JSON.
+
+    python -S guard_only_child.py DOC FOLDER"""
 
 from __future__ import annotations
 
@@ -12,18 +15,19 @@ from pathlib import Path
 
 import httpx
 import openai
+from docs_examples_child import HEAVY, run_examples
 
 from ragshield.errors import BackendUnavailable
 from ragshield.service.app import create_app
 from ragshield.service.server import BackgroundServer
 from ragshield.service.settings import ServeConfig
 
-HEAVY = ("torch", "faiss", "llama_cpp", "sentence_transformers", "transformers")
 KEY = "app-key-0123456789abcdef"
 RECORD = "Patient Dana Whitfield, phone 415-555-0142, has had acne for seven weeks and uses benzoyl peroxide."
 
 
-def main() -> None:
+def check_service() -> dict[str, object]:
+    """The guard-only service with its defaults, over a real server and real clients."""
     folder = Path(tempfile.mkdtemp())
     config = ServeConfig.model_validate(
         {
@@ -74,8 +78,9 @@ def main() -> None:
         result["intent_error"] = None
     except BackendUnavailable as error:
         result["intent_error"] = str(error)
-    print(json.dumps(result))
+    return result
 
 
 if __name__ == "__main__":
-    main()
+    service = check_service()
+    print(json.dumps({"service": service, "docs": run_examples(Path(sys.argv[1]), Path(sys.argv[2]))}))

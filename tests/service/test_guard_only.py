@@ -4,24 +4,15 @@ defenses, refuses chat completions clearly, and names the extra a configured gua
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import Any
 
 import pytest
-
-from guard_install import guard_install_view, run_in_guard_install
 
 pytestmark = pytest.mark.service
 
 
-def test_guard_only_service_runs_without_model_packages(tmp_path: Path) -> None:
-    pytest.importorskip("fastapi")
-    pytest.importorskip("openai")
-    view = guard_install_view(tmp_path / "site-packages")
-    done = run_in_guard_install(Path(__file__).with_name("guard_only_child.py"), view=view)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-
+def test_guard_only_service_runs_without_model_packages(guard_install_run: dict[str, Any]) -> None:
+    result = guard_install_run["service"]
     assert result["heavy"] == [], f"the guard-only service imported {result['heavy']}"
     assert result["defense"] == "canary-rag+context-echo"
     decision = result["decision"]

@@ -1,18 +1,17 @@
 """The examples in docs/deployment.md marked `tested` run as written, in an install with only the
-`guard` extra and LangChain (`guard_install`): the library example, the LangChain one with
+`guard` extra and LangChain (the `guard_install_run` fixture): the library example, the LangChain one with
 LangChain's own stand-ins, and the guard-only service's config and client against a real server
 on loopback started from that config."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docs_examples_child import marked_blocks
 
-from guard_install import guard_install_view, run_in_guard_install
-
+pytestmark = pytest.mark.service
 DOC = Path(__file__).resolve().parents[2] / "docs" / "deployment.md"
 ANSWER = "Most acne improves within 6 to 8 weeks of treatment."  # what the examples' stand-in model says
 
@@ -25,16 +24,8 @@ def test_the_document_marks_an_example_for_each_way_in() -> None:
     assert len(marked_blocks(DOC, "yaml")) == 1
 
 
-def test_the_examples_run_as_written(tmp_path: Path) -> None:
-    for module in ("fastapi", "langchain_core", "httpx"):
-        pytest.importorskip(module)
-    view = guard_install_view(tmp_path / "site-packages", adapters=True)
-    (tmp_path / "work").mkdir()
-    done = run_in_guard_install(
-        Path(__file__).with_name("docs_examples_child.py"), str(DOC), str(tmp_path / "work"), view=view
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+def test_the_examples_run_as_written(guard_install_run: dict[str, Any]) -> None:
+    result = guard_install_run["docs"]
     assert result["library"] == ANSWER
     assert result["langchain"] == "Gentle stretching and heat usually help."
     assert result["config"] == {"guard_only": True, "api_keys": {"docs-example-key-0123456789": "my-app"}}

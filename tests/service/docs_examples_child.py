@@ -1,11 +1,10 @@
-"""Runs the examples of docs/deployment.md marked `tested` (test_deployment_docs.py starts it in a
-guard-only install with the LangChain adapter) and prints what each printed, as JSON."""
+"""Runs the examples of docs/deployment.md marked `tested` (guard_only_child.py calls `run_examples`
+in a guard-only install with the LangChain adapter) and says what each printed."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import re
 import sys
@@ -29,7 +28,9 @@ def run_example(code: str, doc: Path) -> str:
     return printed.getvalue().strip()
 
 
-def main(doc: Path, folder: Path) -> None:
+def run_examples(doc: Path, folder: Path) -> dict[str, Any]:
+    """What each tested example printed, the config the service example loaded, its audit lines and
+    the heavy modules imported (changes the working directory to `folder`)."""
     from ragshield.service.app import create_app
     from ragshield.service.server import BackgroundServer
     from ragshield.service.settings import load_serve_config
@@ -52,8 +53,4 @@ def main(doc: Path, folder: Path) -> None:
         result["service"] = run_example(client.replace("http://127.0.0.1:8000", server.url), doc)
     result["audit_lines"] = Path("runs/audit.jsonl").read_text(encoding="utf-8").count("\n")
     result["heavy"] = [m for m in HEAVY if m in sys.modules]
-    print(json.dumps(result))
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+    return result
