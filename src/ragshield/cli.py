@@ -11,6 +11,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -43,9 +44,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    show_version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Defend RAG systems against knowledge-base extraction, attack them, and measure both."""
 
