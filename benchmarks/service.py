@@ -17,7 +17,8 @@ ratios defended / undefended measured in the same run.
 
     .venv/bin/python benchmarks/service.py [--clients 50] [--duration 20] [--generators echo,smollm]
 
-Writes benchmarks/results/service.json and prints a table.
+Writes benchmarks/results/service.json and prints a table. The guard-only service (no index, no
+model) has its own load benchmark: `benchmarks/guard_service.py`.
 """
 
 from __future__ import annotations

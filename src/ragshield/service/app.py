@@ -12,12 +12,16 @@ Endpoints:
   `open_docs` is set.
 
 The RAG system is built once by `ragshield.system.build_system`; every answer runs through
-`RagPipeline.stream`. Every error, whatever raised it, uses the OpenAI error shape
+`RagPipeline.stream`. A config without `index` starts a guard-only service: the guard endpoints
+only (`ragshield.service.guard_only`), and 404 `guard_only_service` for chat and models. With
+`rate_limit:` every `/v1` request counts against its API key's limit (429 with `Retry-After`,
+`ragshield.service.ratelimit`). Every error, whatever raised it, uses the OpenAI error shape
 `{"error": {message, type, param, code}}` and is counted in `/metrics`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -42,12 +46,13 @@ from ragshield.service.guard_api import check_marker_caps, handle_guard_output, 
 from ragshield.service.health import StoreProbe
 from ragshield.service.metrics import CONTENT_TYPE, ServiceMetrics
 from ragshield.service.openapi import add_docs
+from ragshield.service.ratelimit import RateLimiter, rate_limited_error
 from ragshield.service.schemas import ModelCard, ModelList
 from ragshield.service.settings import ServeConfig
 from ragshield.service.state import ApiError, ServiceState, model_response
 from ragshield.service.workers import WorkerPool
 from ragshield.system import build_system
-from ragshield.types import ChatMessage, GenerationRequest, Query
+from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, ScoredChunk
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +65,21 @@ ENDPOINTS = {
 
 
 def _warm_up(state: ServiceState) -> None:
-    """Load the embedder and the model before the first request (models load lazily)."""
+    """Load the embedder and the model before the first request (models load lazily); guard-only:
+    run the output guards once (their scanners load on first use), outside the blocking policy."""
     try:
         pipeline = state.pipeline
+        if pipeline is None:
+            query = Query("warm-up", user_id="ragshield-warm-up")
+            text = "A warm-up record written by no one, with a number to scan: 555-0100."
+            chunk = Chunk(id="warm-up", doc_id="warm-up", text=text)
+            # the answer copies the chunk (without canaries), so the echo and PII scanners load now,
+            # not on the first request; no policy: the warm-up counts for no one
+            shield = Shield(state.shield.defense)
+            decision = shield.check_query(query, (ScoredChunk(chunk, 1.0, 0),))
+            if decision.decorated is not None:
+                shield.check_output(decision.decorated, text)
+            return
         pipeline.retriever.retrieve(Query("warm-up", user_id="ragshield-warm-up"), pipeline.k)
         complete(pipeline.generator, GenerationRequest(messages=(ChatMessage("user", "Hello"),), max_tokens=1))
     except Exception as error:  # readiness reports it; requests still try (the backend may come up)
@@ -77,6 +94,8 @@ def _outcome_for(error: ApiError) -> str:
         return "unauthorized"
     if error.code == "user_blocked":
         return "refuse"
+    if error.status == 429:
+        return "rate_limited"
     if error.status in (403, 421):
         return "forbidden"
     if error.code == "policy_store_unavailable":
@@ -84,6 +103,13 @@ def _outcome_for(error: ApiError) -> str:
     if error.code == "server_shutting_down":
         return "shutdown"
     return "bad_request" if error.status < 500 else "error"
+
+
+def _rate_limiter(settings: ServeConfig) -> RateLimiter | None:
+    if settings.rate_limit is None:
+        return None
+    store = settings.policy.store if settings.policy is not None else None
+    return RateLimiter(settings.rate_limit, policy_store=store, fail_closed=settings.fail_closed)
 
 
 def _open_audit(settings: ServeConfig) -> AuditLog:
@@ -100,32 +126,41 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
     """The service for `settings`.
 
     Args:
-        settings: the serve config (`load_serve_config`).
+        settings: the serve config (`load_serve_config`). A config without `index` starts a
+            guard-only service (`ragshield.service.guard_only`): no index, no model, only the
+            guard endpoints.
         pipeline: an already-built pipeline (tests and benchmarks share loaded models this
-            way); default: `build_system(settings)`.
+            way); default: `build_system(settings)` (None in guard-only mode).
         warm_up: load the models in the background at startup; `/readyz` answers 503 until done.
 
     Raises:
         ConfigError: the config cannot be turned into a running system (missing index, ...).
+        BackendUnavailable: a configured part needs an extra that is not installed.
     """
-    if pipeline is None:
-        try:
-            pipeline = build_system(settings)
-        except OSError as error:  # a file the config names (calibration, model, ...) cannot be read
-            where = f" {error.filename}" if error.filename else ""
-            raise ConfigError(
-                f"cannot start the service: {error.strerror or type(error).__name__}{where}; check the config"
-            ) from None
-    check_marker_caps(pipeline)
+    try:
+        if pipeline is None and settings.guard_only:
+            from ragshield.service.guard_only import build_guard_shield
+
+            shield = build_guard_shield(settings)
+        else:
+            pipeline = pipeline or build_system(settings)
+            shield = Shield.from_pipeline(pipeline)
+    except OSError as error:  # a file the config names (calibration, model, ...) cannot be read
+        where = f" {error.filename}" if error.filename else ""
+        raise ConfigError(
+            f"cannot start the service: {error.strerror or type(error).__name__}{where}; check the config"
+        ) from None
+    check_marker_caps(shield.defense)
     state = ServiceState(
         settings=settings,
         pipeline=pipeline,
-        shield=Shield.from_pipeline(pipeline),
+        shield=shield,
         audit=_open_audit(settings),
         metrics=ServiceMetrics(),
         pool=WorkerPool(settings.max_concurrent_requests),
+        rate_limiter=_rate_limiter(settings),
     )
-    probe = StoreProbe(pipeline.policy)
+    probe = StoreProbe(shield.policy)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -157,7 +192,7 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
         if not error.audited:
             endpoint = ENDPOINTS.get(request.url.path, "other")
             state.metrics.requests.labels(endpoint, _outcome_for(error)).inc()
-        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else error.headers
         return JSONResponse(error.body(), status_code=error.status, headers=headers)
 
     @app.exception_handler(ApiError)
@@ -202,10 +237,25 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
             ApiError(500, f"internal error ({type(error).__name__})", type="server_error", code="internal_error"),
         )
 
-    def caller(request: Request) -> str:
+    def authenticate(request: Request) -> str:
         """The policy identity of the caller (after the key-less checks, or the key)."""
         check_keyless_request(request, settings)
         return state.user_for(request.headers.get("authorization"))
+
+    async def caller(request: Request) -> str:
+        """`authenticate`, then one request counted against the caller's rate limit.
+
+        Raises:
+            ApiError: 401 / 403 / 415 / 421 (access), 429 past the rate limit (`Retry-After`).
+        """
+        user = authenticate(request)
+        limiter = state.rate_limiter
+        if limiter is not None:
+            # a Redis round trip blocks: off the event loop; the in-memory check is microseconds
+            admission = await asyncio.to_thread(limiter.admit, user) if limiter.shared else limiter.admit(user)
+            if not admission.admitted:
+                raise rate_limited_error(limiter.config, admission)
+        return user
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -225,7 +275,9 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
         store_error = await probe.check()
         if store_error is not None:
             return JSONResponse({"status": "degraded", "error": store_error}, status_code=503)
-        return JSONResponse({"status": "ready", "model": settings.model_name, "defense": pipeline.defense.name})
+        if state.pipeline is None:
+            return JSONResponse({"status": "ready", "mode": "guard-only", "defense": shield.defense.name})
+        return JSONResponse({"status": "ready", "model": settings.model_name, "defense": shield.defense.name})
 
     @app.get("/metrics")
     async def metrics() -> HttpResponse:
@@ -236,23 +288,24 @@ def create_app(settings: ServeConfig, *, pipeline: RagPipeline | None = None, wa
 
     @app.get("/v1/models")
     async def models(request: Request) -> HttpResponse:
-        caller(request)
+        await caller(request)
+        state.require_pipeline()
         return model_response(ModelList(data=[ModelCard(id=settings.model_name)]))
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> HttpResponse:
         """OpenAI-compatible chat completion over the guarded RAG system (stream: true for SSE)."""
-        return await handle_chat(state, request, policy_identity(caller(request)))
+        return await handle_chat(state, request, policy_identity(await caller(request)))
 
     @app.post("/v1/guard/query")
     async def guard_query(request: Request) -> HttpResponse:
         """Verdict on a query plus the chunks (id, text, cosine similarity) an app retrieved for it."""
-        return await handle_guard_query(state, request, caller(request))
+        return await handle_guard_query(state, request, await caller(request))
 
     @app.post("/v1/guard/output")
     async def guard_output(request: Request) -> HttpResponse:
         """Verdict on a model's answer given the decorated context /v1/guard/query returned."""
-        return await handle_guard_output(state, request, caller(request))
+        return await handle_guard_output(state, request, await caller(request))
 
-    add_docs(app, lambda request: None if settings.open_docs else caller(request))
+    add_docs(app, lambda request: None if settings.open_docs else authenticate(request))
     return app

@@ -74,6 +74,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 async def handle_chat(state: ServiceState, request: Request, user_id: str) -> HttpResponse:
     """Answer one chat completion request (see the module docstring for what the client gets)."""
+    state.require_pipeline()  # guard-only: 404 before the body is read
     body = await read_json(request, ChatCompletionRequest, state.settings.max_body_bytes, state.settings.body_timeout_s)
     if body.model != state.settings.model_name:
         raise ApiError(
@@ -86,7 +87,8 @@ async def handle_chat(state: ServiceState, request: Request, user_id: str) -> Ht
     if body.n not in (None, 1):
         raise ApiError(400, "only n=1 is supported", param="n")
     query = validate_query(
-        Query(last_user_text(body.messages), user_id=user_id, id=f"chatcmpl-{new_id()}"), state.pipeline.max_query_chars
+        Query(last_user_text(body.messages), user_id=user_id, id=f"chatcmpl-{new_id()}"),
+        state.require_pipeline().max_query_chars,
     )
     exchange = Exchange(state, request, query, body.model)
     handed_over = False
@@ -137,7 +139,7 @@ async def handle_chat(state: ServiceState, request: Request, user_id: str) -> Ht
 
 
 def _refusal(exchange: Exchange, stream: bool, info: RagshieldInfo, *, usage: bool = False) -> HttpResponse:
-    refusal = exchange.state.pipeline.refusal
+    refusal = exchange.state.require_pipeline().refusal
     if not stream:
         return exchange.completion(refusal, "content_filter", info)
     body = [

@@ -50,7 +50,7 @@ class ShuttingDownError(Exception):
 def token_counter(state: ServiceState) -> Callable[[str], int]:
     """Counts tokens for `usage`: the model's tokenizer when the generator has one (llama.cpp),
     else whitespace-separated words (an estimate, said so in the docs)."""
-    counter = getattr(state.pipeline.generator, "count_tokens", None)
+    counter = getattr(state.require_pipeline().generator, "count_tokens", None)
     if callable(counter):
         return counter
     return lambda text: len(text.split())
@@ -88,7 +88,7 @@ class Exchange:
             if self.state.draining.is_set() and self.state.drain_remaining() <= 0.0 < self.remaining():
                 raise ShuttingDownError
             return False
-        pipeline = self.state.pipeline
+        pipeline = self.state.require_pipeline()
         self.run = PipelineRun(
             pipeline.with_defense(recording_defense(pipeline.defense, self.sink)),
             self.query,

@@ -30,9 +30,10 @@ from starlette.requests import Request
 from starlette.responses import Response as HttpResponse
 
 from ragshield.errors import ConfigError
+from ragshield.guards.base import Defense
 from ragshield.guards.policy import policy_identity
 from ragshield.integrations.shield import scored_chunks
-from ragshield.pipeline import RagPipeline, validate_query
+from ragshield.pipeline import validate_query
 from ragshield.service.audit import scrubber_for
 from ragshield.service.schemas import (
     MAX_CANARIES_PER_CHUNK,
@@ -58,14 +59,14 @@ from ragshield.service.state import (
 from ragshield.types import Query, Response, RetrievalResult, new_id
 
 
-def check_marker_caps(pipeline: RagPipeline) -> None:
+def check_marker_caps(defense: Defense) -> None:
     """Refuse a canary setting whose markers `/v1/guard/output` would reject as not ours.
 
     Raises:
         ConfigError: a context decorator draws canaries longer than `MAX_CANARY_CHARS` or more
             than `MAX_CANARIES_PER_CHUNK` per chunk.
     """
-    for decorator in pipeline.defense.decorators:
+    for decorator in defense.decorators:
         length, per_chunk = getattr(decorator, "length", 0), getattr(decorator, "per_chunk", 0)
         if isinstance(length, int) and length > MAX_CANARY_CHARS:
             raise ConfigError(f"canary length {length} is over the service's limit of {MAX_CANARY_CHARS} symbols")

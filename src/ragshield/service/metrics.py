@@ -3,7 +3,8 @@ one process, as in tests, never collide).
 
 * `ragshield_requests_total{endpoint, outcome}` - outcome is allow | block | refuse |
   timeout | error | unavailable (the policy store was down) | shutdown (cut by SIGTERM) |
-  disconnected | bad_request | unauthorized | forbidden; endpoint `other` for unknown paths.
+  disconnected | bad_request | unauthorized | forbidden | rate_limited (429); endpoint `other`
+  for unknown paths.
 * `ragshield_policy_store_errors_total` - requests that found the policy store unreachable
   (an outage: never counted as a user being refused).
 * `ragshield_blocks_total{guard, stage}` - stage is `query` (before generation), `output`

@@ -6,7 +6,8 @@ Both add what plain uvicorn lacks:
 
 * a header read timeout: a connection that has not sent a complete request line and headers
   within `header_timeout_s` (after it opened, or after its previous response) is closed, so
-  slow clients cannot hold connections open indefinitely (the body timeout is the app's);
+  slow clients cannot hold connections open indefinitely (the body timeout is the app's); it is
+  also the idle keep-alive timeout, longer than common client pool expiries (httpx: 5 s);
 * a draining shutdown: SIGTERM (or `stop()`) first tells the app (`ServiceState.begin_drain`),
   which gives in-flight requests `shutdown_grace_s` to finish and then ends the rest with an
   error event and an audit line; uvicorn waits a few seconds longer than that before it
@@ -16,6 +17,7 @@ Both add what plain uvicorn lacks:
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import socket
 import threading
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from ragshield.errors import missing_extra
+from ragshield.errors import require_extra
 
 GRACE_MARGIN_S = 5.0  # uvicorn's own shutdown timeout is the app's drain grace plus this
 
@@ -76,10 +78,7 @@ def timed_protocol(header_timeout_s: float) -> type[asyncio.Protocol]:
 
 
 def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable[[], None] | None) -> Any:
-    try:
-        import uvicorn
-    except ImportError as error:  # pragma: no cover - depends on the install
-        raise missing_extra("uvicorn", "server") from error
+    uvicorn: Any = require_extra("uvicorn", extra="guard", needed_for="the ragshield service")
     settings = _settings_of(app)
     header_timeout = float(getattr(settings, "header_timeout_s", 10.0))
     grace = float(getattr(settings, "shutdown_grace_s", 10.0))
@@ -91,6 +90,10 @@ def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable
         lifespan="on",
         http=timed_protocol(header_timeout),
         timeout_graceful_shutdown=int(grace + GRACE_MARGIN_S),
+        # an idle keep-alive connection is closed by the header timeout (10 s by default), not by
+        # uvicorn's 5 s default: equal to httpx's 5 s pool expiry, that raced, and a client reusing a
+        # connection the server had just closed got a connection error (benchmarks/guard_service.py)
+        timeout_keep_alive=math.ceil(header_timeout) + 1,
     )
 
     class DrainingServer(uvicorn.Server):

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
@@ -24,6 +24,9 @@ from ragshield.service.metrics import ServiceMetrics
 from ragshield.service.settings import ServeConfig
 from ragshield.service.workers import WorkerPool
 from ragshield.types import Action, Response, Verdict
+
+if TYPE_CHECKING:
+    from ragshield.service.ratelimit import RateLimiter
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 MAX_JSON_DEPTH = 32  # an OpenAI chat request nests 5 deep; deeper bodies are refused before validation
@@ -41,8 +44,10 @@ class ApiError(Exception):
         code: str | None = None,
         param: str | None = None,
         audited: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
+        self.headers = headers  # sent with the error (Retry-After on a 429)
         self.audited = audited  # the request already has its audit line and metric count
         self.status = status
         self.message = message
@@ -56,14 +61,16 @@ class ApiError(Exception):
 
 @dataclass
 class ServiceState:
-    """The parts one app serves with."""
+    """The parts one app serves with. `pipeline` is None in guard-only mode (no index, no model:
+    only the guard endpoints are served, through `shield`)."""
 
     settings: ServeConfig
-    pipeline: RagPipeline
+    pipeline: RagPipeline | None
     shield: Shield
     audit: AuditLog
     metrics: ServiceMetrics
     pool: WorkerPool
+    rate_limiter: RateLimiter | None = None
     ready: threading.Event = field(default_factory=threading.Event)
     ready_error: str | None = None
     draining: threading.Event = field(default_factory=threading.Event)
@@ -82,6 +89,21 @@ class ServiceState:
         if self.drain_deadline is None:
             return float("inf")
         return max(0.0, self.drain_deadline - time.perf_counter())
+
+    def require_pipeline(self) -> RagPipeline:
+        """The RAG pipeline, or a 404 in guard-only mode (the config names no index).
+
+        Raises:
+            ApiError: 404 `guard_only_service`.
+        """
+        if self.pipeline is None:
+            raise ApiError(
+                404,
+                "this server is guard-only (its config names no index): it serves /v1/guard/query and "
+                "/v1/guard/output only; add 'index:' to the config to serve chat completions",
+                code="guard_only_service",
+            )
+        return self.pipeline
 
     def user_for(self, authorization: str | None) -> str:
         """The user id of a bearer key (the anonymous user when the server has no keys).
