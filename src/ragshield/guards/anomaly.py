@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.rag_ct import ProfileLike, normalised_entropy, similarities_of, sorted_top_k

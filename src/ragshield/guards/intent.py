@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import require_fitted, threshold_verdict
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict

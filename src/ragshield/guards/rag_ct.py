@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError, RagShieldError
-from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.metrics.detection import auroc

@@ -3,7 +3,7 @@
 Each detector sees a different side of an extraction query: RAG-CT and RetrievalAnomaly the
 shape of its retrieval (one-sided and two-sided), ExtractionIntent its wording. The shield
 blocks when ANY of them fires. Their thresholds are chosen together on the same benign
-calibration queries (`ragshield.evaluation.calibration.union_thresholds`) so that the
+calibration queries (`ragshield.calibration.union_thresholds`) so that the
 *union* meets the target false-positive rate, not each detector separately.
 
 A detector whose threshold is fixed (`fixed_threshold`: the learned `intent` at its shipped
@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ragshield.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.guards.anomaly import RetrievalAnomaly
 from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
