@@ -61,8 +61,8 @@ def test_every_baseline_builds_from_the_registry_and_rejects_unknown_params(name
     defense = build_defense(name, _context(fake_retriever))
     parts = [*defense.rewriters, *defense.query_guards, *defense.decorators, *defense.output_guards]
     assert parts and all(part.name for part in parts)
-    with pytest.raises(ConfigError, match="unknown"):
-        factory(_context(fake_retriever), no_such_option=1)
+    with pytest.raises(ConfigError, match=f"defense '{name}' takes no parameter no_such_option; valid parameters: "):
+        build_defense(name, _context(fake_retriever), {name: {"no_such_option": 1}})
 
 
 # -- rule-based and erase-check ---------------------------------------------------------------

@@ -34,6 +34,7 @@ from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.rag_ct import ProfileLike, normalised_entropy, similarities_of, sorted_top_k
+from ragshield.parameters import forwards
 from ragshield.types import RetrievalResult, Verdict
 
 Model = Literal["gmm", "iforest"]
@@ -261,13 +262,13 @@ class RetrievalAnomaly:
         return detector
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(RetrievalAnomaly)
+def build_defense(context: DefenseContext, *, load: str | Path | None = None, **params: Any) -> Defense:
     """RAG-CT two-sided: a benign-fitted density model of the top-k retrieval-score profile.
 
     Needs benign `context.calibration` (fitted at `context.target_fpr`) or `load=PATH`.
     Other parameters are RetrievalAnomaly's options; `k` defaults to the system's k.
     """
-    load = params.pop("load", None)
     if load is not None:
         guard = RetrievalAnomaly.load(load)
     else:

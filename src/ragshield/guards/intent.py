@@ -33,6 +33,7 @@ from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -236,7 +237,15 @@ class ExtractionIntent:
 _BANK_PARAMS = {"bank", "extra_banks", "lexical_weight", "semantic", "window", "max_segments"}
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(ExtractionIntent, BankIntent)
+def build_defense(
+    context: DefenseContext,
+    *,
+    method: str = "learned",
+    embedder: Embedder | None = None,
+    load: str | Path | None = None,
+    **params: Any,
+) -> Defense:
     """Extraction intent on the query text: the shipped learned model, usable with no calibration.
 
     Parameters: `load` (a file from `ragshield calibrate`), `model` (other weights), `threshold` ("shipped" (default),
@@ -244,21 +253,15 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     `method: bank` selects the bank-similarity guard with its own parameters (`extra_banks`,
     `lexical_weight`, `semantic`, ...), which must be calibrated on `context.calibration`.
     """
-    method = params.pop("method", "learned")
-    embedder = params.pop("embedder", None) or context.embedder
+    embedder = embedder or context.embedder
     if method == "bank":
-        return _build_bank(context, embedder, params)
+        check_parameters(BankIntent, params, kind="defense", name="intent (method: bank)", skip=("embedder",))
+        return _build_bank(context, embedder, load, params)
     if method != "learned":
         raise ConfigError(f"intent method must be 'learned' or 'bank', got {method!r}")
     bank_only = sorted(_BANK_PARAMS & set(params))
     if bank_only:
         raise ConfigError(f"intent parameters {', '.join(bank_only)} belong to the bank guard; add `method: bank`")
-    load = params.pop("load", None)
-    unknown = sorted(set(params) - {"threshold", "name", "model"})
-    if unknown:
-        raise ConfigError(
-            f"unknown intent parameters: {', '.join(unknown)} (known: load, model, threshold, name, method)"
-        )
     if load is not None:
         guard = ExtractionIntent.load(load, embedder=embedder, name=params.get("name", "intent"))
         if "threshold" in params:
@@ -277,8 +280,9 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     return Defense(name=guard.name, query_guards=(guard,))
 
 
-def _build_bank(context: DefenseContext, embedder: Embedder | None, params: dict[str, Any]) -> Defense:
-    load = params.pop("load", None)
+def _build_bank(
+    context: DefenseContext, embedder: Embedder | None, load: str | Path | None, params: dict[str, Any]
+) -> Defense:
     if load is not None:
         bank_guard = BankIntent.load(load, embedder=embedder)
     else:

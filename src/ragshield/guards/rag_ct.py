@@ -35,6 +35,7 @@ from ragshield.errors import ConfigError, RagShieldError
 from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.metrics.detection import auroc
+from ragshield.parameters import forwards
 from ragshield.types import RetrievalResult, Verdict
 
 Mode = Literal["combined", "entropy", "margin"]
@@ -357,7 +358,15 @@ class RagCT:
         return cls.from_dict(data)
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(RagCT)
+def build_defense(
+    context: DefenseContext,
+    *,
+    load: str | Path | None = None,
+    calibrate: bool = True,
+    fit_temperature: bool = False,
+    **params: Any,
+) -> Defense:
     """RAG-CT (Lyu et al. 2026): entropy + margin of the top-k retrieval scores, before generation.
 
     Parameters are RagCT's keyword options plus `load` (a saved detector's path),
@@ -366,9 +375,6 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     system's retrieval k. With benign `context.calibration` (and `calibrate`), the detector is
     fitted at `context.target_fpr`; otherwise it runs paper-exact.
     """
-    load = params.pop("load", None)
-    calibrate = bool(params.pop("calibrate", True))
-    fit_temperature = bool(params.pop("fit_temperature", False))
     if load is not None:
         guard = RagCT.load(load)
     else:

@@ -19,7 +19,7 @@ detector i: higher = more suspicious, and the shield blocks when it is >= 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,6 +31,7 @@ from ragshield.guards.base import Defense, require_fitted, threshold_verdict
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent import BankIntent, ExtractionIntent
 from ragshield.guards.rag_ct import RagCT
+from ragshield.parameters import check_parameters
 from ragshield.rag.embedding import Embedder
 from ragshield.types import RetrievalResult, Verdict
 
@@ -192,7 +193,14 @@ def _joint_thresholds(
     return thresholds
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+def build_defense(
+    context: DefenseContext,
+    *,
+    components: Sequence[str] = DEFAULT_COMPONENTS,
+    rag_ct: Mapping[str, Any] | None = None,
+    anomaly: Mapping[str, Any] | None = None,
+    intent: Mapping[str, Any] | None = None,
+) -> Defense:
     """Query shield: RAG-CT OR extraction intent (OR two-sided retrieval anomaly), jointly calibrated.
 
     Needs benign `context.calibration`; the union is calibrated at `context.target_fpr`, with
@@ -200,17 +208,13 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     rag-ct-2s, intent; default rag-ct + intent) and per-component options as `rag_ct`,
     `anomaly`, `intent` mappings.
     """
-    components = tuple(params.pop("components", DEFAULT_COMPONENTS))
+    components = tuple(components)
     unknown = sorted(set(components) - set(COMPONENTS))
     if unknown or not components:
         raise ConfigError(f"query-shield components must be among {', '.join(COMPONENTS)}; got {list(components)}")
-    options = {
-        "rag-ct": params.pop("rag_ct", {}),
-        "rag-ct-2s": params.pop("anomaly", {}),
-        "intent": params.pop("intent", {}),
-    }
-    if params:
-        raise ConfigError(f"unknown query-shield parameters: {', '.join(sorted(params))}")
+    options = {"rag-ct": dict(rag_ct or {}), "rag-ct-2s": dict(anomaly or {}), "intent": dict(intent or {})}
+    check_parameters(RagCT, options["rag-ct"], kind="query-shield part", name="rag_ct")
+    check_parameters(RetrievalAnomaly, options["rag-ct-2s"], kind="query-shield part", name="anomaly")
     if not context.calibration:
         raise ConfigError(
             "defense 'query-shield' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
@@ -225,11 +229,10 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     if "intent" in components:
         if context.embedder is None:
             raise ConfigError("query-shield's intent part needs the RAG system's embedder (DefenseContext.embedder)")
-        intent = dict(options["intent"])
-        if intent.pop("method", "learned") == "bank":
-            detectors.append(BankIntent(**{"embedder": context.embedder, **intent}))
-        else:
-            detectors.append(ExtractionIntent(**{"embedder": context.embedder, **intent}))
+        intent_options = dict(options["intent"])
+        kind = BankIntent if intent_options.pop("method", "learned") == "bank" else ExtractionIntent
+        check_parameters(kind, intent_options, kind="query-shield part", name="intent")
+        detectors.append(kind(**{"embedder": context.embedder, **intent_options}))
     shield = QueryShield(detectors=detectors, k=k, embedder=context.embedder)
     shield.fit(context.calibration, context.target_fpr)
     return Defense(name=shield.name, query_guards=(shield,))

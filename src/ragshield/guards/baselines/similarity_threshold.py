@@ -65,9 +65,7 @@ def threshold_from_calibration(retrievals: Any, target_fpr: float) -> float:
     return float(np.quantile(np.asarray(tops, dtype=np.float64), target_fpr))
 
 
-def build_defense(
-    context: DefenseContext, *, min_similarity: float | str = DEFAULT_MIN_SIMILARITY, **unknown: Any
-) -> Defense:
+def build_defense(context: DefenseContext, *, min_similarity: float | str = DEFAULT_MIN_SIMILARITY) -> Defense:
     """Similarity threshold (TGTB's retrieval-distance threshold) on the retrieved chunks.
 
     Args:
@@ -75,10 +73,8 @@ def build_defense(
         min_similarity: a cosine in [-1, 1], or `auto`.
 
     Raises:
-        ConfigError: unknown parameter, invalid threshold, `auto` without calibration.
+        ConfigError: invalid threshold, `auto` without calibration.
     """
-    if unknown:
-        raise ConfigError(f"unknown similarity-threshold parameter(s): {', '.join(sorted(unknown))}")
     if min_similarity == "auto":
         value = threshold_from_calibration(context.calibration, context.target_fpr)
     elif isinstance(min_similarity, int | float):
