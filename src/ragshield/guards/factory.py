@@ -48,7 +48,7 @@ class DefenseContext:
     index_dir: str | None = None
 
 
-def build_no_defense(context: DefenseContext, **params: Any) -> Defense:
+def build_no_defense(context: DefenseContext) -> Defense:
     """No defense: the undefended pipeline."""
     return NO_DEFENSE
 
