@@ -144,7 +144,9 @@ def test_similarity_threshold_auto_uses_benign_calibration(fake_retriever: Any) 
         "similarity-threshold", context, {"similarity-threshold": {"min_similarity": "auto"}}
     ).decorators[0]
     tops = sorted(retrieval.hits[0].similarity for retrieval in calibration)
-    assert tops[0] <= decorator.min_similarity <= tops[1]
+    assert tops[0] <= decorator.cut <= tops[1] and decorator.threshold_ == pytest.approx(-decorator.cut)
+    lost_best = sum(decorator.decorate(retrieval).hits[:1] != retrieval.hits[:1] for retrieval in calibration)
+    assert lost_best <= 0.25 * len(calibration)
     with pytest.raises(ConfigError, match="calibration"):
         build_defense(
             "similarity-threshold", _context(fake_retriever), {"similarity-threshold": {"min_similarity": "auto"}}

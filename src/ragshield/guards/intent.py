@@ -29,7 +29,8 @@ import numpy as np
 
 from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
@@ -61,7 +62,7 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
 
 
-class ExtractionIntent:
+class ExtractionIntent(Detector):
     """Learned extraction-intent guard; `score` is a probability in [0, 1], higher = more suspicious.
 
     Args:
@@ -74,7 +75,10 @@ class ExtractionIntent:
         name: the guard name in verdicts.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
-    and after `fit`: `n_fit_`, `target_fpr_`.
+    and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
+    point (or the given probability); with threshold="fit" it raises NotFittedError. `save`
+    writes the weights with the threshold as one `.npz` of plain arrays (read with
+    `allow_pickle=False`), the format `ragshield calibrate` writes and the package ships.
     """
 
     def __init__(
@@ -105,6 +109,11 @@ class ExtractionIntent:
     def fitted(self) -> bool:
         return hasattr(self, "threshold_") or self.fixed_threshold
 
+    @property
+    def default_threshold(self) -> float | None:
+        """The shipped operating point (or the given probability); None with threshold="fit"."""
+        return self._require_threshold() if self.fixed_threshold else None
+
     def _model(self) -> IntentModel:
         if not hasattr(self, "model_"):
             self.model_ = IntentModel.load(self.model)
@@ -115,7 +124,7 @@ class ExtractionIntent:
 
     def _require_threshold(self) -> float:
         self._model()
-        require_fitted(self, "threshold_", "fit(benign_queries) or use threshold='shipped'")
+        self.require_fitted("fit(benign_queries) or use threshold='shipped'")
         return float(self.threshold_)
 
     def _embedder(self) -> tuple[Embedder, bool]:
@@ -227,9 +236,14 @@ class ExtractionIntent:
         self._model().with_operating_point(threshold, **info, **details).save(path)
 
     @classmethod
-    def load(cls, path: str | Path, *, embedder: Embedder | None = None, name: str = "intent") -> ExtractionIntent:
-        """A guard from a file written by `save` or `ragshield calibrate` (its operating point)."""
-        guard = cls(embedder=embedder, model=path, threshold="shipped", name=name)
+    def load(cls, path: str | Path, **runtime: Any) -> ExtractionIntent:
+        """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
+
+        `runtime` may give `embedder` (the system's) and `name`.
+        """
+        guard = cls(
+            embedder=runtime.get("embedder"), model=path, threshold="shipped", name=runtime.get("name", "intent")
+        )
         guard._model()
         return guard
 

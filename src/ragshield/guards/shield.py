@@ -20,6 +20,7 @@ detector i: higher = more suspicious, and the shield blocks when it is >= 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,7 +28,8 @@ import numpy as np
 from ragshield.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.errors import ConfigError
 from ragshield.guards.anomaly import RetrievalAnomaly
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent import BankIntent, ExtractionIntent
 from ragshield.guards.rag_ct import RagCT
@@ -47,7 +49,7 @@ class _Scorer(Protocol):
     def score(self, retrieval: RetrievalResult) -> float: ...
 
 
-class QueryShield:
+class QueryShield(Detector):
     """The union of the query-time detectors; `score` >= 0 blocks (see the module docstring).
 
     Args:
@@ -82,12 +84,12 @@ class QueryShield:
         self.embedder = embedder
         self.name = name
 
-    @property
-    def fitted(self) -> bool:
-        return hasattr(self, "thresholds_")
-
     def _require_fitted(self) -> None:
-        require_fitted(self, "thresholds_", "fit(benign_retrievals)")
+        self.require_fitted("fit(benign_retrievals)")
+
+    def save(self, path: str | Path) -> None:
+        """Not supported: a shield is fitted from its components at start-up (save those instead)."""
+        raise ConfigError("a QueryShield is not saved; save its component detectors, or refit it at start-up")
 
     def score_matrix(self, retrievals: Sequence[RetrievalResult]) -> np.ndarray:
         """Raw component scores, one row per retrieval, one column per detector (in order)."""
@@ -117,6 +119,7 @@ class QueryShield:
         self.thresholds_ = {d.name: float(t) for d, t in zip(self.detectors, thresholds, strict=True)}
         self.scales_ = {d.name: float(s) for d, s in zip(self.detectors, scales, strict=True)}
         self.calibration_fpr_ = float(union_fpr)
+        self.threshold_ = 0.0  # on `score`, the largest standardised exceedance
         self.n_fit_ = len(benign)
         self.target_fpr_ = float(target_fpr)
         return self
