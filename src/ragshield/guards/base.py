@@ -169,7 +169,8 @@ def error_verdict(guard: str, error: BaseException, *, fail_closed: bool) -> Ver
         guard=guard,
         action=action,
         score=float("inf") if fail_closed else 0.0,
-        threshold=0.0,
+        # failing open: score below threshold, so the risk (0) agrees with the ALLOW action
+        threshold=0.0 if fail_closed else 1.0,
         reason=f"guard error ({type(error).__name__}); {mode}",
         evidence={"error_type": type(error).__name__, "fail_closed": fail_closed},
     )
