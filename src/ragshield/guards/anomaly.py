@@ -189,7 +189,7 @@ class RetrievalAnomaly(Detector):
     def _fit_model(self, standardised: np.ndarray) -> Any:
         from threadpoolctl import threadpool_limits
 
-        # a few thousand 5-d rows: BLAS threads only add contention (10x slower on a busy 2-core box)
+        # a few thousand 5-d rows: BLAS threads only add contention (measured 10x slower when cores are shared)
         with threadpool_limits(limits=1):
             return self._fit_estimator(standardised)
 
