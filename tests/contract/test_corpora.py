@@ -18,7 +18,7 @@ OFFLINE = ("synthetic", "jsonl")
 
 
 def test_every_registered_corpus_is_covered_by_this_contract() -> None:
-    assert set(CORPORA) == {*OFFLINE, *SHARED_FILES, "hf"}
+    assert set(CORPORA.builtins) == {*OFFLINE, *SHARED_FILES, "hf"}
 
 
 def _check(spec: str) -> None:

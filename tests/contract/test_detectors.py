@@ -31,18 +31,8 @@ BENIGN = [
 
 
 @pytest.fixture(scope="module")
-def benign(request: pytest.FixtureRequest) -> list[RetrievalResult]:
-    from ragshield.datasets.synthetic import make_synthetic_corpus
-    from ragshield.rag.chunking import RecordChunker
-    from ragshield.rag.embedding import HashingEmbedder
-    from ragshield.rag.index import NumpyIndex
-    from ragshield.rag.retriever import Retriever
-
-    embedder = HashingEmbedder()
-    chunks = list(RecordChunker().split(make_synthetic_corpus(40, seed=1).documents))
-    index = NumpyIndex(embedder.dimension)
-    index.add(chunks, embedder.embed([chunk.text for chunk in chunks]))
-    return Retriever(embedder, index).retrieve_many([Query(text) for text in BENIGN], 3)
+def benign(shared_fake_retriever: Any) -> list[RetrievalResult]:
+    return shared_fake_retriever.retrieve_many([Query(text) for text in BENIGN], 3)
 
 
 def _bank(retrievals: list[RetrievalResult]) -> Detector:

@@ -43,7 +43,7 @@ def run(generator: Generator, **options: Any) -> tuple[str, list[str]]:
 
 
 def test_every_registered_generator_is_covered_by_this_contract() -> None:
-    assert set(GENERATORS) == {*FAKES, *REAL}
+    assert set(GENERATORS.builtins) == {*FAKES, *REAL}
 
 
 def test_make_generator_rejects_an_unknown_parameter_with_the_valid_names() -> None:

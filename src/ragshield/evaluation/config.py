@@ -11,7 +11,12 @@ attacks:
   - {name: pide, budget: 50}
   - {name: rag-thief, budget: 50, params: {attacker_max_tokens: 128}}
   - {name: pirates, budget: 50}
-defenses: [none, rag-ct, canary-rag, rag-ct+canary-rag, rephrase, summarize, rule-based, erase-check]
+defenses:                       # registry names, or labelled instances of one defense
+  - none
+  - rag-ct
+  - {name: rag-ct, label: rag-ct-tau-0.3, params: {tau: 0.3}}
+  - canary-rag
+  - {name: rag-ct+canary-rag, label: stacked, params: {canary-rag: {oracle: off}}}
 benign: {path: holdout, limit: 200}          # or a JSONL file with `query` (and optional `reference_answer`)
 calibration: {path: holdout, target_fpr: 0.01, limit: 200}
 topk_sweep: {attack: pirates, defenses: [rag-ct], values: [2, 3, 5], budget: 20}
