@@ -33,3 +33,11 @@ def test_failed_closed_guard_has_risk_one_and_every_verdict_serialises_its_risk(
     data = json.loads(json.dumps(threshold_verdict("g", 0.7, 0.5, flagged_reason="f", passed_reason="p").to_dict()))
     assert 0.5 < data["risk"] < 1.0 and data["score"] == 0.7
     assert Verdict.from_dict(data).risk == data["risk"]
+
+
+def test_the_service_reports_the_risk_next_to_the_raw_score() -> None:
+    from ragshield.service.schemas import VerdictOut
+
+    verdict = threshold_verdict("g", 2.0, 1.0, flagged_reason="f", passed_reason="p")
+    shown = VerdictOut.of(verdict).model_dump()
+    assert shown["score"] == 2.0 and shown["risk"] == verdict.risk > 0.99
