@@ -33,7 +33,7 @@ import numpy as np
 
 import intent_generalisation as ig
 import query_sets as qs  # benchmarks/ is on sys.path when this file is run as a script
-from ragshield.evaluation.calibration import flag_rate, threshold_at_fpr
+from ragshield.calibration import flag_rate, threshold_at_fpr
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.intent import BankIntent, ExtractionIntent
 from ragshield.guards.shield import QueryShield

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import query_sets as qs  # benchmarks/ is on sys.path when this file is run as a script
-from ragshield.evaluation.calibration import flag_rate, threshold_at_fpr
+from ragshield.calibration import flag_rate, threshold_at_fpr
 from ragshield.guards.rag_ct import RagCT
 from ragshield.metrics.detection import auroc
 from ragshield.rag.retriever import Retriever

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import query_sets as qs
-from ragshield.evaluation.calibration import threshold_at_fpr
+from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_training import train_intent_model

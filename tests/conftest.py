@@ -71,6 +71,16 @@ def synthetic_retriever(synthetic_index: Path, minilm):  # type: ignore[no-untyp
 @pytest.fixture
 def fake_retriever() -> Iterator[object]:
     """FAKE retrieval stack for unit tests: hashing embedder over 40 synthetic records, numpy index."""
+    yield _fake_retriever()
+
+
+@pytest.fixture(scope="session")
+def shared_fake_retriever() -> object:
+    """`fake_retriever`, built once for tests that only read from it."""
+    return _fake_retriever()
+
+
+def _fake_retriever() -> object:
     from ragshield.datasets.synthetic import make_synthetic_corpus
     from ragshield.rag.chunking import RecordChunker
     from ragshield.rag.embedding import HashingEmbedder
@@ -81,4 +91,4 @@ def fake_retriever() -> Iterator[object]:
     chunks = list(RecordChunker().split(make_synthetic_corpus(40, seed=1).documents))
     index = NumpyIndex(embedder.dimension)
     index.add(chunks, embedder.embed([chunk.text for chunk in chunks]))
-    yield Retriever(embedder, index)
+    return Retriever(embedder, index)

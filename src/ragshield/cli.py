@@ -17,7 +17,7 @@ import typer
 
 from ragshield.errors import RagShieldError
 
-COMMAND_MODULES = ("core", "scan", "canary", "attack", "evaluate", "serve", "calibrate")
+COMMAND_MODULES = ("core", "listing", "scan", "canary", "attack", "evaluate", "serve", "calibrate")
 
 app = typer.Typer(
     name="ragshield",

@@ -58,11 +58,13 @@ class SystemConfig(_Strict):
     loops (`benchmarks/degenerate.py`). A `generator` mapping given in full replaces the
     default one, penalty included. Paper replication (`EvalConfig`, `configs/*.yaml`) sets
     its own `tgtb` layout and generator, with no penalty and no stops.
+
+    `index` is the index folder; its manifest names the corpus and the embedder it was built
+    with, and the system uses that embedder (so neither is a setting here; `EvalConfig`, which
+    builds its index, adds both).
     """
 
     index: str | None = None
-    corpus: str | None = None
-    embedder: str = "all-MiniLM-L6-v2"
     generator: dict[str, Any] = Field(
         default_factory=lambda: {"name": "llama-cpp", "repeat_penalty": USER_REPEAT_PENALTY}
     )

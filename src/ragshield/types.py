@@ -14,6 +14,7 @@ Score conventions used everywhere in ragshield:
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -169,7 +170,8 @@ class RetrievalResult:
 class Verdict:
     """One guard's decision.
 
-    `score` is higher = more suspicious; the guard blocks when `score >= threshold`.
+    `score` is higher = more suspicious; the guard blocks when `score >= threshold`. Each guard's
+    score has its own scale; `risk` puts every guard on one scale in [0, 1] (see `risk_of`).
     `evidence` holds ids, hashes and numbers only, never canaries, chunk text or PII.
     """
 
@@ -184,12 +186,18 @@ class Verdict:
     def blocked(self) -> bool:
         return self.action is Action.BLOCK
 
+    @property
+    def risk(self) -> float:
+        """`risk_of(score, threshold)`: in [0, 1], monotone in `score`, 0.5 at the threshold."""
+        return risk_of(self.score, self.threshold)
+
     def to_dict(self) -> dict[str, JSONValue]:
         return {
             "guard": self.guard,
             "action": self.action.value,
             "score": self.score,
             "threshold": self.threshold,
+            "risk": self.risk,
             "reason": self.reason,
             "evidence": dict(self.evidence),
         }
@@ -204,6 +212,33 @@ class Verdict:
             reason=str(data["reason"]),
             evidence=dict(data.get("evidence", {})),
         )
+
+
+#: the logistic's width as a share of the threshold's size (at least 1 unit of the score)
+RISK_SOFTNESS = 0.1
+_BELOW_HALF = math.nextafter(0.5, 0.0)
+
+
+def risk_of(score: float, threshold: float) -> float:
+    """One risk scale for every guard: `1 / (1 + exp(-(score - threshold) / w))`, w = 0.1 max(|threshold|, 1).
+
+    In [0, 1] and monotone in the raw `score`; exactly 0.5 at the guard's threshold (its calibrated
+    operating point: the target false-positive rate on benign traffic when the guard was fitted),
+    so `risk >= 0.5` exactly when `score >= threshold`. A guard that failed closed (score +inf)
+    has risk 1; NaN (no rank) is treated as the worst case, 1. The mapping per guard is in
+    docs/risk.md.
+    """
+    if math.isnan(score) or score == math.inf:
+        return 1.0
+    if score == -math.inf:
+        return 0.0
+    if not math.isfinite(threshold):
+        return 1.0 if score >= threshold else 0.0
+    width = RISK_SOFTNESS * max(abs(threshold), 1.0)
+    z = min(50.0, max(-50.0, (score - threshold) / width))
+    risk = 1.0 / (1.0 + math.exp(-z))
+    # rounding near the threshold must not move a score across 0.5
+    return max(0.5, risk) if score >= threshold else min(_BELOW_HALF, risk)
 
 
 @dataclass(frozen=True, slots=True)

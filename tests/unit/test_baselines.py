@@ -61,8 +61,8 @@ def test_every_baseline_builds_from_the_registry_and_rejects_unknown_params(name
     defense = build_defense(name, _context(fake_retriever))
     parts = [*defense.rewriters, *defense.query_guards, *defense.decorators, *defense.output_guards]
     assert parts and all(part.name for part in parts)
-    with pytest.raises(ConfigError, match="unknown"):
-        factory(_context(fake_retriever), no_such_option=1)
+    with pytest.raises(ConfigError, match=f"defense '{name}' takes no parameter no_such_option; valid parameters: "):
+        build_defense(name, _context(fake_retriever), {name: {"no_such_option": 1}})
 
 
 # -- rule-based and erase-check ---------------------------------------------------------------
@@ -144,7 +144,9 @@ def test_similarity_threshold_auto_uses_benign_calibration(fake_retriever: Any) 
         "similarity-threshold", context, {"similarity-threshold": {"min_similarity": "auto"}}
     ).decorators[0]
     tops = sorted(retrieval.hits[0].similarity for retrieval in calibration)
-    assert tops[0] <= decorator.min_similarity <= tops[1]
+    assert tops[0] <= decorator.cut <= tops[1] and decorator.threshold_ == pytest.approx(-decorator.cut)
+    lost_best = sum(decorator.decorate(retrieval).hits[:1] != retrieval.hits[:1] for retrieval in calibration)
+    assert lost_best <= 0.25 * len(calibration)
     with pytest.raises(ConfigError, match="calibration"):
         build_defense(
             "similarity-threshold", _context(fake_retriever), {"similarity-threshold": {"min_similarity": "auto"}}

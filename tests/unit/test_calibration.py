@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import (
+from ragshield.calibration import (
     allowed_false_positives,
     flag_rate,
     threshold_at_fpr,
     union_thresholds,
 )
+from ragshield.errors import ConfigError
 from ragshield.metrics.detection import tpr_at_fpr
 
 

@@ -299,7 +299,7 @@ def test_oracle_errors_fail_closed_unless_configured_open(fake_retriever: Retrie
 
 
 def test_factory_rejects_bad_parameters_and_a_shared_model_instance() -> None:
-    with pytest.raises(ConfigError, match="unknown canary-rag parameter"):
+    with pytest.raises(ConfigError, match="takes no parameter treshold; valid parameters: placement"):
         build_defense("canary-rag", _context(), {"canary-rag": {"oracle": "off", "treshold": 2}})
     with pytest.raises(ConfigError, match="oracle must be one of"):
         build_defense("canary-rag", _context(), {"canary-rag": {"oracle": "maybe"}})

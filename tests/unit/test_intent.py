@@ -187,7 +187,7 @@ def test_factory_parameters(tiny_model_path: Path) -> None:
     assert isinstance(guard, ExtractionIntent) and guard._require_threshold() == 0.5
     with pytest.raises(ConfigError, match="method: bank"):
         build_defense("intent", context, {"intent": {"extra_banks": ["x.yaml"]}})
-    with pytest.raises(ConfigError, match="unknown intent parameters: bogus"):
+    with pytest.raises(ConfigError, match="takes no parameter bogus; valid parameters: method, embedder, load"):
         build_defense("intent", context, {"intent": {"bogus": 1}})
     with pytest.raises(ConfigError, match="needs benign calibration"):
         build_defense("intent", context, {"intent": {"model": str(tiny_model_path), "threshold": "fit"}})

@@ -194,7 +194,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     RagCT().save(tmp_path / "plain.json")
     assert not RagCT.load(tmp_path / "plain.json").fitted
     (tmp_path / "bad.json").write_text('{"format": "other"}')
-    with pytest.raises(ConfigError, match="not a saved RAG-CT"):
+    with pytest.raises(ConfigError, match="not a saved RagCT"):
         RagCT.load(tmp_path / "bad.json")
     with pytest.raises(ConfigError, match="cannot read"):
         RagCT.load(tmp_path / "missing.json")

@@ -13,8 +13,8 @@ from typing import Any
 
 from ragshield.attacks.base import Attack, Exchange
 from ragshield.attacks.runner import run_attack
-from ragshield.errors import ConfigError
 from ragshield.generators.base import Generator
+from ragshield.parameters import check_parameters
 from ragshield.rag.embedding import Embedder
 from ragshield.registry import ATTACKS, resolve
 
@@ -40,12 +40,9 @@ def make_attack(
         ConfigError: a parameter the attack does not take (the message lists the valid ones).
     """
     cls = resolve(ATTACKS, name, kind="attack")
-    accepted = inspect.signature(cls).parameters
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        valid = ", ".join(p for p in accepted if p not in {"attacker", "embedder", "data_dir"})
-        raise ConfigError(f"attack {name!r} takes no parameter {', '.join(unknown)}; valid parameters: {valid}")
     shared = {"attacker": attacker, "embedder": embedder, "data_dir": data_dir}
+    check_parameters(cls, params, kind="attack", name=name, skip=shared)
+    accepted = inspect.signature(cls).parameters
     kwargs = {key: value for key, value in shared.items() if key in accepted and value is not None}
     attack: Attack = cls(**kwargs, **params)
     return attack

@@ -18,7 +18,6 @@ from ragshield.datasets.base import load_corpus
 from ragshield.rag.build import build_index
 from ragshield.rag.chunking import make_chunker
 from ragshield.rag.embedding import DEFAULT_EMBEDDER, make_embedder
-from ragshield.registry import KINDS, resolve, summary
 from ragshield.system import build_system
 from ragshield.types import Query, Response
 
@@ -259,24 +258,3 @@ def register(app: typer.Typer) -> None:
             from ragshield.evaluation.demo import run_demo_grid
 
             run_demo_grid(out / "grid", console)
-
-    @app.command("list")
-    def list_command(
-        kind: Annotated[str, typer.Argument(help="defenses | attacks | generators | embedders | corpora")],
-    ) -> None:
-        """List registered names with their one-line descriptions."""
-        if kind not in KINDS:
-            raise typer.BadParameter(f"unknown kind {kind!r}; valid kinds: {', '.join(KINDS)}")
-        table = Table(title=kind)
-        table.add_column("name")
-        table.add_column("description")
-        table.add_column("paper")
-        for name in KINDS[kind]:
-            try:
-                description = summary(KINDS[kind], name)
-                target = resolve(KINDS[kind], name)
-                paper = " ".join(filter(None, (getattr(target, "paper_title", ""), getattr(target, "paper_url", ""))))
-            except ImportError as error:
-                description, paper = f"(unavailable: {error})", ""
-            table.add_row(name, description, paper)
-        console.print(table)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragshield.errors import ConfigError
+from ragshield.parameters import check_parameters
 from ragshield.registry import CORPORA, resolve
 from ragshield.types import Document, JSONValue, iter_jsonl, write_jsonl
 
@@ -57,10 +59,14 @@ def load_corpus(spec: str, *, limit: int | None = None, **params: Any) -> Corpus
 
     Raises:
         UnknownNameError: unknown corpus kind (the message lists the valid kinds).
-        ConfigError: a path is missing or the file is not in the expected format.
+        ConfigError: a path is missing, the file is not in the expected format, or a parameter
+            the loader does not take (the message lists the valid ones).
     """
     kind, _, argument = spec.partition(":")
     loader = resolve(CORPORA, kind, kind="corpus kind")
+    # the loader's first parameter is the spec's argument (a path, a size, a dataset name)
+    first = next(iter(inspect.signature(loader).parameters), "")
+    check_parameters(loader, params, kind="corpus", name=kind, skip=(first,))
     corpus: Corpus = loader(argument or None, **params)
     if limit is not None:
         documents = corpus.documents[:limit]

@@ -21,7 +21,7 @@ def _read(path: str | None, kind: str) -> list[dict[str, Any]]:
         raise ConfigError(f"corpus file {file} is not valid JSONL: {error}") from error
 
 
-def load_healthcaremagic(path: str | None, **_: Any) -> Corpus:
+def load_healthcaremagic(path: str | None) -> Corpus:
     """HealthcareMagic / ChatDoctor dialogues, one record per document in TGTB's layout
     `input: <patient question>\\noutput: <doctor answer>`."""
     rows = _read(path, "healthcaremagic")
@@ -35,7 +35,7 @@ def load_healthcaremagic(path: str | None, **_: Any) -> Corpus:
     return Corpus("healthcaremagic", tuple(documents))
 
 
-def load_enron(path: str | None, *, field: str = "raw", **_: Any) -> Corpus:
+def load_enron(path: str | None, *, field: str = "raw") -> Corpus:
     """Enron emails, one email per document (TGTB's `single_file` chunking).
 
     `field` is `raw` (headers and body, the default) or `body`.
@@ -51,7 +51,7 @@ def load_enron(path: str | None, *, field: str = "raw", **_: Any) -> Corpus:
     return Corpus("enron", tuple(documents))
 
 
-def load_jsonl(path: str | None, *, text_field: str = "text", id_field: str = "id", **_: Any) -> Corpus:
+def load_jsonl(path: str | None, *, text_field: str = "text", id_field: str = "id") -> Corpus:
     """Any JSONL file whose lines carry a text field (default `text`)."""
     rows = _read(path, "jsonl")
     documents = []
@@ -64,7 +64,7 @@ def load_jsonl(path: str | None, *, text_field: str = "text", id_field: str = "i
 
 
 def load_hf_dataset(
-    name: str | None, *, split: str = "train", text_field: str = "text", limit: int | None = None, **_: Any
+    name: str | None, *, split: str = "train", text_field: str = "text", limit: int | None = None
 ) -> Corpus:
     """A Hugging Face dataset (needs network the first time and `pip install 'ragshield[hf]'`)."""
     if not name:

@@ -9,7 +9,6 @@ metrics can count leaked PII items without guessing.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from ragshield.datasets.base import Corpus, PiiItem
 from ragshield.errors import ConfigError, missing_extra
@@ -43,7 +42,7 @@ _EMAIL_TOPICS = [
 ]
 
 
-def load_synthetic(argument: str | None = None, *, n_records: int | None = None, seed: int = 0, **_: Any) -> Corpus:
+def load_synthetic(argument: str | None = None, *, n_records: int | None = None, seed: int = 0) -> Corpus:
     """Build the synthetic corpus; `argument` (from `synthetic:N`) or `n_records` sets the size."""
     try:
         size = int(argument) if argument else (n_records or DEFAULT_RECORDS)

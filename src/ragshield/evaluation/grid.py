@@ -107,7 +107,7 @@ def pipeline_for(run: GridRun, defense: str, k: int) -> RagPipeline:
         config,
         retriever=run.retriever,
         generator=run.generator,
-        oracle_generator=_oracle(run) if _needs_oracle(defense) else None,
+        oracle_generator=_oracle(run) if _needs_oracle(config.defense_spec) else None,
         policy=make_policy(run.config.policy.model_dump()) if run.config.policy else None,
         calibration=calibration,
     )
@@ -119,8 +119,12 @@ def pipeline_for(run: GridRun, defense: str, k: int) -> RagPipeline:
 
 
 def defense_settings(run: GridRun, defense: str) -> dict[str, Any]:
-    names = defense.split("+")
-    return {"defense": defense, "params": {name: run.config.defense_params.get(name, {}) for name in names}}
+    name = run.config.defense_instance(defense).name
+    params = run.config.defense_params_of(defense)
+    settings: dict[str, Any] = {"defense": defense, "params": {part: params.get(part, {}) for part in name.split("+")}}
+    if name != defense:  # a labelled instance: its cache key and records name the defense too
+        settings["name"] = name
+    return settings
 
 
 def query_time_only(pipeline: RagPipeline) -> bool:

@@ -1,9 +1,9 @@
 """The numbers the two papers report, for side-by-side tables (labelled as the papers', never ours).
 
-Sources: `../shared/reference/paper-rag-ct.md` (Lyu et al., arXiv 2609.16095, section 4:
+Sources: the RAG-CT paper (Lyu et al., arXiv 2609.16095, section 4:
 Table 1 "Attack results without defense (100 prompts)", Llama2 target; Table 2 "Comparison of
 defense performance across attacks (Healthcare dataset, 100 prompts)") and
-`../shared/reference/paper-canaryrag-summary.md` (Xie et al., arXiv 2604.10717; only a
+the CanaryRAG paper (Xie et al., arXiv 2604.10717; only a
 section summary is public, so only headline numbers are available).
 
 The papers' setups differ from ours (Llama2-7B/Qwen2-72B/GPT-4 targets, 100 prompts,

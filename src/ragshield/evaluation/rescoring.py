@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragshield.evaluation.calibration import threshold_at_fpr
+from ragshield.calibration import threshold_at_fpr
 from ragshield.metrics.detection import auroc
 from ragshield.metrics.pii import PiiIndex
 from ragshield.types import Transcript

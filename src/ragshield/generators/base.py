@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ragshield.errors import GenerationError
+from ragshield.parameters import check_parameters
 from ragshield.registry import GENERATORS, resolve
 from ragshield.types import GenerationRequest
 
@@ -214,9 +215,11 @@ def make_generator(spec: Mapping[str, Any] | str) -> Generator:
 
     Raises:
         UnknownNameError: unknown generator name.
+        ConfigError: a parameter the generator does not take (the message lists the valid ones).
     """
     params = {"name": spec} if isinstance(spec, str) else dict(spec)
     name = str(params.pop("name", "llama-cpp"))
     cls = resolve(GENERATORS, name, kind="generator")
+    check_parameters(cls, params, kind="generator", name=name)
     generator: Generator = cls(**params)
     return generator

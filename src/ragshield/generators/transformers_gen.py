@@ -8,7 +8,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ragshield.errors import BackendUnavailable, ConfigError, GenerationError, missing_extra
+from ragshield.generators.base import StreamEnd
 from ragshield.types import GenerationRequest
+
+_SAMPLING_LOCK = threading.Lock()
 
 
 def cut_at_stop(deltas: Iterable[str], stops: Sequence[str]) -> Iterator[str]:
@@ -38,6 +41,29 @@ def cut_at_stop(deltas: Iterable[str], stops: Sequence[str]) -> Iterator[str]:
         yield pending
 
 
+class _Recorded:
+    """The non-empty pieces of a streamer, kept in `into`; `exhausted` once its end was read."""
+
+    def __init__(self, pieces: Iterable[str], into: list[str]) -> None:
+        self.pieces = pieces
+        self.into = into
+        self.exhausted = False
+
+    def __iter__(self) -> Iterator[str]:
+        for piece in self.pieces:
+            if piece:
+                self.into.append(piece)
+                yield piece
+        self.exhausted = True
+
+
+def _eos_ids(model: Any) -> set[int]:
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if eos is None:
+        return set()
+    return {int(eos)} if isinstance(eos, int) else {int(value) for value in eos}
+
+
 class TransformersGenerator:
     """A local transformers model by name or folder; loads on first use.
 
@@ -50,7 +76,8 @@ class TransformersGenerator:
         name: the generator's name (default: the model).
 
     Stop sequences (`GenerationRequest.stop`) end generation (`stop_strings`) and are cut from
-    the streamed text.
+    the streamed text; sampling is seeded with `GenerationRequest.seed`; an answer cut by
+    `max_tokens` ends with `StreamEnd("length")`.
     """
 
     def __init__(
@@ -81,6 +108,11 @@ class TransformersGenerator:
         return self._model, self._tokenizer
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
+        """Stream the answer; the last item is `StreamEnd("length")` when `max_tokens` cut it.
+
+        Sampling (`temperature > 0`) is seeded with `request.seed`, so the same request gives
+        the same text; greedy decoding needs no seed.
+        """
         from transformers import TextIteratorStreamer
 
         model, tokenizer = self._load()
@@ -94,24 +126,45 @@ class TransformersGenerator:
         settings: dict[str, Any] = {"max_new_tokens": request.max_tokens, "streamer": streamer}
         if request.temperature > 0:
             settings.update(do_sample=True, temperature=request.temperature)
+        else:
+            settings.update(do_sample=False)
         if self.repeat_penalty != 1.0:
             settings["repetition_penalty"] = self.repeat_penalty
         if request.stop:  # generation ends at a stop; cut_at_stop removes it from the text
             settings.update(stop_strings=list(request.stop), tokenizer=tokenizer)
         failure: list[BaseException] = []
+        new_tokens: list[int] = []
 
         def run() -> None:
             try:
-                model.generate(**inputs, **settings)
+                # the seed sets torch's global RNG: hold the lock so concurrent requests cannot
+                # reseed each other mid-sampling
+                with _SAMPLING_LOCK:
+                    if request.temperature > 0 and request.seed is not None:
+                        from transformers import set_seed
+
+                        set_seed(request.seed)
+                    output = model.generate(**inputs, **settings)
+                count = int(output.shape[-1]) - int(inputs["input_ids"].shape[-1])
+                # an answer that ended on its end-of-sequence token was not cut by the limit
+                if count and int(output[0, -1]) not in _eos_ids(model):
+                    new_tokens.append(count)
             except BaseException as error:  # surfaced to the caller below
                 failure.append(error)
                 streamer.end()
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
-        yield from cut_at_stop((piece for piece in streamer if piece), request.stop)
-        for _ in streamer:  # after a stop: let generate() finish (it stops at the same string)
-            pass
+        produced: list[str] = []
+        recorded = _Recorded(streamer, produced)
+        yield from cut_at_stop(recorded, request.stop)
+        if not recorded.exhausted:
+            # after a stop: let generate() finish (it stops at the same string). Iterating an
+            # exhausted streamer again would wait forever for its end signal.
+            produced.extend(streamer)
         worker.join()
         if failure:
-            raise GenerationError(f"transformers generation failed ({type(failure[0]).__name__})")
+            raise GenerationError(f"transformers generation failed ({type(failure[0]).__name__})") from failure[0]
+        stopped = any(stop and stop in "".join(produced) for stop in request.stop)
+        if not stopped and new_tokens and new_tokens[0] >= request.max_tokens:
+            yield StreamEnd("length")

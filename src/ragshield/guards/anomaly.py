@@ -20,24 +20,25 @@ isolation forest's anomaly score): higher = more anomalous = more suspicious.
 
 from __future__ import annotations
 
-import json
 import math
-import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.rag_ct import ProfileLike, normalised_entropy, similarities_of, sorted_top_k
+from ragshield.parameters import forwards
 from ragshield.types import RetrievalResult, Verdict
 
 Model = Literal["gmm", "iforest"]
-FORMAT = "ragshield.rag-ct-2s/1"
+FORMAT = "ragshield.rag-ct-2s/2"  # /1 held a pickle; it is no longer read
+_GMM_STATE = ("weights_", "means_", "covariances_", "precisions_cholesky_", "precisions_")
 
 
 def profile_feature_names(k: int) -> tuple[str, ...]:
@@ -66,7 +67,7 @@ def profile_features(similarities: Sequence[float] | np.ndarray, k: int, tempera
     return np.array([top[0], top[-1], margin, float(top.std()), normalised_entropy(top, temperature)])
 
 
-class RetrievalAnomaly:
+class RetrievalAnomaly(Detector):
     """Two-sided retrieval-profile anomaly guard; `score` is higher = more anomalous.
 
     Args:
@@ -80,7 +81,12 @@ class RetrievalAnomaly:
     Fitted attributes: `temperature_` (the median benign spread s(1) - s(k), so a typical
     benign profile spans about one logit), `mean_`, `scale_` (feature standardisation),
     `model_` (the fitted scikit-learn estimator), `threshold_`, `n_fit_`, `target_fpr_`.
+    It has no threshold before `fit` (NotFittedError). `save` writes JSON (the mixture as its
+    weights, means and covariances); an `iforest` model cannot be saved.
     """
+
+    FORMAT = FORMAT
+    FITTED = ("temperature_", "mean_", "scale_", "threshold_", "n_fit_", "target_fpr_")
 
     def __init__(
         self,
@@ -103,12 +109,8 @@ class RetrievalAnomaly:
         self.seed = seed
         self.name = name
 
-    @property
-    def fitted(self) -> bool:
-        return hasattr(self, "threshold_")
-
     def _require_fitted(self) -> None:
-        require_fitted(self, "threshold_", "fit(benign_retrievals)")
+        self.require_fitted("fit(benign_retrievals)")
 
     # -- features and scores ---------------------------------------------------------------
 
@@ -187,7 +189,7 @@ class RetrievalAnomaly:
     def _fit_model(self, standardised: np.ndarray) -> Any:
         from threadpoolctl import threadpool_limits
 
-        # a few thousand 5-d rows: BLAS threads only add contention (10x slower on a busy 2-core box)
+        # a few thousand 5-d rows: BLAS threads only add contention (measured 10x slower when cores are shared)
         with threadpool_limits(limits=1):
             return self._fit_estimator(standardised)
 
@@ -211,63 +213,39 @@ class RetrievalAnomaly:
                 best, best_bic = mixture, bic
         return best
 
-    # -- persistence -----------------------------------------------------------------------
+    # -- persistence: JSON, the mixture as its arrays (never a pickle) ------------------------
 
-    def save(self, path: str | Path) -> None:
-        """Write the fitted detector (a JSON header and the pickled scikit-learn model).
+    def _fitted_state(self) -> dict[str, Any]:
+        if self.model != "gmm":
+            raise ConfigError(
+                "a RetrievalAnomaly with model='iforest' cannot be saved (a forest has no safe JSON form); "
+                "use model='gmm' or fit it at start-up"
+            )
+        state = super()._fitted_state()
+        mixture = self.model_
+        state["model_"] = {name: getattr(mixture, name) for name in _GMM_STATE}
+        return state
 
-        Only load files you wrote yourself: the model part is a pickle.
-        """
-        self._require_fitted()
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        header = {
-            "format": FORMAT,
-            "params": {"k": self.k, "model": self.model, "max_components": self.max_components, "seed": self.seed},
-            "name": self.name,
-        }
-        state = {
-            "temperature_": self.temperature_,
-            "mean_": self.mean_,
-            "scale_": self.scale_,
-            "model_": self.model_,
-            "threshold_": self.threshold_,
-            "n_fit_": self.n_fit_,
-            "target_fpr_": self.target_fpr_,
-        }
-        with target.open("wb") as handle:
-            handle.write((json.dumps(header) + "\n").encode())
-            pickle.dump(state, handle)
+    def _restore_fitted(self, state: dict[str, Any]) -> None:
+        from sklearn.mixture import GaussianMixture
 
-    @classmethod
-    def load(cls, path: str | Path) -> RetrievalAnomaly:
-        """A detector written by `save` (trusted files only).
-
-        Raises:
-            ConfigError: the file is missing or not a saved RetrievalAnomaly.
-        """
-        file = Path(path)
-        try:
-            with file.open("rb") as handle:
-                header = json.loads(handle.readline())
-                if header.get("format") != FORMAT:
-                    raise ConfigError(f"{file} is not a saved RetrievalAnomaly (format {header.get('format')!r})")
-                state = pickle.load(handle)
-        except (OSError, ValueError, pickle.UnpicklingError, EOFError) as error:
-            raise ConfigError(f"cannot read a saved RetrievalAnomaly from {file}: {type(error).__name__}") from error
-        detector = cls(**header["params"], name=header.get("name", "rag-ct-2s"))
-        for key, value in state.items():
-            setattr(detector, key, value)
-        return detector
+        arrays = dict(state.pop("model_"))
+        mixture = GaussianMixture(n_components=len(arrays["weights_"]), covariance_type="full", random_state=self.seed)
+        for name in _GMM_STATE:
+            setattr(mixture, name, np.asarray(arrays[name], dtype=np.float64))
+        mixture.n_features_in_ = mixture.means_.shape[1]
+        mixture.converged_ = True
+        super()._restore_fitted(state)
+        self.model_ = mixture
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(RetrievalAnomaly)
+def build_defense(context: DefenseContext, *, load: str | Path | None = None, **params: Any) -> Defense:
     """RAG-CT two-sided: a benign-fitted density model of the top-k retrieval-score profile.
 
     Needs benign `context.calibration` (fitted at `context.target_fpr`) or `load=PATH`.
     Other parameters are RetrievalAnomaly's options; `k` defaults to the system's k.
     """
-    load = params.pop("load", None)
     if load is not None:
         guard = RetrievalAnomaly.load(load)
     else:

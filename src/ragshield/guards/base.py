@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ragshield.errors import NotFittedError
 from ragshield.types import Action, JSONValue, Query, RetrievalResult, Verdict
 
 
@@ -170,7 +169,8 @@ def error_verdict(guard: str, error: BaseException, *, fail_closed: bool) -> Ver
         guard=guard,
         action=action,
         score=float("inf") if fail_closed else 0.0,
-        threshold=0.0,
+        # failing open: score below threshold, so the risk (0) agrees with the ALLOW action
+        threshold=0.0 if fail_closed else 1.0,
         reason=f"guard error ({type(error).__name__}); {mode}",
         evidence={"error_type": type(error).__name__, "fail_closed": fail_closed},
     )
@@ -219,18 +219,3 @@ class ViolationPolicy(Protocol):
     def blocked_verdict(self, user_id: str) -> Verdict | None: ...
 
     def record(self, user_id: str, *, violated: bool) -> Verdict | None: ...
-
-
-def require_fitted(detector: object, marker: str, fit_call: str) -> None:
-    """Raise `NotFittedError` unless `detector` has its fitted attribute `marker`, naming the fix.
-
-    Args:
-        detector: the calibrated detector (its class name is used in the message).
-        marker: the attribute `fit` sets (e.g. `threshold_`).
-        fit_call: how to fit it in code, e.g. `fit(benign_retrievals)`.
-    """
-    if not hasattr(detector, marker):
-        raise NotFittedError(
-            f"{type(detector).__name__} is not fitted; call {fit_call} or give the defense benign calibration "
-            "queries (ragshield scan --fit BENIGN.jsonl, or `calibration:` in the config)"
-        )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import NO_DEFENSE, Defense, ViolationPolicy
+from ragshield.parameters import check_parameters
 from ragshield.registry import DEFENSES, resolve
 from ragshield.types import RetrievalResult
 
@@ -47,7 +48,7 @@ class DefenseContext:
     index_dir: str | None = None
 
 
-def build_no_defense(context: DefenseContext, **params: Any) -> Defense:
+def build_no_defense(context: DefenseContext) -> Defense:
     """No defense: the undefended pipeline."""
     return NO_DEFENSE
 
@@ -66,7 +67,8 @@ def build_defense(
 
     Raises:
         UnknownNameError: a name is not registered.
-        ConfigError: the spec is empty.
+        ConfigError: the spec is empty, or a parameter a defense does not take (the message
+            lists the valid ones).
     """
     names = [part.strip() for part in spec.split("+") if part.strip()]
     if not names:
@@ -74,7 +76,9 @@ def build_defense(
     defense = NO_DEFENSE
     for name in names:
         factory = resolve(DEFENSES, name, kind="defense")
-        part = factory(context, **dict((params or {}).get(name, {})))
+        options = dict((params or {}).get(name, {}))
+        check_parameters(factory, options, kind="defense", name=name, skip=("context",))
+        part = factory(context, **options)
         defense = defense + part
     return Defense(
         name=spec if defense.name == "none" and spec != "none" else defense.name,

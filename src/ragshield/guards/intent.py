@@ -27,12 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -60,7 +62,7 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
 
 
-class ExtractionIntent:
+class ExtractionIntent(Detector):
     """Learned extraction-intent guard; `score` is a probability in [0, 1], higher = more suspicious.
 
     Args:
@@ -73,7 +75,10 @@ class ExtractionIntent:
         name: the guard name in verdicts.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
-    and after `fit`: `n_fit_`, `target_fpr_`.
+    and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
+    point (or the given probability); with threshold="fit" it raises NotFittedError. `save`
+    writes the weights with the threshold as one `.npz` of plain arrays (read with
+    `allow_pickle=False`), the format `ragshield calibrate` writes and the package ships.
     """
 
     def __init__(
@@ -104,6 +109,11 @@ class ExtractionIntent:
     def fitted(self) -> bool:
         return hasattr(self, "threshold_") or self.fixed_threshold
 
+    @property
+    def default_threshold(self) -> float | None:
+        """The shipped operating point (or the given probability); None with threshold="fit"."""
+        return self._require_threshold() if self.fixed_threshold else None
+
     def _model(self) -> IntentModel:
         if not hasattr(self, "model_"):
             self.model_ = IntentModel.load(self.model)
@@ -114,7 +124,7 @@ class ExtractionIntent:
 
     def _require_threshold(self) -> float:
         self._model()
-        require_fitted(self, "threshold_", "fit(benign_queries) or use threshold='shipped'")
+        self.require_fitted("fit(benign_queries) or use threshold='shipped'")
         return float(self.threshold_)
 
     def _embedder(self) -> tuple[Embedder, bool]:
@@ -226,9 +236,14 @@ class ExtractionIntent:
         self._model().with_operating_point(threshold, **info, **details).save(path)
 
     @classmethod
-    def load(cls, path: str | Path, *, embedder: Embedder | None = None, name: str = "intent") -> ExtractionIntent:
-        """A guard from a file written by `save` or `ragshield calibrate` (its operating point)."""
-        guard = cls(embedder=embedder, model=path, threshold="shipped", name=name)
+    def load(cls, path: str | Path, **runtime: Any) -> ExtractionIntent:
+        """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
+
+        `runtime` may give `embedder` (the system's) and `name`.
+        """
+        guard = cls(
+            embedder=runtime.get("embedder"), model=path, threshold="shipped", name=runtime.get("name", "intent")
+        )
         guard._model()
         return guard
 
@@ -236,7 +251,15 @@ class ExtractionIntent:
 _BANK_PARAMS = {"bank", "extra_banks", "lexical_weight", "semantic", "window", "max_segments"}
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(ExtractionIntent, BankIntent)
+def build_defense(
+    context: DefenseContext,
+    *,
+    method: str = "learned",
+    embedder: Embedder | None = None,
+    load: str | Path | None = None,
+    **params: Any,
+) -> Defense:
     """Extraction intent on the query text: the shipped learned model, usable with no calibration.
 
     Parameters: `load` (a file from `ragshield calibrate`), `model` (other weights), `threshold` ("shipped" (default),
@@ -244,21 +267,15 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     `method: bank` selects the bank-similarity guard with its own parameters (`extra_banks`,
     `lexical_weight`, `semantic`, ...), which must be calibrated on `context.calibration`.
     """
-    method = params.pop("method", "learned")
-    embedder = params.pop("embedder", None) or context.embedder
+    embedder = embedder or context.embedder
     if method == "bank":
-        return _build_bank(context, embedder, params)
+        check_parameters(BankIntent, params, kind="defense", name="intent (method: bank)", skip=("embedder",))
+        return _build_bank(context, embedder, load, params)
     if method != "learned":
         raise ConfigError(f"intent method must be 'learned' or 'bank', got {method!r}")
     bank_only = sorted(_BANK_PARAMS & set(params))
     if bank_only:
         raise ConfigError(f"intent parameters {', '.join(bank_only)} belong to the bank guard; add `method: bank`")
-    load = params.pop("load", None)
-    unknown = sorted(set(params) - {"threshold", "name", "model"})
-    if unknown:
-        raise ConfigError(
-            f"unknown intent parameters: {', '.join(unknown)} (known: load, model, threshold, name, method)"
-        )
     if load is not None:
         guard = ExtractionIntent.load(load, embedder=embedder, name=params.get("name", "intent"))
         if "threshold" in params:
@@ -277,8 +294,9 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     return Defense(name=guard.name, query_guards=(guard,))
 
 
-def _build_bank(context: DefenseContext, embedder: Embedder | None, params: dict[str, Any]) -> Defense:
-    load = params.pop("load", None)
+def _build_bank(
+    context: DefenseContext, embedder: Embedder | None, load: str | Path | None, params: dict[str, Any]
+) -> Defense:
     if load is not None:
         bank_guard = BankIntent.load(load, embedder=embedder)
     else:

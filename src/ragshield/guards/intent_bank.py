@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import threshold_at_fpr
-from ragshield.guards.base import require_fitted, threshold_verdict
+from ragshield.guards.base import threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -163,7 +164,7 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     return str(item)
 
 
-class BankIntent:
+class BankIntent(Detector):
     """Bank-similarity extraction-intent guard on the query text; `score` is higher = more suspicious.
 
     Args:
@@ -206,12 +207,10 @@ class BankIntent:
         self.max_segments = max_segments
         self.name = name
 
-    @property
-    def fitted(self) -> bool:
-        return hasattr(self, "threshold_")
+    FORMAT = FORMAT
 
     def _require_fitted(self) -> None:
-        require_fitted(self, "threshold_", "fit(benign_queries)")
+        self.require_fitted("fit(benign_queries)")
 
     def _prepare(self) -> None:
         """Load the bank, embed it and compile the patterns (the part of `fit` that needs no data)."""
@@ -339,12 +338,13 @@ class BankIntent:
         target.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Path, *, embedder: Embedder | None = None) -> BankIntent:
+    def load(cls, path: str | Path, **runtime: Any) -> BankIntent:
         """A detector written by `save`, using `embedder` (it must be the one it was fitted with).
 
         Raises:
             ConfigError: unreadable file, or an embedder other than the saved one.
         """
+        embedder: Embedder | None = runtime.get("embedder")
         file = Path(path)
         try:
             data = json.loads(file.read_text(encoding="utf-8"))

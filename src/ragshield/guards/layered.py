@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import INTENT_SIGNAL, Defense, QueryGuard
+from ragshield.parameters import forwards
 from ragshield.types import Action, RetrievalResult, Verdict
 
 if TYPE_CHECKING:
@@ -41,14 +42,12 @@ DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+@forwards(LAYERS)
 def build_defense(context: DefenseContext, **params: Any) -> Defense:
     """Layered default: intent at query time, canaries (redact), release containment (echo, PII,
     unnatural output, per-user release budget); blocks per user only on intent signals."""
     from ragshield.guards.factory import build_defense as build
 
-    unknown = sorted(set(params) - set(LAYERS))
-    if unknown:
-        raise ConfigError(f"unknown shield layer(s) {', '.join(unknown)}; shield takes parameters for {LAYERS}")
     layer_params: dict[str, dict[str, Any]] = {}
     for layer in LAYERS:
         given = params.get(layer) or {}

@@ -22,7 +22,6 @@ families; `ragshield.guards.anomaly.RetrievalAnomaly` is the two-sided detector 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,10 +29,12 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError, RagShieldError
-from ragshield.evaluation.calibration import threshold_at_fpr
 from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
+from ragshield.parameters import forwards
 from ragshield.scores import auroc
 from ragshield.types import RetrievalResult, Verdict
 
@@ -79,7 +80,7 @@ def similarities_of(item: ProfileLike) -> Sequence[float] | np.ndarray:
     return item.similarities if isinstance(item, RetrievalResult) else item
 
 
-class RagCT:
+class RagCT(Detector):
     """The RAG-CT query guard; `score` is A in [0, 1] (combined), higher = more suspicious.
 
     Args:
@@ -94,8 +95,12 @@ class RagCT:
         name: the guard name in verdicts.
 
     Fitted attributes (set by `fit`): `threshold_`, `margin_range_`, `temperature_`, `n_fit_`,
-    `target_fpr_`.
+    `target_fpr_`. Before `fit` it runs paper-exact: threshold `tau`, temperature and margin range
+    as given. Saved as JSON (`save` / `load`, format `ragshield.rag-ct/1`).
     """
+
+    FORMAT = FORMAT
+    FITTED = ("threshold_", "margin_range_", "temperature_", "n_fit_", "target_fpr_")
 
     def __init__(
         self,
@@ -132,13 +137,14 @@ class RagCT:
     # -- effective parameters: fitted values when fitted, else the constructor's -------------
 
     @property
-    def fitted(self) -> bool:
-        return hasattr(self, "threshold_")
+    def default_threshold(self) -> float:
+        """The paper's tau, used until `fit` sets `threshold_`."""
+        return self.tau
 
     @property
     def threshold(self) -> float:
         """The active threshold on `score`: `threshold_` when fitted, else `tau`."""
-        return float(getattr(self, "threshold_", self.tau))
+        return self.active_threshold
 
     def _temperature(self) -> float:
         return float(getattr(self, "temperature_", self.temperature))
@@ -292,72 +298,21 @@ class RagCT:
                 best_t, best_auc = temperature, value
         return float(best_t)
 
-    # -- persistence -----------------------------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "format": FORMAT,
-            "params": {
-                "k": self.k,
-                "alpha": self.alpha,
-                "beta": self.beta,
-                "tau": self.tau,
-                "temperature": self.temperature,
-                "margin_range": list(self.margin_range),
-                "mode": self.mode,
-                "name": self.name,
-            },
-        }
-        if self.fitted:
-            data["fitted"] = {
-                "threshold_": self.threshold_,
-                "margin_range_": list(self.margin_range_),
-                "temperature_": self.temperature_,
-                "n_fit_": self.n_fit_,
-                "target_fpr_": self.target_fpr_,
-            }
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RagCT:
-        if data.get("format") != FORMAT:
-            raise ConfigError(f"not a saved RAG-CT detector (format {data.get('format')!r}, expected {FORMAT!r})")
-        params = dict(data["params"])
-        params["margin_range"] = tuple(params["margin_range"])
-        detector = cls(**params)
-        fitted = data.get("fitted")
-        if fitted:
-            detector.threshold_ = float(fitted["threshold_"])
-            detector.margin_range_ = (float(fitted["margin_range_"][0]), float(fitted["margin_range_"][1]))
-            detector.temperature_ = float(fitted["temperature_"])
-            detector.n_fit_ = int(fitted["n_fit_"])
-            detector.target_fpr_ = float(fitted["target_fpr_"])
-        return detector
-
-    def save(self, path: str | Path) -> None:
-        """Write the parameters and fitted attributes as JSON."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2), encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> RagCT:
-        """A detector saved by `save`.
-
-        Raises:
-            ConfigError: the file is missing or not a saved RAG-CT detector.
-        """
-        file = Path(path)
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"cannot read a saved RAG-CT detector from {file}: {type(error).__name__}") from error
-        if not isinstance(data, dict):
-            raise ConfigError(f"{file} is not a saved RAG-CT detector")
-        return cls.from_dict(data)
+    def _restore_fitted(self, state: dict[str, Any]) -> None:
+        super()._restore_fitted(state)
+        if hasattr(self, "margin_range_"):
+            self.margin_range_ = (float(self.margin_range_[0]), float(self.margin_range_[1]))
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+@forwards(RagCT)
+def build_defense(
+    context: DefenseContext,
+    *,
+    load: str | Path | None = None,
+    calibrate: bool = True,
+    fit_temperature: bool = False,
+    **params: Any,
+) -> Defense:
     """RAG-CT (Lyu et al. 2026): entropy + margin of the top-k retrieval scores, before generation.
 
     Parameters are RagCT's keyword options plus `load` (a saved detector's path),
@@ -366,9 +321,6 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     system's retrieval k. With benign `context.calibration` (and `calibrate`), the detector is
     fitted at `context.target_fpr`; otherwise it runs paper-exact.
     """
-    load = params.pop("load", None)
-    calibrate = bool(params.pop("calibrate", True))
-    fit_temperature = bool(params.pop("fit_temperature", False))
     if load is not None:
         guard = RagCT.load(load)
     else:

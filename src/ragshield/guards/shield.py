@@ -3,7 +3,7 @@
 Each detector sees a different side of an extraction query: RAG-CT and RetrievalAnomaly the
 shape of its retrieval (one-sided and two-sided), ExtractionIntent its wording. The shield
 blocks when ANY of them fires. Their thresholds are chosen together on the same benign
-calibration queries (`ragshield.evaluation.calibration.union_thresholds`) so that the
+calibration queries (`ragshield.calibration.union_thresholds`) so that the
 *union* meets the target false-positive rate, not each detector separately.
 
 A detector whose threshold is fixed (`fixed_threshold`: the learned `intent` at its shipped
@@ -19,18 +19,21 @@ detector i: higher = more suspicious, and the shield blocks when it is >= 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from ragshield.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.errors import ConfigError
-from ragshield.evaluation.calibration import allowed_false_positives, threshold_at_count, union_thresholds
 from ragshield.guards.anomaly import RetrievalAnomaly
-from ragshield.guards.base import Defense, require_fitted, threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent import BankIntent, ExtractionIntent
 from ragshield.guards.rag_ct import RagCT
+from ragshield.parameters import check_parameters
 from ragshield.rag.embedding import Embedder
 from ragshield.types import RetrievalResult, Verdict
 
@@ -46,7 +49,7 @@ class _Scorer(Protocol):
     def score(self, retrieval: RetrievalResult) -> float: ...
 
 
-class QueryShield:
+class QueryShield(Detector):
     """The union of the query-time detectors; `score` >= 0 blocks (see the module docstring).
 
     Args:
@@ -81,12 +84,12 @@ class QueryShield:
         self.embedder = embedder
         self.name = name
 
-    @property
-    def fitted(self) -> bool:
-        return hasattr(self, "thresholds_")
-
     def _require_fitted(self) -> None:
-        require_fitted(self, "thresholds_", "fit(benign_retrievals)")
+        self.require_fitted("fit(benign_retrievals)")
+
+    def save(self, path: str | Path) -> None:
+        """Not supported: a shield is fitted from its components at start-up (save those instead)."""
+        raise ConfigError("a QueryShield is not saved; save its component detectors, or refit it at start-up")
 
     def score_matrix(self, retrievals: Sequence[RetrievalResult]) -> np.ndarray:
         """Raw component scores, one row per retrieval, one column per detector (in order)."""
@@ -116,6 +119,7 @@ class QueryShield:
         self.thresholds_ = {d.name: float(t) for d, t in zip(self.detectors, thresholds, strict=True)}
         self.scales_ = {d.name: float(s) for d, s in zip(self.detectors, scales, strict=True)}
         self.calibration_fpr_ = float(union_fpr)
+        self.threshold_ = 0.0  # on `score`, the largest standardised exceedance
         self.n_fit_ = len(benign)
         self.target_fpr_ = float(target_fpr)
         return self
@@ -192,7 +196,14 @@ def _joint_thresholds(
     return thresholds
 
 
-def build_defense(context: DefenseContext, **params: Any) -> Defense:
+def build_defense(
+    context: DefenseContext,
+    *,
+    components: Sequence[str] = DEFAULT_COMPONENTS,
+    rag_ct: Mapping[str, Any] | None = None,
+    anomaly: Mapping[str, Any] | None = None,
+    intent: Mapping[str, Any] | None = None,
+) -> Defense:
     """Query shield: RAG-CT OR extraction intent (OR two-sided retrieval anomaly), jointly calibrated.
 
     Needs benign `context.calibration`; the union is calibrated at `context.target_fpr`, with
@@ -200,17 +211,13 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     rag-ct-2s, intent; default rag-ct + intent) and per-component options as `rag_ct`,
     `anomaly`, `intent` mappings.
     """
-    components = tuple(params.pop("components", DEFAULT_COMPONENTS))
+    components = tuple(components)
     unknown = sorted(set(components) - set(COMPONENTS))
     if unknown or not components:
         raise ConfigError(f"query-shield components must be among {', '.join(COMPONENTS)}; got {list(components)}")
-    options = {
-        "rag-ct": params.pop("rag_ct", {}),
-        "rag-ct-2s": params.pop("anomaly", {}),
-        "intent": params.pop("intent", {}),
-    }
-    if params:
-        raise ConfigError(f"unknown query-shield parameters: {', '.join(sorted(params))}")
+    options = {"rag-ct": dict(rag_ct or {}), "rag-ct-2s": dict(anomaly or {}), "intent": dict(intent or {})}
+    check_parameters(RagCT, options["rag-ct"], kind="query-shield part", name="rag_ct")
+    check_parameters(RetrievalAnomaly, options["rag-ct-2s"], kind="query-shield part", name="anomaly")
     if not context.calibration:
         raise ConfigError(
             "defense 'query-shield' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
@@ -225,11 +232,10 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     if "intent" in components:
         if context.embedder is None:
             raise ConfigError("query-shield's intent part needs the RAG system's embedder (DefenseContext.embedder)")
-        intent = dict(options["intent"])
-        if intent.pop("method", "learned") == "bank":
-            detectors.append(BankIntent(**{"embedder": context.embedder, **intent}))
-        else:
-            detectors.append(ExtractionIntent(**{"embedder": context.embedder, **intent}))
+        intent_options = dict(options["intent"])
+        kind = BankIntent if intent_options.pop("method", "learned") == "bank" else ExtractionIntent
+        check_parameters(kind, intent_options, kind="query-shield part", name="intent")
+        detectors.append(kind(**{"embedder": context.embedder, **intent_options}))
     shield = QueryShield(detectors=detectors, k=k, embedder=context.embedder)
     shield.fit(context.calibration, context.target_fpr)
     return Defense(name=shield.name, query_guards=(shield,))

@@ -1,8 +1,8 @@
 """Metrics: leakage (ULC, PII, ASR, CRR, repeat@20), detection, utility and latency cost.
 
 Metrics read transcripts and plain values only, so reports can be rebuilt without running
-any model. Definitions: `../shared/reference/attacks-and-metrics.md` section 8, and each
-module's docstring. Importing this package is cheap: presidio (for `PiiScanner`), nltk
+any model. Definitions: each module's docstring (`leakage` cites the papers they come from).
+Importing this package is cheap: presidio (for `PiiScanner`), nltk
 (for ROUGE stemming) and scipy load on first use.
 """
 

@@ -4,8 +4,8 @@ Convention everywhere: a score is higher = more suspicious, attacks are the posi
 a detector flags when `score >= threshold`. Scores may be +-inf (a guard that failed closed
 reports +inf); NaN is rejected because it has no rank.
 
-Thresholds at a target FPR are chosen in one place only, `ragshield.evaluation.calibration.
-threshold_at_fpr`; `tpr_at_fpr` uses it, so "TPR at 1% FPR" means the same everywhere.
+Thresholds at a target FPR are chosen in one place only, `ragshield.calibration.threshold_at_fpr`;
+`tpr_at_fpr` uses it, so "TPR at 1% FPR" means the same everywhere.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 # auroc lives beneath the guards, which use it while fitting; re-exported here
+from ragshield.calibration import threshold_at_fpr
 from ragshield.scores import auroc
 from ragshield.scores import score_array as _scores
 
@@ -32,8 +33,6 @@ def tpr_at_fpr(benign_scores: Iterable[float], attack_scores: Iterable[float], f
         ConfigError: (from calibration) no benign scores, a non-finite benign score, or
             `fpr` outside (0, 1).
     """
-    from ragshield.evaluation.calibration import threshold_at_fpr
-
     attack = _scores(attack_scores, "attack scores")
     threshold = threshold_at_fpr(list(benign_scores), fpr)
     return float(np.mean(attack >= threshold))

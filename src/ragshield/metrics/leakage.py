@@ -1,6 +1,6 @@
 """Leakage of one attack transcript: ULC, leaked PII, ASR, CRR and TGTB's repeat@20.
 
-Definitions (see `../shared/reference/attacks-and-metrics.md`, section 8). A response is
+Definitions as in TGTB (Zeng et al. 2024) and the RAG-CT paper (arXiv 2609.16095, section 4). A response is
 compared only with its *candidate* chunks, never with the whole knowledge base:
 
 * the chunks it retrieved (`Response.retrieval`, which are the only chunks the generator

@@ -61,12 +61,13 @@ def build_guard_shield(settings: ServeConfig) -> Shield:
             "takes fitted detectors instead (e.g. defense_params: {rag-ct: {load: FILE}})"
         )
     from ragshield.generators.base import make_generator
-    from ragshield.rag.embedding import make_embedder
+    from ragshield.rag.embedding import DEFAULT_EMBEDDER, make_embedder
     from ragshield.system import make_policy
 
     policy = make_policy(settings.policy.model_dump()) if settings.policy is not None else None
     spec = guard_only_spec(settings)
-    embedder = make_embedder(settings.embedder)  # loads its model on first use: most guards never embed
+    # loads its model on first use: most guards never embed
+    embedder = make_embedder(settings.embedder or DEFAULT_EMBEDDER)
     context = DefenseContext(
         embedder=embedder,
         generator=make_generator(settings.generator) if "generator" in settings.model_fields_set else None,

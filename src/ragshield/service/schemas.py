@@ -94,7 +94,8 @@ class ChatCompletionRequest(_Loose):
 
 
 class VerdictOut(BaseModel):
-    """A guard's verdict as JSON (score higher = more suspicious; infinite scores as strings)."""
+    """A guard's verdict as JSON (score higher = more suspicious; infinite scores as strings); `risk` is
+    the score on the one scale in [0, 1] shared by every guard (0.5 at its threshold, docs/risk.md)."""
 
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
@@ -102,6 +103,7 @@ class VerdictOut(BaseModel):
     action: str
     score: float
     threshold: float
+    risk: float
     reason: str
     evidence: dict[str, Any] = Field(default_factory=dict)
 
@@ -112,6 +114,7 @@ class VerdictOut(BaseModel):
             action=verdict.action.value,
             score=verdict.score,
             threshold=verdict.threshold,
+            risk=verdict.risk,
             reason=verdict.reason,
             evidence=dict(verdict.evidence),
         )

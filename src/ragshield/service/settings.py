@@ -14,7 +14,7 @@ rate_limit: {requests: 60, per_seconds: 60}   # per API key; shared through the 
 audit_log: PATH
 ```
 
-Without `index` (and `corpus`) the service is guard-only: it serves `/v1/guard/query` and
+Without `index` the service is guard-only: it serves `/v1/guard/query` and
 `/v1/guard/output` for an application that retrieves and generates itself, loads no index and
 no model, and answers `/v1/chat/completions` with 404 `guard_only_service`. Its default
 defenses are `GUARD_ONLY_DEFENSES`, which need no model (see `ragshield.service.guard_only`).
@@ -95,6 +95,8 @@ class ServeConfig(SystemConfig):
         api_keys_file: a YAML file of more `KEY: user-id` pairs (a mounted secret), read at
             startup and merged with `api_keys`.
         rate_limit: per-key request limit (`RateLimitConfig`); None: no limit.
+        embedder: guard-only services (no `index`) only: the embedder of guards that embed
+            (e.g. `intent`); with an index, its manifest names the embedder and this must be unset.
     """
 
     api_keys: dict[str, str] | None = None
@@ -110,6 +112,7 @@ class ServeConfig(SystemConfig):
     shutdown_grace_s: float = Field(10.0, ge=0.0)
     open_docs: bool = False
     expose_verdicts: bool = False
+    embedder: str | None = None
 
     @field_validator("api_keys")
     @classmethod
@@ -137,8 +140,14 @@ class ServeConfig(SystemConfig):
 
     @property
     def guard_only(self) -> bool:
-        """True when the config names no index and no corpus: only the guard endpoints are served."""
-        return not self.index and not self.corpus
+        """True when the config names no index: only the guard endpoints are served."""
+        return not self.index
+
+    @model_validator(mode="after")
+    def _embedder_only_without_index(self) -> ServeConfig:
+        if self.embedder is not None and self.index:
+            raise ValueError("embedder: the index's manifest names its embedder; set `embedder` only without an index")
+        return self
 
 
 def check_keys(keys: dict[str, str]) -> None:

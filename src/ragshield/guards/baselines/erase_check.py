@@ -25,7 +25,7 @@ blocking when `score >= threshold` (default 1: any flagged version).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ragshield.errors import ConfigError
 from ragshield.generators.base import complete
@@ -139,7 +139,6 @@ def build_defense(
     threshold: float = 1.0,
     rule_threshold: float = 1.0,
     judge_max_tokens: int = 4,
-    **unknown: Any,
 ) -> Defense:
     """Erase-and-check (Kumar et al. 2023), suffix mode, with a rule (default) or LLM safety filter.
 
@@ -152,10 +151,8 @@ def build_defense(
         judge_max_tokens: tokens the LLM judge may answer with.
 
     Raises:
-        ConfigError: unknown parameter or filter; `llm` without a generator.
+        ConfigError: invalid filter; `llm` without a generator.
     """
-    if unknown:
-        raise ConfigError(f"unknown erase-check parameter(s): {', '.join(sorted(unknown))}")
     if filter not in FILTERS:
         raise ConfigError(f"erase-check filter must be one of {', '.join(FILTERS)}, got {filter!r}")
     safety: SafetyFilter

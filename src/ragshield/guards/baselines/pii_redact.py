@@ -23,7 +23,7 @@ characters, so a name is judged with that much context, not the whole answer's.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense
@@ -172,18 +172,15 @@ def build_defense(
     holdback_chars: int = DEFAULT_HOLDBACK,
     placeholder: str = DEFAULT_PLACEHOLDER,
     min_score: float = 0.3,
-    **unknown: Any,
 ) -> Defense:
     """PII redaction of the answer: presidio patterns (`kinds`), US addresses (`addresses`) and
     spaCy NER for names, places and dates of birth (`ner`: True requires the `ner` extra,
     False turns it off, None uses it when installed).
 
     Raises:
-        ConfigError: unknown parameter, unknown PII kind, invalid holdback.
+        ConfigError: unknown PII kind, invalid holdback.
         BackendUnavailable: `ner=True` without the `ner` extra.
     """
-    if unknown:
-        raise ConfigError(f"unknown pii-redact parameter(s): {', '.join(sorted(unknown))}")
     analyzer = PiiAnalyzer(kinds=tuple(kinds), ner=ner, addresses=addresses, min_score=min_score)
     redactor = PiiRedactor(analyzer, holdback_chars=holdback_chars, placeholder=placeholder)
     return Defense(name=NAME, output_guards=(redactor,), fail_closed=context.fail_closed)

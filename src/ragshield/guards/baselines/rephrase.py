@@ -110,15 +110,12 @@ def build_defense(
     scope: str = "both",
     max_tokens: int = 96,
     generator: Mapping[str, Any] | str | None = None,
-    **unknown: Any,
 ) -> Defense:
     """Query rephrasing (Jain et al. 2023) with the system's generator (or `generator`).
 
     Raises:
-        ConfigError: unknown parameter or scope; no generator available.
+        ConfigError: invalid scope; no generator available.
     """
-    if unknown:
-        raise ConfigError(f"unknown rephrase parameter(s): {', '.join(sorted(unknown))}")
     if scope not in SCOPES:
         raise ConfigError(f"rephrase scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     model = make_generator(generator) if generator is not None else context.generator

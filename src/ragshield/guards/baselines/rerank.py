@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -103,15 +103,12 @@ def build_defense(
     min_relevance: float = 0.35,
     top_n: int | None = None,
     max_sentences: int = 32,
-    **unknown: Any,
 ) -> Defense:
     """Re-ranker: drop chunks whose best sentence is weakly similar to the query (system embedder).
 
     Raises:
-        ConfigError: unknown parameter or invalid value; no embedder in the context.
+        ConfigError: invalid value; no embedder in the context.
     """
-    if unknown:
-        raise ConfigError(f"unknown rerank parameter(s): {', '.join(sorted(unknown))}")
     embedder = context.embedder or (context.retriever.embedder if context.retriever is not None else None)
     if embedder is None:
         raise ConfigError("defense 'rerank' needs the system's embedder (DefenseContext.embedder)")

@@ -26,7 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense, threshold_verdict
@@ -171,7 +171,6 @@ def build_defense(
     threshold: float = 1.0,
     bank: str | None = None,
     pii_requests: bool = True,
-    **unknown: Any,
 ) -> Defense:
     """Rule-based filter baseline: extraction-instruction and PII-request patterns on the query.
 
@@ -182,9 +181,7 @@ def build_defense(
         pii_requests: include the PII-request rules.
 
     Raises:
-        ConfigError: unknown parameter, invalid bank or regular expression.
+        ConfigError: invalid bank or regular expression.
     """
-    if unknown:
-        raise ConfigError(f"unknown rule-based parameter(s): {', '.join(sorted(unknown))}")
     guard = RuleBasedGuard(default_filter(threshold=threshold, bank=bank, pii_requests=pii_requests))
     return Defense(name=NAME, query_guards=(guard,), fail_closed=context.fail_closed)

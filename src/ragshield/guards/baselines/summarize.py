@@ -111,7 +111,6 @@ def build_defense(
     layout: str = "completion",
     max_chunk_chars: int = 2048,
     generator: Mapping[str, Any] | str | None = None,
-    **unknown: Any,
 ) -> Defense:
     """Summarisation (TGTB's "extract relevant context AS IS" prompt) of every retrieved chunk.
 
@@ -121,10 +120,8 @@ def build_defense(
         generator: a generator spec (`{name: llama-cpp, ...}`) for a separate extraction model.
 
     Raises:
-        ConfigError: unknown parameter or invalid value; no generator available.
+        ConfigError: invalid value; no generator available.
     """
-    if unknown:
-        raise ConfigError(f"unknown summarize parameter(s): {', '.join(sorted(unknown))}")
     model = make_generator(generator) if generator is not None else context.generator
     if model is None:
         raise ConfigError("defense 'summarize' needs a generator (DefenseContext.generator or generator: {...})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragshield.errors import BackendUnavailable, ConfigError
 from ragshield.guards.base import Defense
@@ -53,7 +53,6 @@ def build_defense(
     oracle_timeout_s: float = 60.0,
     oracle_layout: str = "completion",
     oracle_early_halt: bool = True,
-    **unknown: Any,
 ) -> Defense:
     """CanaryRAG (Xie et al., ACL 2026): canaries in the retrieved chunks, a streaming monitor, an oracle.
 
@@ -74,11 +73,9 @@ def build_defense(
             `CanaryMonitor.early_halt`).
 
     Raises:
-        ConfigError: unknown parameter or invalid value; the oracle model is the target's instance.
+        ConfigError: invalid value; the oracle model is the target's instance.
     """
     check_on_violation(on_violation)
-    if unknown:
-        raise ConfigError(f"unknown canary-rag parameter(s): {', '.join(sorted(unknown))}")
     if oracle not in ORACLE_MODES:
         raise ConfigError(f"canary-rag oracle must be one of {', '.join(ORACLE_MODES)}, got {oracle!r}")
     injector = CanaryInjector(

@@ -22,6 +22,7 @@ from ragshield.guards.base import Defense
 from ragshield.guards.release.budget import make_budget
 from ragshield.guards.release.echo import ACTIONS, NAME, ContextEchoGuard, EchoSettings
 from ragshield.guards.release.public import FrequentGrams
+from ragshield.parameters import forwards
 from ragshield.rag.index import corpus_hash
 from ragshield.types import Chunk
 
@@ -66,6 +67,7 @@ def _settings(params: dict[str, Any]) -> EchoSettings:
     return settings
 
 
+@forwards(EchoSettings)
 def build_guard(
     context: DefenseContext,
     *,
@@ -95,6 +97,7 @@ def build_guard(
     return ContextEchoGuard(NAME, settings, frequent, store, originals, budget)
 
 
+@forwards(build_guard)
 def build_defense(context: DefenseContext, **params: Any) -> Defense:
     """Release containment: retrieved text beyond an allowance, retrieved PII and unnatural output
     are withheld from the answer (whoever asks), and the answer goes on."""
