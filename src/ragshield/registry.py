@@ -21,6 +21,12 @@ EMBEDDERS: Mapping[str, str] = {
     "hashing": "ragshield.rag.embedding:HashingEmbedder",
 }
 
+# vector stores behind the retrieval seam (`ragshield.rag.store`); the name is kept in the index manifest
+INDEXES: Mapping[str, str] = {
+    "faiss": "ragshield.rag.backends.faiss:FaissBackend",
+    "chroma": "ragshield.rag.backends.chroma:ChromaBackend",
+}
+
 GENERATORS: Mapping[str, str] = {
     "llama-cpp": "ragshield.generators.llama_cpp:LlamaCppGenerator",
     "openai-compatible": "ragshield.generators.openai_compat:OpenAICompatibleGenerator",
@@ -67,6 +73,7 @@ CORPORA: Mapping[str, str] = {
 
 KINDS: Mapping[str, Mapping[str, str]] = {
     "embedders": EMBEDDERS,
+    "indexes": INDEXES,
     "generators": GENERATORS,
     "defenses": DEFENSES,
     "attacks": ATTACKS,

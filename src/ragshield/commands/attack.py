@@ -42,11 +42,11 @@ def knowledge_base(pipeline: Any, index_dir: Path) -> tuple[list[Chunk], tuple[P
     The inventory is the index's `pii.jsonl` (`exact`: synthetic corpora) or, for real data,
     the pattern PII found in the chunks (`scanned`, `inventory_from_chunks`: a lower bound).
     """
-    from ragshield.datasets.base import read_pii
     from ragshield.metrics.pii import inventory_from_chunks
+    from ragshield.rag.store import read_pii_inventory
 
     chunks: list[Chunk] = pipeline.retriever.index.chunks
-    inventory = read_pii(index_dir / "pii.jsonl")
+    inventory = read_pii_inventory(index_dir)
     if inventory is not None:
         return chunks, inventory, "exact"
     return chunks, inventory_from_chunks(chunks), "scanned"

@@ -46,7 +46,8 @@ from ragshield.metrics import (
     utility_metrics,
 )
 from ragshield.metrics.leakage import is_blocked
-from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+from ragshield.rag.store import PII_FILE, read_chunks, read_pii_inventory
+from ragshield.types import Chunk, Transcript, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -133,19 +134,19 @@ class _KnowledgeBase:
     @property
     def chunks(self) -> list[Chunk]:
         if self._chunks is None:
-            path = self.index_dir / "chunks.jsonl"
+            path = self.index_dir / "manifest.json"
             if not path.is_file():
                 from ragshield.errors import ConfigError
 
                 raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
-            self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
+            self._chunks = read_chunks(self.index_dir)
         return self._chunks
 
     @property
     def pii(self) -> tuple[PiiItem, ...]:
         """The exact inventory when the corpus has one (synthetic), else PII found by scanning the chunks."""
         if self._pii is None:
-            exact = read_pii(self.index_dir / "pii.jsonl")
+            exact = read_pii_inventory(self.index_dir)
             cached = read_pii(self.out_dir / PII_CACHE)
             if exact is not None:
                 self._pii = exact
@@ -276,7 +277,7 @@ def build_report(
         "finished": run.get("finished", False),
         "updated": run.get("updated"),
         "crr_rule": next((c.get("crr_rule") for c in cell_detail.values()), None),
-        "pii_inventory": "exact (corpus inventory)" if (kb.index_dir / "pii.jsonl").is_file() else "scanned",
+        "pii_inventory": "exact (corpus inventory)" if (kb.index_dir / PII_FILE).is_file() else "scanned",
         "pii_items_in_kb": len(kb.pii) if attack_rows else None,
     }
     table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)
