@@ -10,10 +10,10 @@ import pytest
 
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.errors import ConfigError, IndexLoadError
+from ragshield.rag.backends.faiss import FaissIndex
 from ragshield.rag.build import build_index
 from ragshield.rag.chunking import RecordChunker, RecursiveCharacterChunker
 from ragshield.rag.embedding import HashingEmbedder
-from ragshield.rag.backends.faiss import FaissIndex
 from ragshield.rag.index import NumpyIndex
 from ragshield.rag.retriever import open_retriever
 from ragshield.rag.store import open_index
