@@ -4,7 +4,6 @@ by URI: the code path a distributed Chroma cluster takes. The hashing embedder i
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from ragshield.rag.embedding import HashingEmbedder
 from ragshield.rag.index import read_manifest
 from ragshield.rag.retriever import open_retriever
 from ragshield.rag.store import read_chunks
+from ragshield.service.server import free_port
 from ragshield.types import Query
 
 pytest.importorskip("chromadb", reason="the chroma extra is not installed: pip install 'ragshield[chroma]'")
@@ -29,16 +29,10 @@ pytestmark = pytest.mark.service
 EMBEDDER = HashingEmbedder(64)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def chroma_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    port = _free_port()
+    port = free_port()
     data = tmp_path_factory.mktemp("chroma-server")
     server = subprocess.Popen(
         [binary, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],

@@ -250,7 +250,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("list")
     def list_command(
-        kind: Annotated[str, typer.Argument(help="defenses | attacks | generators | embedders | corpora")],
+        kind: Annotated[str, typer.Argument(help="defenses | attacks | generators | embedders | indexes | corpora")],
     ) -> None:
         """List registered names with their one-line descriptions."""
         if kind not in KINDS:
