@@ -120,7 +120,8 @@ class IndexManifest:
     `pii_spans.jsonl` (empty: no pass; manifests written before the field load as empty).
     `backend` names the vector store (`registry.INDEXES`; manifests written before the field
     load as `faiss`); `uri` is where a server-backed store lives (empty: embedded in the
-    folder) and `collection` the store's name for this index.
+    folder) and `collection` the store's name for this index (empty: the backend's one
+    embedded collection, or none for FAISS).
     """
 
     embedder: str
