@@ -87,6 +87,12 @@ EMBEDDERS: Mapping[str, str] = {
     "hashing": "ragshield.rag.embedding:HashingEmbedder",
 }
 
+# vector stores behind the retrieval seam (`ragshield.rag.store`); the name is kept in the index manifest
+INDEXES: Mapping[str, str] = {
+    "faiss": "ragshield.rag.backends.faiss:FaissBackend",
+    "chroma": "ragshield.rag.backends.chroma:ChromaBackend",
+}
+
 GENERATORS = Registry(
     "ragshield.generators",
     {
@@ -145,6 +151,7 @@ CORPORA = Registry(
 
 KINDS: Mapping[str, Mapping[str, str]] = {
     "embedders": EMBEDDERS,
+    "indexes": INDEXES,
     "generators": GENERATORS,
     "defenses": DEFENSES,
     "attacks": ATTACKS,

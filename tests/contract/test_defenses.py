@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ragshield.rag.pipeline import RagPipeline
+from ragshield.pipeline import RagPipeline
 
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import ScriptedGenerator

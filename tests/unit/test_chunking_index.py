@@ -10,11 +10,13 @@ import pytest
 
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.errors import ConfigError, IndexLoadError
+from ragshield.rag.backends.faiss import FaissIndex
 from ragshield.rag.build import build_index
 from ragshield.rag.chunking import RecordChunker, RecursiveCharacterChunker
 from ragshield.rag.embedding import HashingEmbedder
-from ragshield.rag.index import FaissIndex, NumpyIndex, load_index
+from ragshield.rag.index import NumpyIndex
 from ragshield.rag.retriever import open_retriever
+from ragshield.rag.store import open_index
 from ragshield.types import Chunk, Document, Query
 
 
@@ -69,21 +71,21 @@ def test_index_is_reused_when_corpus_and_embedder_are_unchanged(tmp_path: Path) 
     assert not rebuilt_again
     _, rebuilt_other = build_index(make_synthetic_corpus(21, seed=0), embedder, tmp_path)
     assert rebuilt_other
-    index, _ = load_index(tmp_path)
+    index, _ = open_index(tmp_path)
     assert len(index) == 21
     assert (tmp_path / "pii.jsonl").exists()
 
 
 def test_missing_and_corrupt_indexes_give_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(IndexLoadError, match="ragshield index"):
-        load_index(tmp_path / "nowhere")
+        open_index(tmp_path / "nowhere")
     build_index(make_synthetic_corpus(5), HashingEmbedder(16), tmp_path)
     (tmp_path / "index.faiss").write_bytes(b"garbage")
     with pytest.raises(IndexLoadError, match="corrupt"):
-        load_index(tmp_path)
+        open_index(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(IndexLoadError, match="corrupt"):
-        load_index(tmp_path)
+        open_index(tmp_path)
 
 
 def test_retriever_refuses_an_index_built_with_another_embedder(tmp_path: Path) -> None:

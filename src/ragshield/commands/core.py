@@ -33,7 +33,15 @@ DEMO_QUESTIONS = (
 
 
 def index_corpus(
-    corpus: str, out: Path, *, embedder_name: str, chunker: str, limit: int | None, pii: bool | None = None
+    corpus: str,
+    out: Path,
+    *,
+    embedder_name: str,
+    chunker: str,
+    limit: int | None,
+    pii: bool | None = None,
+    backend: str | None = None,
+    backend_uri: str | None = None,
 ) -> None:
     """Build or reuse the index folder `out` for corpus spec `corpus`, with a progress bar.
 
@@ -77,10 +85,13 @@ def index_corpus(
             progress=report,
             pii=use_pii,
             pii_progress=report_pii,
+            backend=backend,
+            uri=backend_uri,
         )
     elapsed = time.perf_counter() - started
     state = "built" if rebuilt else "reused (corpus and embedder unchanged)"
-    err_console.print(f"index {state}: {manifest.count} chunks, {manifest.embedder}, {elapsed:.1f}s -> {out}")
+    where = f"{manifest.backend} at {manifest.uri}" if manifest.uri else manifest.backend
+    err_console.print(f"index {state}: {manifest.count} chunks, {manifest.embedder}, {where}, {elapsed:.1f}s -> {out}")
     if manifest.pii_recognizers:
         err_console.print(f"PII spans stored (offsets and hashes) from {len(manifest.pii_recognizers)} recognizers")
     else:
@@ -160,9 +171,30 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        backend: Annotated[
+            str | None,
+            typer.Option(
+                help="vector store: faiss | chroma (see `ragshield list indexes`); default: the folder's, else faiss"
+            ),
+        ] = None,
+        backend_uri: Annotated[
+            str | None,
+            typer.Option(
+                help="server-backed store's URI, e.g. http://host:8000 for a Chroma server (default: embedded)"
+            ),
+        ] = None,
     ) -> None:
-        """Chunk, embed and index a corpus (reused when corpus and embedder are unchanged)."""
-        index_corpus(corpus, out, embedder_name=embedder, chunker=chunker, limit=limit, pii=pii)
+        """Chunk, embed and index a corpus (reused when corpus, embedder and store are unchanged)."""
+        index_corpus(
+            corpus,
+            out,
+            embedder_name=embedder,
+            chunker=chunker,
+            limit=limit,
+            pii=pii,
+            backend=backend,
+            backend_uri=backend_uri,
+        )
 
     @app.command("ask")
     def ask_command(

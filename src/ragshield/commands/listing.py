@@ -50,7 +50,7 @@ def describe(kind: str) -> list[dict[str, Any]]:
 def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_command(
-        kind: Annotated[str, typer.Argument(help="defenses | attacks | generators | embedders | corpora")],
+        kind: Annotated[str, typer.Argument(help="defenses | attacks | generators | embedders | indexes | corpora")],
         as_json: Annotated[bool, typer.Option("--json", help="print a JSON array instead of a table")] = False,
     ) -> None:
         """List registered names, where each comes from (built-in or a plugin's distribution), and what it is."""

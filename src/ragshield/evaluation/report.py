@@ -58,6 +58,7 @@ from ragshield.metrics import (
     utility_metrics,
 )
 from ragshield.metrics.leakage import is_blocked
+from ragshield.rag.store import PII_FILE
 from ragshield.types import Transcript
 
 __all__ = ["AttackRow", "BenignRow", "ResultTable", "build_report", "rerender_report", "write_outputs"]
@@ -174,7 +175,7 @@ def build_report(
         "finished": run.get("finished", False),
         "updated": run.get("updated"),
         "crr_rule": next((c.get("crr_rule") for c in cell_detail.values()), None),
-        "pii_inventory": "exact (corpus inventory)" if (kb.index_dir / "pii.jsonl").is_file() else "scanned",
+        "pii_inventory": "exact (corpus inventory)" if (kb.index_dir / PII_FILE).is_file() else "scanned",
         "pii_items_in_kb": len(kb.pii) if attack_rows else None,
     }
     table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)

@@ -17,7 +17,8 @@ from ragshield.evaluation.config import EvalConfig
 from ragshield.metrics import LeakageScorer, inventory_from_chunks
 from ragshield.metrics.intervals import bootstrap_distinct
 from ragshield.metrics.pii_inventory import PiiIndex, pii_key
-from ragshield.types import Chunk, Transcript, iter_jsonl, write_jsonl
+from ragshield.rag.store import read_chunks, read_pii_inventory
+from ragshield.types import Chunk, Transcript, write_jsonl
 
 PII_CACHE = "pii_inventory.jsonl"  # derived from the knowledge base: holds PII values, never commit it
 
@@ -39,17 +40,16 @@ class KnowledgeBase:
     @property
     def chunks(self) -> list[Chunk]:
         if self._chunks is None:
-            path = self.index_dir / "chunks.jsonl"
-            if not path.is_file():
+            if not (self.index_dir / "manifest.json").is_file():
                 raise ConfigError(f"the run's index {self.index_dir} is gone; rerun ragshield eval to rebuild it")
-            self._chunks = [Chunk.from_dict(row) for row in iter_jsonl(path)]
+            self._chunks = read_chunks(self.index_dir)
         return self._chunks
 
     @property
     def pii(self) -> tuple[PiiItem, ...]:
         """The exact inventory when the corpus has one (synthetic), else PII found by scanning the chunks."""
         if self._pii is None:
-            exact = read_pii(self.index_dir / "pii.jsonl")
+            exact = read_pii_inventory(self.index_dir)
             cached = read_pii(self.out_dir / PII_CACHE)
             if exact is not None:
                 self._pii = exact

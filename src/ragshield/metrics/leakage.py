@@ -44,12 +44,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragshield.datasets.base import PiiItem, read_pii
+from ragshield.datasets.base import PiiItem
 from ragshield.metrics.base import MetricInputError
 from ragshield.metrics.pii import inventory_from_chunks
 from ragshield.metrics.pii_inventory import PiiIndex, pii_key
 from ragshield.metrics.shingles import ShingleIndex
 from ragshield.metrics.text import LcsReference, best_window, rouge_tokens, rouge_tokens_with_spans
+from ragshield.rag.store import read_pii_inventory
 from ragshield.types import Chunk, JSONValue, Response, Transcript
 
 if TYPE_CHECKING:
@@ -325,7 +326,7 @@ def knowledge_base(pipeline: Any, index_dir: Path) -> tuple[list[Chunk], tuple[P
     the pattern PII found in the chunks (`scanned`, `inventory_from_chunks`: a lower bound).
     """
     chunks: list[Chunk] = pipeline.retriever.index.chunks
-    inventory = read_pii(index_dir / "pii.jsonl")
+    inventory = read_pii_inventory(index_dir)
     if inventory is not None:
         return chunks, inventory, "exact"
     return chunks, inventory_from_chunks(chunks), "scanned"

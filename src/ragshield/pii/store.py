@@ -31,7 +31,8 @@ from ragshield.pii.analyzer import PiiAnalyzer, PiiMatch
 from ragshield.pii.digest import normalize_pii_value, pii_digest
 from ragshield.pii.spans import SPANS_FILE, StoredSpan, read_pii_spans
 from ragshield.rag.index import read_manifest
-from ragshield.types import Chunk, iter_jsonl
+from ragshield.rag.store import read_chunks
+from ragshield.types import Chunk
 
 __all__ = ["ChunkPiiStore", "PiiValue", "open_chunk_pii_store"]
 
@@ -253,9 +254,8 @@ def open_chunk_pii_store(
 
 
 def _chunk_fingerprints(folder: Path) -> dict[str, bytes]:
-    path = folder / "chunks.jsonl"
     try:
-        return {str(row["id"]): _fingerprint(str(row["text"])) for row in iter_jsonl(path)}
+        return {chunk.id: _fingerprint(chunk.text) for chunk in read_chunks(folder)}
     except (OSError, ValueError, KeyError) as error:
         raise IndexLoadError(
             f"cannot read the chunks of {folder} ({error}); rebuild it with: ragshield index"

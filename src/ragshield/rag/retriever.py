@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.rag.embedding import Embedder, make_embedder
-from ragshield.rag.index import FaissIndex, IndexManifest, NumpyIndex, VectorIndex, load_index
+from ragshield.rag.index import IndexManifest, VectorIndex
+from ragshield.rag.store import open_index
 from ragshield.types import Query, RetrievalResult
 
 
 class Retriever:
     """Dense retrieval over a `VectorIndex`; similarities are cosine (higher = closer)."""
 
-    def __init__(self, embedder: Embedder, index: VectorIndex | FaissIndex | NumpyIndex) -> None:
+    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self.embedder = embedder
         self.index = index
 
@@ -37,14 +38,15 @@ def _as_tuple(vector: Any) -> tuple[float, ...]:
 
 
 def open_retriever(directory: str | Path, embedder: Embedder | None = None) -> tuple[Retriever, IndexManifest]:
-    """Load an index folder and pair it with the embedder it was built with.
+    """Open an index folder (in the backend its manifest names) with the embedder it was built with.
 
     Raises:
         IndexLoadError: the folder is missing or corrupt, or `embedder` differs from the manifest's.
+        BackendUnavailable: the backend's package is missing (the message names the extra).
     """
     from ragshield.errors import IndexLoadError
 
-    index, manifest = load_index(directory)
+    index, manifest = open_index(directory)
     if embedder is None:
         embedder = make_embedder(manifest.embedder)
     elif embedder.name != manifest.embedder:

@@ -1,0 +1,1 @@
+"""Vector stores behind the retrieval seam (`ragshield.rag.store`), one module per store."""
