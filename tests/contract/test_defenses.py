@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ragshield.pipeline import RagPipeline
 
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import Defense
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.pipeline import RagPipeline
 from ragshield.registry import DEFENSES
 from ragshield.types import Query, Response
 
