@@ -37,10 +37,14 @@ def _settings_of(app: Any) -> Any:
 
 
 def timed_protocol(header_timeout_s: float) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol class (httptools when installed, else h11) with a header timeout."""
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+    """uvicorn's h11 HTTP protocol class with a header timeout.
 
-    base: Any = AutoHTTPProtocol
+    h11 always, not uvicorn's automatic choice: installing httptools (an extra such as `chroma`
+    pulls it in through uvicorn[standard]) must not change how the service parses requests.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    base: Any = H11Protocol
 
     class HeaderTimeoutProtocol(base):
         """Closes a connection whose request headers do not arrive in time."""
@@ -89,6 +93,7 @@ def _server(app: Any, *, host: str, port: int, log_level: str, on_exit: Callable
         log_level=log_level,
         lifespan="on",
         http=timed_protocol(header_timeout),
+        loop="asyncio",  # not uvloop when it happens to be installed: one event loop, the tested one
         timeout_graceful_shutdown=int(grace + GRACE_MARGIN_S),
         # an idle keep-alive connection is closed by the header timeout (10 s by default), not by
         # uvicorn's 5 s default: equal to httpx's 5 s pool expiry, that raced, and a client reusing a
