@@ -184,7 +184,8 @@ class LlamaCppGenerator:
                 seed=0,
             )
         except Exception as error:
-            raise BackendUnavailable(f"llama.cpp cannot load {path.name} for scoring ({type(error).__name__})") from error
+            reason = f"llama.cpp cannot load {path.name} for scoring ({type(error).__name__})"
+            raise BackendUnavailable(reason) from error
         return self._scorer
 
     def logprobs(self, prompt: str, continuation: str) -> TokenLogprobs:
