@@ -22,6 +22,13 @@ Sections (run all by default, or pick with --sections):
               HealthcareMagic chunks that contain a whole canary: the default density
               (per_chunk 2) against per_chunk auto (cover_chars 120); canaries per chunk and the
               characters they add. No model.
+* likelihood - the likelihood oracle (teacher-forced, real SmolLM2) on HealthcareMagic and Enron:
+              AUROC (bootstrap 95% CI) of its two violation scores for benign SAGE questions
+              against suppression, obfuscation (base64, rot13, reversed, spaced) and deferred
+              injection with the held-apart wordings below, and TPR at thresholds calibrated at 1%
+              FPR (--lik-benign, --lik-family, --lik-passages). Not in the default sections.
+* likelihood-latency - added p50 latency of the likelihood oracle against the undefended answer,
+              interleaved in one run (--lik-latency queries). Not in the default sections.
 * benign    - matcher false positives on real benign text (HealthcareMagic dialogues and Enron
               emails): hits per scanned character with fresh canaries, with and without the
               one-edit tolerance. No model.
@@ -794,28 +801,33 @@ def bench_likelihood(data: Path, n_benign: int, n_family: int, passages: int, se
     injector = CanaryInjector()
     counts = {"benign": n_benign, "suppression": n_family, "obfuscation": n_family, "deferred": n_family}
     started = time.perf_counter()
-    for kb in KB_QUESTIONS:
-        texts = _chunks(data, kb, passages, seed)
-        queries = {family: _likelihood_queries(data, kb, family, counts[family], seed) for family in counts}
-        for slot, text in enumerate(texts):
+    texts = {kb: _chunks(data, kb, passages, seed) for kb in KB_QUESTIONS}
+    queries = {
+        kb: {family: _likelihood_queries(data, kb, family, counts[family], seed) for family in counts}
+        for kb in KB_QUESTIONS
+    }
+    for slot in range(passages):  # slot-major over both KBs: a run stopped early still covers both
+        for kb in KB_QUESTIONS:
+            if slot >= len(texts[kb]):
+                continue
             todo = [
                 (family, i)
                 for i in range(max(counts.values()))
                 for family in LIKELIHOOD_FAMILIES
-                if i < len(queries[family])
-                and i % len(texts) == slot
+                if i < len(queries[kb][family])
+                and i % len(texts[kb]) == slot
                 and f"likelihood:{kb}:{family}:{i}" not in progress.done
             ]
             if not todo:
                 continue
-            chunk = Chunk(id=f"{kb}-{slot}", doc_id=f"{kb}-{slot}", text=text)
+            chunk = Chunk(id=f"{kb}-{slot}", doc_id=f"{kb}-{slot}", text=texts[kb][slot])
             decorated = injector.decorate(RetrievalResult(Query("-"), (ScoredChunk(chunk, 1.0, 0),)))
             passage, canaries = oracle_passage(
                 decorated.hits[0].chunk.text, tuple(decorated.markers[chunk.id]), config.passage_chars
             )
             baseline = neutral_baseline(scorer, passage, canaries, config.neutral_queries)
             for family, i in todo:
-                variant, query = queries[family][i]
+                variant, query = queries[kb][family][i]
                 tick = time.perf_counter()
                 score = score_passage(
                     scorer, passage, canaries, clip_query(query, config.max_query_chars), baseline=baseline
@@ -830,8 +842,77 @@ def bench_likelihood(data: Path, n_benign: int, n_family: int, passages: int, se
                     "ms": round((time.perf_counter() - tick) * 1000.0, 1),
                 }
                 progress.record(f"likelihood:{kb}:{family}:{i}", row)
-            print(f"likelihood {kb} passage {slot + 1}/{len(texts)} ({time.perf_counter() - started:.0f}s)", flush=True)
+            print(f"likelihood {kb} passage {slot + 1}/{passages} ({time.perf_counter() - started:.0f}s)", flush=True)
     return summarise_likelihood([row for key, row in progress.done.items() if key.startswith("likelihood:")], seed)
+
+
+def bench_likelihood_latency(data: Path, n: int, max_tokens: int, seed: int, progress: Progress) -> dict:
+    """Answer latency with the likelihood oracle running concurrently against the undefended answer.
+
+    The same real SmolLM2 target answers each benign question over 3 real HealthcareMagic chunks
+    (the pipeline's prompt), once undefended and once with the likelihood oracle (a second
+    instance) scoring a decorated chunk in its thread while the target answers; the defended
+    time ends when both are done, as `CanaryMonitor.close` waits. Order alternates per query.
+    """
+    from ragshield.generators.base import complete
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.guards.canary import CanaryInjector
+    from ragshield.guards.canary.likelihood import LikelihoodPath
+    from ragshield.rag.prompting import PromptBuilder
+    from ragshield.types import Chunk, RetrievalResult, ScoredChunk
+
+    rows = list(iter_jsonl(data / "queries" / "benign_queries_sage.jsonl"))
+    random.Random(seed + 7).shuffle(rows)
+    texts = _chunks(data, "healthcaremagic", 3 * n, seed + 1)
+    builder = PromptBuilder(max_tokens=max_tokens)
+    injector = CanaryInjector()
+    target = LlamaCppGenerator(n_threads=THREADS)
+    path = LikelihoodPath(LlamaCppGenerator(n_ctx=1024, n_threads=THREADS, name="likelihood-oracle"))
+    warmed = False
+    for number in range(n):
+        key = f"likelihood-latency:{number}"
+        if key in progress.done:
+            continue
+        hits = tuple(
+            ScoredChunk(Chunk(f"c{number}-{j}", f"d{number}-{j}", texts[3 * number + j]), 0.5, j) for j in range(3)
+        )
+        plain = RetrievalResult(Query(str(rows[number]["query"])[:600]), hits)
+        decorated = injector.decorate(plain)
+        if not warmed:  # load both models before timing
+            complete(target, builder.build(plain))
+            run = path.start(decorated)
+            if run is not None:
+                run.result()
+            warmed = True
+        row: dict[str, Any] = {}
+        for mode in ("undefended", "likelihood") if number % 2 == 0 else ("likelihood", "undefended"):
+            tick = time.perf_counter()
+            if mode == "undefended":
+                complete(target, builder.build(plain))
+            else:
+                run = path.start(decorated)
+                complete(target, builder.build(decorated))
+                answered = time.perf_counter()
+                outcome = run.result() if run is not None else None
+                row["oracle_ms"] = outcome.elapsed_ms if outcome is not None else None
+                row["waited_for_oracle_ms"] = round((time.perf_counter() - answered) * 1000.0, 1)
+            row[mode] = round((time.perf_counter() - tick) * 1000.0, 1)
+        progress.record(key, row)
+        print(f"likelihood-latency {number + 1}/{n}: {row}", flush=True)
+    done = [progress.done[f"likelihood-latency:{i}"] for i in range(n) if f"likelihood-latency:{i}" in progress.done]
+    if not done:
+        return {"queries": 0}
+    base = _percentile([r["undefended"] for r in done], 0.5)
+    defended = _percentile([r["likelihood"] for r in done], 0.5)
+    return {
+        "queries": len(done),
+        "max_tokens": max_tokens,
+        "undefended_p50_ms": round(base, 1),
+        "likelihood_p50_ms": round(defended, 1),
+        "added_p50_ratio": round(defended / base - 1.0, 3),
+        "oracle_alone_p50_ms": round(_percentile([r["oracle_ms"] for r in done if r.get("oracle_ms")], 0.5), 1),
+        "waited_for_oracle_p50_ms": round(_percentile([r["waited_for_oracle_ms"] for r in done], 0.5), 1),
+    }
 
 
 def _bootstrap_auroc(benign: list[float], attack: list[float], seed: int, rounds: int = 2000) -> list[float]:
@@ -1061,6 +1142,18 @@ def write_report(results: dict[str, Any], path: Path) -> None:
         lines.append("")
     if results.get("likelihood", {}).get("by_kb"):
         lines += _likelihood_report(results["likelihood"])
+    if results.get("likelihood_latency", {}).get("queries"):
+        lat = results["likelihood_latency"]
+        lines += [
+            f"## Likelihood oracle: added latency ({lat['queries']} benign queries, interleaved, "
+            f"max_tokens {lat['max_tokens']})",
+            "",
+            f"Undefended p50 {lat['undefended_p50_ms']} ms; with the likelihood oracle running concurrently "
+            f"p50 {lat['likelihood_p50_ms']} ms: added p50 {lat['added_p50_ratio']:.1%} (goal < 25%). Oracle alone "
+            f"p50 {lat['oracle_alone_p50_ms']} ms; time spent waiting for it after the answer p50 "
+            f"{lat['waited_for_oracle_p50_ms']} ms.",
+            "",
+        ]
     if "worst_case" in results:
         wc = results["worst_case"]
         lines += [
@@ -1101,6 +1194,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--lik-benign", type=int, default=200, help="benign queries per KB (likelihood section)")
     parser.add_argument("--lik-family", type=int, default=50, help="queries per adaptive family per KB (likelihood)")
+    parser.add_argument("--lik-latency", type=int, default=10, help="queries (likelihood-latency section)")
     parser.add_argument("--lik-passages", type=int, default=10, help="decorated chunks per KB (likelihood section)")
     parser.add_argument("--resume", action="store_true", help="keep finished real-model items")
     parser.add_argument("--progress", type=Path, default=None, help="progress file (default: beside --out)")
@@ -1156,6 +1250,10 @@ def main(argv: list[str] | None = None) -> int:
     if "likelihood" in sections:
         results["likelihood"] = bench_likelihood(
             args.data, args.lik_benign, args.lik_family, args.lik_passages, args.seed, progress
+        )
+    if "likelihood-latency" in sections:
+        results["likelihood_latency"] = bench_likelihood_latency(
+            args.data, args.lik_latency, args.max_tokens, args.seed, progress
         )
     if "worst-case" in sections:
         results["worst_case"] = bench_worst_case(args.data, args.index, args.worst_case_queries, args.seed)
