@@ -170,10 +170,13 @@ class LlamaCppGenerator:
         scorer = getattr(self, "_scorer", None)
         if scorer is not None:
             return scorer
-        self._load()  # resolves the path and reports a missing model or extra the usual way
-        from llama_cpp import Llama
-
+        try:
+            from llama_cpp import Llama
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise missing_extra("llama-cpp-python", "models") from error
         path = Path(self.model_path) if self.model_path else default_gguf_path()
+        if not path.is_file():
+            raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
         try:
             self._scorer: Any = Llama(
                 model_path=str(path),
