@@ -79,9 +79,8 @@ class LlamaCppGenerator:
         self._llama: Any = None
         self._lock = FifoLock()  # one answer at a time, granted in arrival order
 
-    def _load(self) -> Any:
-        if self._llama is not None:
-            return self._llama
+    def _model_file(self) -> tuple[Any, Path]:
+        """llama.cpp's `Llama` class and the GGUF path (a clear error when either is missing)."""
         try:
             from llama_cpp import Llama
         except ImportError as error:  # pragma: no cover - depends on the install
@@ -89,8 +88,14 @@ class LlamaCppGenerator:
         path = Path(self.model_path) if self.model_path else default_gguf_path()
         if not path.is_file():
             raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
+        return Llama, path
+
+    def _load(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        make, path = self._model_file()
         try:
-            self._llama = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0)
+            self._llama = make(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0)
         except Exception as error:
             raise BackendUnavailable(
                 f"llama.cpp cannot load {path.name} ({type(error).__name__}); check that it is a valid GGUF file"
@@ -170,15 +175,9 @@ class LlamaCppGenerator:
         scorer = getattr(self, "_scorer", None)
         if scorer is not None:
             return scorer
+        make, path = self._model_file()
         try:
-            from llama_cpp import Llama
-        except ImportError as error:  # pragma: no cover - depends on the install
-            raise missing_extra("llama-cpp-python", "models") from error
-        path = Path(self.model_path) if self.model_path else default_gguf_path()
-        if not path.is_file():
-            raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
-        try:
-            self._scorer: Any = Llama(
+            self._scorer: Any = make(
                 model_path=str(path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
