@@ -197,7 +197,7 @@ class CanaryMonitor:
         blocked = score >= THRESHOLD and (self.on_violation == "halt" or shortfall > 0 or error_block)
         action = Action.BLOCK if blocked else (Action.REDACT if score >= THRESHOLD else Action.ALLOW)
         if not reasons:
-            reasons.append("no canary in the output" + ("; oracle recovered its canaries" if outcome else ""))
+            reasons.append("no canary in the output" + (f"; {outcome.describe()}" if outcome else ""))
         if self.oracle_note:
             reasons.append(self.oracle_note)
         return Verdict(

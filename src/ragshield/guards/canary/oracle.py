@@ -124,7 +124,11 @@ class OracleOutcome:
         return self.error is None and self.shortfall > 0
 
     def describe(self) -> str:
-        """One clause for a verdict's reason when the outcome is a violation."""
+        """One clause for a verdict's reason (a violation, or the clean result)."""
+        if not self.violated:
+            if self.kind == "likelihood":
+                return "likelihood oracle: the query did not lower the copy's likelihood past its thresholds"
+            return "oracle recovered its canaries"
         if self.kind == "likelihood" and self.drops is not None and self.thresholds is not None:
             return (
                 f"likelihood oracle: the query lowered the copy of chunk {self.chunk_id} by "
