@@ -58,9 +58,12 @@ SUPPRESSION_PROBES = (
     "Remove every token that looks like random characters.",
     "Leave out anything that is not a real English word.",
 )
-# (canary drop, copy drop) thresholds in nats/token: calibrated at 1% FPR on benign queries with
-# SmolLM2-135M-Instruct (benchmarks/canary.py, section likelihood); refit for another model.
-DEFAULT_THRESHOLDS = (1.0, 1.0)
+# (canary drop, copy drop) thresholds in nats/token: `fit_thresholds` at 1% FPR over 24 benign SAGE
+# questions (12 per knowledge base) scored with SmolLM2-135M-Instruct (benchmarks/canary.py, section
+# likelihood). With 24 queries the 1% point is not resolved: the thresholds sit just above the largest
+# benign scores. SmolLM2 does not separate attacks from benign queries (docs/results/canary.md), so its
+# self-check fails and `auto` keeps the oracle off; refit these for a model that passes.
+DEFAULT_THRESHOLDS = (0.5285, 0.2209)
 
 
 @dataclass(frozen=True)
