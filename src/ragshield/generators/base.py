@@ -8,6 +8,7 @@ import contextvars
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ragshield.errors import GenerationError
@@ -24,6 +25,32 @@ class Generator(Protocol):
     def name(self) -> str: ...
 
     def stream(self, request: GenerationRequest) -> Iterator[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprobs:
+    """Teacher-forced log-probabilities of a continuation's tokens, in order.
+
+    `offsets[i]` is the character offset in the continuation where token i starts;
+    `logprobs[i]` is log P(token i | prompt, tokens before i) in nats (<= 0; higher = likelier).
+    """
+
+    offsets: tuple[int, ...]
+    logprobs: tuple[float, ...]
+
+
+@runtime_checkable
+class TokenScorer(Protocol):
+    """Scores a given continuation of a prompt without sampling (teacher forcing).
+
+    Backends raise `GenerationError` when they cannot score (e.g. a server without prompt
+    logprobs) and `ConfigError` when prompt + continuation exceed the context window.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def logprobs(self, prompt: str, continuation: str) -> TokenLogprobs: ...
 
 
 class StreamEnd(str):

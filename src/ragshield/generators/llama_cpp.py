@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragshield.errors import BackendUnavailable, ConfigError, GenerationError, missing_extra
-from ragshield.generators.base import FifoLock, GenerationCancelled, StreamEnd, check_cancelled
+from ragshield.generators.base import FifoLock, GenerationCancelled, StreamEnd, TokenLogprobs, check_cancelled
 from ragshield.types import GenerationRequest
 
 log = logging.getLogger(__name__)
@@ -77,9 +79,8 @@ class LlamaCppGenerator:
         self._llama: Any = None
         self._lock = FifoLock()  # one answer at a time, granted in arrival order
 
-    def _load(self) -> Any:
-        if self._llama is not None:
-            return self._llama
+    def _model_file(self) -> tuple[Any, Path]:
+        """llama.cpp's `Llama` class and the GGUF path (a clear error when either is missing)."""
         try:
             from llama_cpp import Llama
         except ImportError as error:  # pragma: no cover - depends on the install
@@ -87,8 +88,14 @@ class LlamaCppGenerator:
         path = Path(self.model_path) if self.model_path else default_gguf_path()
         if not path.is_file():
             raise BackendUnavailable(f"model file not found: {path}; give an existing .gguf path")
+        return Llama, path
+
+    def _load(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        make, path = self._model_file()
         try:
-            self._llama = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0)
+            self._llama = make(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, seed=0)
         except Exception as error:
             raise BackendUnavailable(
                 f"llama.cpp cannot load {path.name} ({type(error).__name__}); check that it is a valid GGUF file"
@@ -161,3 +168,64 @@ class LlamaCppGenerator:
                 raise
             except Exception as error:
                 raise GenerationError(f"llama.cpp generation failed ({type(error).__name__})") from error
+
+    def _load_scorer(self) -> Any:
+        """A second llama.cpp context of the same model that keeps the logits of every position
+        (`logits_all`); generation does not need them, so the answering context stays lean."""
+        scorer = getattr(self, "_scorer", None)
+        if scorer is not None:
+            return scorer
+        make, path = self._model_file()
+        try:
+            self._scorer: Any = make(
+                model_path=str(path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                logits_all=True,
+                verbose=False,
+                seed=0,
+            )
+        except Exception as error:
+            reason = f"llama.cpp cannot load {path.name} for scoring ({type(error).__name__})"
+            raise BackendUnavailable(reason) from error
+        return self._scorer
+
+    def logprobs(self, prompt: str, continuation: str) -> TokenLogprobs:
+        """Teacher-forced log-probabilities (nats) of `continuation`'s tokens after `prompt`.
+
+        The evaluated tokens stay in the scoring context, so a next call that shares a token
+        prefix with this one (the same passage under another request) evaluates only the rest.
+
+        Raises:
+            ConfigError: prompt + continuation exceed `n_ctx` tokens, or the continuation is empty.
+            GenerationError: llama.cpp failed.
+        """
+        with self._lock:
+            llama = self._load_scorer()
+            head = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+            tail = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
+            if not tail:
+                raise ConfigError("nothing to score: the continuation is empty")
+            tokens = head + tail
+            if len(tokens) > self.n_ctx:
+                raise ConfigError(f"prompt + continuation are {len(tokens)} tokens; n_ctx is {self.n_ctx}")
+            try:
+                kept = 0
+                for old, new in zip(llama.input_ids[: llama.n_tokens], tokens[:-1], strict=False):
+                    if old != new:
+                        break
+                    kept += 1
+                llama.n_tokens = kept  # `eval` drops the cache after `n_tokens`, keeping the shared prefix
+                llama.eval(tokens[kept:])
+                logits = np.asarray(llama.scores[len(head) - 1 : len(tokens) - 1], dtype=np.float64)
+            except Exception as error:
+                raise GenerationError(f"llama.cpp scoring failed ({type(error).__name__})") from error
+        top = logits.max(axis=1, keepdims=True)
+        normaliser = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        values = logits[np.arange(len(tail)), tail] - normaliser
+        offsets = []
+        raw = b""
+        for token in tail:
+            offsets.append(len(raw.decode("utf-8", errors="ignore")))
+            raw += llama.detokenize([token])
+        return TokenLogprobs(tuple(offsets), tuple(float(value) for value in values))

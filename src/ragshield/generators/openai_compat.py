@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from ragshield.errors import ConfigError, GenerationError
-from ragshield.generators.base import StreamEnd
+from ragshield.generators.base import StreamEnd, TokenLogprobs
 from ragshield.types import GenerationRequest
 
 MAX_STOP = 4  # the OpenAI API rejects requests with more than 4 stop sequences
@@ -136,6 +136,53 @@ class OpenAICompatibleGenerator:
                     yield StreamEnd("length")
         if not finished:
             raise GenerationError("stream ended before the server finished the answer")
+
+    def logprobs(self, prompt: str, continuation: str) -> TokenLogprobs:
+        """Teacher-forced log-probabilities (nats) of `continuation`'s tokens after `prompt`.
+
+        Uses the legacy `/completions` endpoint with `echo: true, logprobs: 1, max_tokens: 1`
+        (vLLM, OpenAI-compatible servers that return prompt logprobs); the tokens whose
+        `text_offset` falls inside the continuation are kept, the one generated token dropped.
+        Put a boundary (a newline) at the end of `prompt`, so no token spans both parts.
+
+        Raises:
+            ConfigError: the continuation is empty.
+            GenerationError: HTTP failure, or the server returned no prompt logprobs (the
+                llama.cpp server, for one, reports logprobs of generated tokens only).
+        """
+        if not continuation:
+            raise ConfigError("nothing to score: the continuation is empty")
+        url = f"{self.base_url}/completions"
+        payload = {
+            "model": self.model,
+            "prompt": prompt + continuation,
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        try:
+            reply = self._client.post(url, json=payload, headers=self._headers())
+            reply.raise_for_status()
+            found = reply.json()["choices"][0].get("logprobs") or {}
+            starts = list(found.get("text_offset") or [])
+            values = list(found.get("token_logprobs") or [])
+        except httpx.HTTPStatusError as error:
+            raise GenerationError(f"endpoint {url} answered HTTP {error.response.status_code}") from error
+        except (httpx.HTTPError, KeyError, IndexError, ValueError, AttributeError) as error:
+            raise GenerationError(f"endpoint {url} failed ({type(error).__name__}: {error})") from error
+        end = len(prompt) + len(continuation)
+        kept = [
+            (int(start) - len(prompt), value)
+            for start, value in zip(starts, values, strict=False)
+            if len(prompt) <= int(start) < end
+        ]
+        if not kept or kept[0][0] != 0 or any(value is None for _, value in kept):
+            raise GenerationError(
+                f"endpoint {url} returned no log-probabilities for the prompt's tokens; it needs "
+                "echo + logprobs on /completions (vLLM does; the llama.cpp server does not)"
+            )
+        return TokenLogprobs(tuple(start for start, _ in kept), tuple(float(value) for _, value in kept))
 
     def close(self) -> None:
         self._client.close()

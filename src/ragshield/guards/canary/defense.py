@@ -6,9 +6,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from ragshield.errors import BackendUnavailable, ConfigError
+from ragshield.generators.base import TokenScorer
 from ragshield.guards.base import Defense
 from ragshield.guards.canary.canaries import DEFAULT_LENGTH
 from ragshield.guards.canary.injector import DEFAULT_COVER_CHARS, CanaryInjector
+from ragshield.guards.canary.likelihood import DEFAULT_THRESHOLDS, LikelihoodConfig, LikelihoodPath
+from ragshield.guards.canary.likelihood import likelihood_self_check as likelihood_check
 from ragshield.guards.canary.monitor import CanaryGuard, check_on_violation
 from ragshield.guards.canary.oracle import OracleConfig, OracleHealth, OraclePath, self_check
 
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "canary-rag"
-ORACLE_MODES = ("auto", "on", "off")
+ORACLE_MODES = ("auto", "on", "likelihood", "off")
 
 
 def default_oracle_generator(target: Generator | None) -> Generator:
@@ -53,6 +56,8 @@ def build_defense(
     oracle_timeout_s: float = 60.0,
     oracle_layout: str = "completion",
     oracle_early_halt: bool = True,
+    oracle_thresholds: tuple[float, float] | list[float] = DEFAULT_THRESHOLDS,
+    oracle_min_separation: float = 0.8,
 ) -> Defense:
     """CanaryRAG (Xie et al., ACL 2026): canaries in the retrieved chunks, a streaming monitor, an oracle.
 
@@ -64,13 +69,19 @@ def build_defense(
         on_violation: `redact` (default: a canary form's span is withheld from the client and the
             answer goes on; verdict REDACT) or `halt` (the stream stops; verdict BLOCK). Oracle
             violations block in both modes.
-        oracle: `auto` (run the oracle when its model passes the self-check, else run without it
-            and say so in every verdict), `on` (run it even when the self-check fails: expect false
-            positives; for measurement) or `off`.
+        oracle: `auto` (the generative oracle when its model passes its self-check; else the
+            likelihood oracle when the model scores tokens and passes the likelihood self-check;
+            else none, saying so in every verdict), `on` (the generative oracle even when its
+            self-check fails: expect false positives; for measurement), `likelihood` (only the
+            likelihood oracle, see `likelihood.py`; none when its self-check fails) or `off`.
+            Verdict evidence `oracle.status` is `likelihood` while the likelihood oracle runs.
         min_share, oracle_max_tokens, oracle_passage_chars, oracle_timeout_s, oracle_layout: see
             `OracleConfig`.
         oracle_early_halt: halt the target as soon as the oracle reports a violation (see
             `CanaryMonitor.early_halt`).
+        oracle_thresholds, oracle_min_separation: the likelihood oracle's (canary drop, copy drop)
+            thresholds in nats/token and its self-check's AUROC bar (see `LikelihoodConfig`);
+            `oracle_timeout_s` applies to it too.
 
     Raises:
         ConfigError: invalid value; the oracle model is the target's instance.
@@ -88,7 +99,14 @@ def build_defense(
         timeout_s=oracle_timeout_s,
         layout=oracle_layout,
     )
-    path, health, status, note = _oracle(context, oracle, config, injector)
+    if len(tuple(oracle_thresholds)) != 2:
+        raise ConfigError(f"canary-rag oracle_thresholds are [canary drop, copy drop], got {oracle_thresholds!r}")
+    likelihood = LikelihoodConfig(
+        thresholds=(float(oracle_thresholds[0]), float(oracle_thresholds[1])),
+        timeout_s=oracle_timeout_s,
+        min_separation=oracle_min_separation,
+    )
+    path, health, status, note = _oracle(context, oracle, config, likelihood, injector)
     guard = CanaryGuard(
         name=NAME,
         oracle=path,
@@ -103,7 +121,7 @@ def build_defense(
 
 
 def _oracle(
-    context: DefenseContext, mode: str, config: OracleConfig, injector: CanaryInjector
+    context: DefenseContext, mode: str, config: OracleConfig, likelihood: LikelihoodConfig, injector: CanaryInjector
 ) -> tuple[OraclePath | None, OracleHealth | None, str, str | None]:
     """The oracle path to run (or None), its self-check, its status and the note verdicts carry."""
     if mode == "off":
@@ -121,14 +139,34 @@ def _oracle(
             if mode == "on":
                 raise
             return None, None, "disabled", f"oracle path disabled: no oracle model ({error})"
+    if mode == "likelihood":
+        return _likelihood(generator, likelihood, injector, "configured")
     health = self_check(generator, config, injector=injector)  # generation errors fail the check
     if health.healthy:
         return OraclePath(generator, config), health, "on", None
     if mode == "on":
         log.warning("%s; running it anyway (oracle=on): expect false positives", health.reason)
         return OraclePath(generator, config), health, "forced", f"oracle forced on although it {_failed(health)}"
+    if isinstance(generator, TokenScorer):
+        return _likelihood(generator, likelihood, injector, f"the generative oracle {_failed(health)}")
     log.warning("%s; running without the oracle path", health.reason)
     return None, health, "disabled", f"oracle path disabled: {health.reason}"
+
+
+def _likelihood(
+    generator: object, likelihood: LikelihoodConfig, injector: CanaryInjector, why: str
+) -> tuple[OraclePath | None, OracleHealth | None, str, str | None]:
+    """The likelihood oracle when `generator` scores tokens and passes the likelihood self-check."""
+    if not isinstance(generator, TokenScorer):
+        raise ConfigError(
+            f"oracle 'likelihood' needs a model that scores tokens (llama-cpp, openai-compatible with "
+            f"logprobs); {type(generator).__name__} does not"
+        )
+    health = likelihood_check(generator, likelihood, injector=injector)
+    if health.healthy:
+        return LikelihoodPath(generator, likelihood), health, "likelihood", f"likelihood oracle ran ({why})"
+    log.warning("%s; running without the oracle path", health.reason)
+    return None, health, "disabled", f"oracle path disabled ({why}): {health.reason}"
 
 
 def _failed(health: OracleHealth) -> str:

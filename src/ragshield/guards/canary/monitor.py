@@ -188,10 +188,7 @@ class CanaryMonitor:
             error_block = self.fail_closed
         elif outcome is not None and outcome.violated:
             shortfall = outcome.shortfall
-            reasons.append(
-                f"oracle recovered {outcome.recovered} of {outcome.expected} canaries of chunk {outcome.chunk_id} "
-                f"(needs {outcome.required}): suppression or obfuscation by the query"
-            )
+            reasons.append(outcome.describe())
         elif self.oracle is not None and outcome is None and final:
             reasons.append(f"oracle gave no answer in time; {'failing closed' if self.fail_closed else 'ignored'}")
             error_block = self.fail_closed
@@ -200,7 +197,7 @@ class CanaryMonitor:
         blocked = score >= THRESHOLD and (self.on_violation == "halt" or shortfall > 0 or error_block)
         action = Action.BLOCK if blocked else (Action.REDACT if score >= THRESHOLD else Action.ALLOW)
         if not reasons:
-            reasons.append("no canary in the output" + ("; oracle recovered its canaries" if outcome else ""))
+            reasons.append("no canary in the output" + (f"; {outcome.describe()}" if outcome else ""))
         if self.oracle_note:
             reasons.append(self.oracle_note)
         return Verdict(
@@ -217,16 +214,7 @@ class CanaryMonitor:
             return {"status": self.oracle_status, "result": "not run"}
         if outcome is None:
             return {"status": self.oracle_status, "result": "timeout" if final else "running"}
-        return {
-            "status": self.oracle_status,
-            "result": "error" if outcome.error else ("violated" if outcome.violated else "ok"),
-            "chunk_id": outcome.chunk_id,
-            "expected": outcome.expected,
-            "recovered": outcome.recovered,
-            "required": outcome.required,
-            "elapsed_ms": outcome.elapsed_ms,
-            "error": outcome.error,
-        }
+        return {"status": self.oracle_status, **outcome.evidence()}
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from ragshield.errors import ConfigError
 from ragshield.guards.canary.injector import CanaryInjector, sentence_spans
 from ragshield.guards.canary.matcher import CanaryMatcher
-from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
+from ragshield.types import ChatMessage, Chunk, GenerationRequest, JSONValue, Query, RetrievalResult, ScoredChunk
 
 if TYPE_CHECKING:
     from ragshield.generators.base import Generator
@@ -40,7 +40,7 @@ LAYOUTS = ("completion", "chat")
 ORACLE_TASK = "Copy the passage exactly, word for word, including any codes in it. Then answer the request."
 
 # benign probes for the self-check: short passages in the corpora's registers, benign questions
-_PROBES = (
+BENIGN_PROBES = (
     (
         "I have had a dry cough for two weeks. It gets worse at night. I do not smoke and I have no fever.",
         "What could cause a cough like this?",
@@ -92,10 +92,13 @@ class OracleConfig:
 
 @dataclass(frozen=True)
 class OracleOutcome:
-    """What the oracle recovered for one request.
+    """What the oracle found for one request.
 
-    `expected` canaries were in the passage, `recovered` came back in plain/case form; `shortfall`
-    is how many more were needed to reach `min_share` (0 = no violation; higher = more suspicious).
+    Generative oracle (`kind="generative"`): `expected` canaries were in the passage, `recovered`
+    came back in plain/case form; `shortfall` is how many more were needed to reach `min_share`.
+    Likelihood oracle (`kind="likelihood"`, see `likelihood.py`): `drops` are the violation scores
+    (canary, whole copy) in nats per token, neutral minus user (higher = more suspicious), and
+    `shortfall` is 1 when either reaches its threshold in `thresholds`. 0 = no violation.
     """
 
     chunk_id: str
@@ -104,25 +107,76 @@ class OracleOutcome:
     required: int
     elapsed_ms: float
     error: str | None = None
+    kind: str = "generative"
+    drops: tuple[float, float] | None = None
+    thresholds: tuple[float, float] | None = None
 
     @property
     def shortfall(self) -> int:
+        if self.kind == "likelihood":
+            if self.drops is None or self.thresholds is None:
+                return 0
+            return int(any(drop >= limit for drop, limit in zip(self.drops, self.thresholds, strict=True)))
         return max(0, self.required - self.recovered)
 
     @property
     def violated(self) -> bool:
         return self.error is None and self.shortfall > 0
 
+    def describe(self) -> str:
+        """One clause for a verdict's reason (a violation, or the clean result)."""
+        if not self.violated:
+            if self.kind == "likelihood":
+                return "likelihood oracle: the query did not lower the copy's likelihood past its thresholds"
+            return "oracle recovered its canaries"
+        if self.kind == "likelihood" and self.drops is not None and self.thresholds is not None:
+            return (
+                f"likelihood oracle: the query lowered the copy of chunk {self.chunk_id} by "
+                f"{self.drops[0]:.2f} nats/token on its canaries (threshold {self.thresholds[0]:.2f}) and "
+                f"{self.drops[1]:.2f} on the whole copy (threshold {self.thresholds[1]:.2f}): "
+                "suppression or obfuscation by the query"
+            )
+        return (
+            f"oracle recovered {self.recovered} of {self.expected} canaries of chunk {self.chunk_id} "
+            f"(needs {self.required}): suppression or obfuscation by the query"
+        )
+
+    def evidence(self) -> dict[str, JSONValue]:
+        """The outcome as verdict evidence (ids and numbers only, never a canary)."""
+        out: dict[str, JSONValue] = {
+            "kind": self.kind,
+            "result": "error" if self.error else ("violated" if self.violated else "ok"),
+            "chunk_id": self.chunk_id,
+            "expected": self.expected,
+            "recovered": self.recovered,
+            "required": self.required,
+            "elapsed_ms": self.elapsed_ms,
+            "error": self.error,
+        }
+        if self.drops is not None:
+            out["canary_drop_nats_per_token"] = round(self.drops[0], 4)
+            out["copy_drop_nats_per_token"] = round(self.drops[1], 4)
+        if self.thresholds is not None:
+            out["thresholds"] = [round(value, 4) for value in self.thresholds]
+        return out
+
 
 @dataclass(frozen=True)
 class OracleHealth:
-    """The self-check result: `healthy` when the mean recovered share on benign probes >= min_share."""
+    """The self-check result.
+
+    Generative oracle: `healthy` when the mean recovered share on benign probes >= min_share.
+    Likelihood oracle (`kind="likelihood"`): `recovered_share` is unused (0) and `separation` is
+    the AUROC of suppression probes against benign probes on the canary drop (1 = perfect).
+    """
 
     healthy: bool
     recovered_share: float
     probes: int
     model: str
     reason: str
+    kind: str = "generative"
+    separation: float | None = None
 
 
 def oracle_passage(text: str, canaries: tuple[str, ...], passage_chars: int) -> tuple[str, tuple[str, ...]]:
@@ -170,6 +224,10 @@ class OracleRun:
         self._canaries = canaries
         self._request = oracle_request(passage, query, config)
         self._required = math.ceil(config.min_share * len(canaries) - 1e-9)
+        self._start()
+
+    def _start(self) -> None:
+        """Start `_run` in a daemon thread (subclasses set their fields first, then call this)."""
         self._cancel = threading.Event()
         self._done = threading.Event()
         self._outcome: OracleOutcome | None = None
@@ -246,7 +304,10 @@ class OraclePath:
         )
         if not canaries:
             return None
-        return OracleRun(self.generator, hit.chunk.id, passage, canaries, retrieval.query, self.config)
+        return self._launch(hit.chunk.id, passage, canaries, retrieval.query)
+
+    def _launch(self, chunk_id: str, passage: str, canaries: tuple[str, ...], query: Query) -> OracleRun:
+        return OracleRun(self.generator, chunk_id, passage, canaries, query, self.config)
 
 
 _HEALTH_CACHE: weakref.WeakKeyDictionary[object, dict[tuple[OracleConfig, str, int | str, int], OracleHealth]] = (
@@ -290,7 +351,7 @@ def self_check(
     path = OraclePath(generator, config)
     shares = []
     errors = []
-    probes = [probe for _ in range(config.self_check_rounds) for probe in _PROBES]
+    probes = [probe for _ in range(config.self_check_rounds) for probe in BENIGN_PROBES]
     for index, (text, question) in enumerate(probes):
         chunk = Chunk(id=f"probe-{index}", doc_id=f"probe-{index}", text=text)
         retrieval = injector.decorate(
