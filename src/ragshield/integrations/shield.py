@@ -15,26 +15,41 @@ Per-user counting: `check_query` records every query in the blocking policy (vio
 not); the output checks record violations only, so a query is counted once when clean.
 A query whose output is flagged adds a second (violating) entry to the window, which
 blocks slightly sooner than the integrated pipeline would: the conservative side.
+
+Framework adapters (`guard_retrieval`) never fail open: they hand out canary-decorated
+context only inside a `guarded_run`, which the adapter that monitors the answer opens
+(`GuardedChain`, `GuardedQueryEngine`, `GuardedChatEngine`). A retriever or node
+postprocessor used on its own, with a shield whose canaries or output guards need that
+monitor, raises `ConfigError` (`standalone="raise"`, the default) or returns the undecorated
+context after the query guards with a `StandaloneRetrievalWarning` (`standalone="undecorated"`).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from ragshield.errors import RagShieldError
+from ragshield.errors import ConfigError, RagShieldError
 from ragshield.guards.base import Defense, ViolationPolicy
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.integrations.embeddings import as_embedder
 from ragshield.rag.pipeline import DEFAULT_REFUSAL, MAX_QUERY_CHARS, RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Chunk, GenerationRequest, Query, Response, RetrievalResult, ScoredChunk, Verdict
 
 if TYPE_CHECKING:
     from ragshield.generators.base import Generator
-    from ragshield.rag.embedding import Embedder
+
+Standalone = Literal["raise", "undecorated"]
+
+
+class StandaloneRetrievalWarning(UserWarning):
+    """A guarded retriever ran outside a monitored run: its context is undecorated and the
+    answer built on it gets no output check."""
 
 
 class GuardBlockedError(RagShieldError):
@@ -184,7 +199,7 @@ class Shield:
         cls,
         spec: str,
         *,
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         generator: Generator | None = None,
         oracle_generator: Generator | None = None,
         calibration: Sequence[RetrievalResult] = (),
@@ -196,11 +211,17 @@ class Shield:
     ) -> Shield:
         """A shield for registered defenses (`rag-ct+canary-rag`, see `ragshield list defenses`).
 
+        `embedder` is a ragshield `Embedder` or the application's own LangChain `Embeddings` /
+        LlamaIndex embedding model (`ragshield.integrations.embeddings.as_embedder`).
+
         Raises:
             UnknownNameError: a defense name is not registered.
+            ConfigError: `embedder` is none of the accepted kinds, or a defense needs one and
+                none was given.
         """
+        own_embedder = as_embedder(embedder)
         context = DefenseContext(
-            embedder=embedder,
+            embedder=own_embedder,
             generator=generator,
             oracle_generator=oracle_generator,
             k=k,
@@ -209,7 +230,22 @@ class Shield:
             policy=policy,
             fail_closed=fail_closed,
         )
-        return cls(build_defense(spec, context, params), policy=policy)
+        try:
+            defense = build_defense(spec, context, params)
+        except ConfigError as error:
+            if own_embedder is None and "embedder" in str(error):
+                raise ConfigError(
+                    f"defense {spec!r} needs an embedding model: pass Shield.build(..., embedder=...) with a "
+                    "ragshield Embedder, your LangChain Embeddings or your LlamaIndex embedding model"
+                ) from error
+            raise
+        return cls(defense, policy=policy)
+
+    @property
+    def needs_monitor(self) -> bool:
+        """True when the defense inserts canaries or checks output: the context it decorates may
+        only reach a model whose answer goes through `monitor` in the same run."""
+        return bool(self.defense.decorators or self.defense.output_guards)
 
     def _pipeline(
         self, retrieval: RetrievalResult, defense: Defense, generator: Any, policy: ViolationPolicy | None
@@ -224,10 +260,12 @@ class Shield:
             max_query_chars=self.max_query_chars,
         )
 
-    def check_query(self, query: Query | str, hits: Sequence[ScoredChunk]) -> QueryDecision:
+    def check_query(self, query: Query | str, hits: Sequence[ScoredChunk], *, decorate: bool = True) -> QueryDecision:
         """Policy check, query guards and context decorators for one query and its retrieved hits.
 
         `hits` carry cosine similarities (higher = closer); `scored_chunks` builds them.
+        With `decorate=False` the decorators (canaries) are skipped and `decorated` is the
+        retrieval as given: for context that no output monitor will watch.
 
         Raises:
             InvalidQueryError: the query is empty or too long.
@@ -235,7 +273,8 @@ class Shield:
         query = Query(query) if isinstance(query, str) else query
         retrieval = RetrievalResult(query=query, hits=tuple(hits))
         sink: list[RetrievalResult] = []
-        pipeline = self._pipeline(retrieval, recording_defense(self._query_part, sink), _Replay(()), self.policy)
+        part = self._query_part if decorate else replace(self._query_part, decorators=())
+        pipeline = self._pipeline(retrieval, recording_defense(part, sink), _Replay(()), self.policy)
         response = pipeline.answer(query)
         if response.finish_reason in {"blocked", "refused"}:
             return QueryDecision(response, None)
@@ -275,6 +314,10 @@ class GuardedRun:
     user_id: str | None = None
     decisions: list[QueryDecision] = field(default_factory=list)
 
+    def originals(self) -> list[RetrievalResult]:
+        """The run's retrievals as retrieved (no canaries): to show sources to users."""
+        return [d.response.retrieval for d in self.decisions if d.response.retrieval is not None]
+
     def decorated(self, query: Query) -> RetrievalResult:
         """All allowed decorated retrievals of the run merged (hits re-ranked, markers joined);
         an empty retrieval for `query` when nothing was retrieved through a guarded retriever."""
@@ -304,3 +347,44 @@ def guarded_run(user_id: str | None = None) -> Iterator[GuardedRun]:
         yield run
     finally:
         CURRENT_RUN.reset(token)
+
+
+def guard_retrieval(
+    shield: Shield,
+    query: str,
+    hits: Sequence[ScoredChunk],
+    *,
+    user_id: str,
+    standalone: Standalone,
+    component: str,
+) -> QueryDecision:
+    """The query-side check of a framework adapter (retriever, node postprocessor).
+
+    Inside a `guarded_run` the decision is recorded in the run, whose owner monitors the
+    answer, and the context is decorated. Outside one, a shield that `needs_monitor` raises
+    (`standalone="raise"`) or checks the query without decorating (`standalone="undecorated"`,
+    with a `StandaloneRetrievalWarning`): canaries never leave without a monitor.
+
+    Raises:
+        ConfigError: outside a guarded run with `standalone="raise"` and a shield that needs a monitor.
+    """
+    run = CURRENT_RUN.get()
+    user = (run.user_id if run is not None else None) or user_id
+    decorate = run is not None
+    if run is None and shield.needs_monitor:
+        if standalone == "raise":
+            raise ConfigError(
+                f"{component} is used without the adapter that checks the answer, so canaries and output guards "
+                "would not apply; wrap the chain / engine in ragshield's guarded adapter (GuardedChain, "
+                "GuardedQueryEngine, GuardedChatEngine), or pass standalone='undecorated' for query guards only"
+            )
+        warnings.warn(
+            f"{component}: no output monitor in this run; returning undecorated context after the query "
+            "guards only (the answer is not checked)",
+            StandaloneRetrievalWarning,
+            stacklevel=3,
+        )
+    decision = shield.check_query(Query(query, user_id=user), hits, decorate=decorate)
+    if run is not None:
+        run.decisions.append(decision)
+    return decision
