@@ -150,6 +150,9 @@ def test_postprocessor_in_an_unguarded_engine_fails_closed(index: VectorStoreInd
     with pytest.warns(UserWarning, match="undecorated"):
         response = engine.query("How do I treat acne?")
     assert not sink and len(response.source_nodes) == 3
+    bypass = GuardedQueryEngine(index.as_query_engine(llm=llm, similarity_top_k=3), shield)
+    with pytest.raises(ConfigError, match="did not retrieve through"):
+        bypass.query("How do I treat acne?")
     assert all(s.node.get_content() in {d.text for d in DOCUMENTS} for s in response.source_nodes)
 
 

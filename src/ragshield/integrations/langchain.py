@@ -47,18 +47,17 @@ from typing import Any, Literal
 import numpy as np
 
 from ragshield.errors import ConfigError, missing_extra
-from ragshield.integrations.scores import check_similarities, resolve_metric, to_cosine
-from ragshield.integrations.shield import (
+from ragshield.integrations.runs import (
     CURRENT_RUN,
-    GuardBlockedError,
     GuardedRun,
-    Shield,
     Standalone,
     StandaloneRetrievalWarning,
     guard_retrieval,
     guarded_run,
-    scored_chunks,
+    require_guarded_retrieval,
 )
+from ragshield.integrations.scores import check_similarities, resolve_metric, to_cosine
+from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
 from ragshield.integrations.streaming import OnBlock, amonitor, arelease, release
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 
@@ -298,6 +297,7 @@ class GuardedChain(Runnable[Any, str]):
         if refused:
             yield self.shield.refusal
             return
+        require_guarded_retrieval(run, self.shield, "GuardedChain")
         deltas = (text for part in (iter(first), (_text(c) for c in upstream)) for text in part)
         monitored = self.shield.monitor(run.decorated(self._query(input, user)), deltas)
         yield from release(monitored, refusal=self.shield.refusal, on_block=self.on_block)
@@ -322,6 +322,7 @@ class GuardedChain(Runnable[Any, str]):
         if run is None:
             yield self.shield.refusal
             return
+        require_guarded_retrieval(run, self.shield, "GuardedChain")
 
         async def deltas() -> AsyncIterator[str]:
             for text in first:

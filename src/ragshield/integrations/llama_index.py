@@ -44,16 +44,15 @@ from collections.abc import Generator, Iterator
 from typing import Any, Literal
 
 from ragshield.errors import ConfigError, missing_extra
-from ragshield.integrations.scores import check_similarities, to_cosine
-from ragshield.integrations.shield import (
-    GuardBlockedError,
-    Shield,
+from ragshield.integrations.runs import (
     Standalone,
     StandaloneRetrievalWarning,
     guard_retrieval,
     guarded_run,
-    scored_chunks,
+    require_guarded_retrieval,
 )
+from ragshield.integrations.scores import check_similarities, to_cosine
+from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
 from ragshield.integrations.streaming import OnBlock, release
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult
 from ragshield.types import Response as ShieldResponse
@@ -212,6 +211,7 @@ class GuardedQueryEngine(BaseQueryEngine):
                 answer = self.engine.query(query_bundle)
             except GuardBlockedError as blocked:
                 return self._blocked(blocked.response, "query")
+        require_guarded_retrieval(run, self.shield, "GuardedQueryEngine")
         query = Query(query_bundle.query_str, user_id=self.user_id)
         decorated = run.decorated(query)
         originals = run.originals()

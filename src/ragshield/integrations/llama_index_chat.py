@@ -29,7 +29,8 @@ from typing import Any
 
 from ragshield.errors import missing_extra
 from ragshield.integrations.llama_index import stream_outcome, undecorated_nodes
-from ragshield.integrations.shield import GuardBlockedError, GuardedRun, Shield, guarded_run
+from ragshield.integrations.runs import GuardedRun, guarded_run, require_guarded_retrieval
+from ragshield.integrations.shield import GuardBlockedError, Shield
 from ragshield.integrations.streaming import OnBlock, release
 from ragshield.types import Query
 from ragshield.types import Response as ShieldResponse
@@ -113,6 +114,7 @@ class GuardedChatEngine(BaseChatEngine):
                 answer = self.engine.chat(message, chat_history)
             except GuardBlockedError as blocked:
                 return self._refused(blocked.response, "query")
+        require_guarded_retrieval(run, self.shield, "GuardedChatEngine")
         raw = str(answer.response or "")
         checked = self.shield.check_output(run.decorated(self._query(message)), raw)
         halted = checked.finish_reason in {"blocked", "refused"}
@@ -133,6 +135,7 @@ class GuardedChatEngine(BaseChatEngine):
                 if self.on_block == "raise":
                     raise
                 return self._streamed(iter((self.shield.refusal,)), [], {"blocked": True, "stage": "query"})
+        require_guarded_retrieval(run, self.shield, "GuardedChatEngine")
         status: dict[str, Any] = {"blocked": None, "stage": None}
         texts = self._monitored(inner, run, self._query(message), status)
         return self._streamed(texts, undecorated_nodes(list(inner.source_nodes), run.originals()), status)
