@@ -77,6 +77,10 @@ class GuardedChatEngine(BaseChatEngine):
         self.user_id = user_id
         self.on_block = on_block
 
+    def for_user(self, user_id: str) -> GuardedChatEngine:
+        """The same engine (and conversation) answering for another user (the policy counts per user)."""
+        return GuardedChatEngine(self.engine, self.shield, user_id=user_id, on_block=self.on_block)
+
     def reset(self) -> None:
         self.engine.reset()
 
