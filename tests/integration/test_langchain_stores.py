@@ -137,7 +137,7 @@ def test_a_wrong_or_unknown_metric_is_refused(faiss_l2: FAISS, embeddings: Any) 
 
     team = TeamStore(faiss_l2.embedding_function, faiss_l2.index, faiss_l2.docstore, faiss_l2.index_to_docstore_id)
     assert len(GuardedRetriever(shield=NO_GUARDS, vectorstore=team).retrieval("acne").hits) == 3
-    from ragshield.integrations.scores import resolve_metric
+    from ragshield.integrations.store_scores import resolve_metric
 
     with pytest.raises(ConfigError, match="metric="):
         resolve_metric("auto", object())

@@ -23,7 +23,7 @@ Scores. The guards read cosine similarities (higher = closer). `metric="auto"` (
 reads the store's metric (`InMemoryVectorStore`: cosine; FAISS: its distance strategy; Chroma:
 its `hnsw:space`) and raises for a store that does not say; name it otherwise (`cosine`,
 `cosine_distance`, `l2_squared`, `l2`, `inner_product`, `inner_product_distance`; see
-`ragshield.integrations.scores`). Distances convert exactly for unit-length embeddings.
+`ragshield.integrations.store_scores`). Distances convert exactly for unit-length embeddings.
 
 All checks run through `Shield`, that is through `RagPipeline`. Verdict scores are higher =
 more suspicious. Copy-paste examples: docs/adapters.md.
@@ -56,8 +56,8 @@ from ragshield.integrations.runs import (
     guarded_run,
     require_guarded_retrieval,
 )
-from ragshield.integrations.scores import check_similarities, resolve_metric, to_cosine
 from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
+from ragshield.integrations.store_scores import check_similarities, resolve_metric, to_cosine
 from ragshield.integrations.streaming import OnBlock, amonitor, arelease, release
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 
@@ -114,7 +114,7 @@ class GuardedRetriever(BaseRetriever):
         embeddings: the embeddings model for `retriever` scoring.
         k: documents per query.
         metric: what the store's scores are: `auto` (read from the store; `similarity` metadata
-            counts as cosine), or one of `ragshield.integrations.scores.METRICS` (`cosine`,
+            counts as cosine), or one of `ragshield.integrations.store_scores.METRICS` (`cosine`,
             `cosine_distance`, `l2_squared`, `l2`, `inner_product`, `inner_product_distance`).
         user_id: the policy's user id when the run does not name one (`GuardedChain` config
             `{"configurable": {"user_id": ...}}`).

@@ -21,7 +21,7 @@ undecorated after the query guards with a `StandaloneRetrievalWarning`.
 Scores. Node scores are converted to cosine similarities with `metric`: `cosine` (the default:
 LlamaIndex's `SimpleVectorStore`), `l2_squared` (FAISS `IndexFlatL2` through
 llama-index-vector-stores-faiss), `inner_product` (FAISS `IndexFlatIP`), ... (see
-`ragshield.integrations.scores`); scores that cannot be cosines of a top-k raise `ConfigError`.
+`ragshield.integrations.store_scores`); scores that cannot be cosines of a top-k raise `ConfigError`.
 Put the postprocessor first, before any reranker that replaces scores.
 
 A streamed answer's `metadata["ragshield"]` reads `{"blocked": None, "stage": None}` until the
@@ -51,8 +51,8 @@ from ragshield.integrations.runs import (
     guarded_run,
     require_guarded_retrieval,
 )
-from ragshield.integrations.scores import check_similarities, to_cosine
 from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
+from ragshield.integrations.store_scores import check_similarities, to_cosine
 from ragshield.integrations.streaming import OnBlock, release
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult
 from ragshield.types import Response as ShieldResponse
@@ -88,7 +88,7 @@ class GuardNodePostprocessor(BaseNodePostprocessor):
         on_block: `raise` (`GuardBlockedError`, the default; the guarded engines turn it into
             the refusal) or `empty` (no nodes).
         metric: what the node scores are (`cosine`, the default, for `SimpleVectorStore`;
-            `l2_squared` for FAISS `IndexFlatL2`; see `ragshield.integrations.scores.METRICS`).
+            `l2_squared` for FAISS `IndexFlatL2`; see `ragshield.integrations.store_scores.METRICS`).
         standalone: outside a guarded engine, with a shield that inserts canaries or checks
             output: `raise` (`ConfigError`, the default) or `undecorated` (query guards only,
             nodes without canaries, a `StandaloneRetrievalWarning`).
