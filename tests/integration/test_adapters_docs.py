@@ -1,5 +1,6 @@
 """The copy-paste examples of docs/adapters.md run as written (real MiniLM, real SmolLM2, real
-LangChain / LlamaIndex stores), and end where the page says they do."""
+LangChain / LlamaIndex stores), and end where the page says they do. The examples construct the
+bundled models; the test hands them the session's already loaded instances of the same models."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def _examples() -> dict[str, str]:
     return {match["name"]: match["code"] for match in EXAMPLE.finditer(PAGE.read_text(encoding="utf-8"))}
 
 
+@pytest.fixture
+def loaded_models(monkeypatch: pytest.MonkeyPatch, minilm: Any, smollm: Any) -> None:
+    monkeypatch.setattr("ragshield.rag.embedding.SentenceTransformerEmbedder", lambda *_, **__: minilm)
+    monkeypatch.setattr("ragshield.generators.llama_cpp.LlamaCppGenerator", lambda *_, **__: smollm)
+
+
 def _run(name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": f"docs_example_{name.replace('-', '_')}"}
     with warnings.catch_warnings():
@@ -31,6 +38,7 @@ def test_the_page_names_its_examples() -> None:
     assert set(_examples()) == {"adapters-langchain", "adapters-langchain-faiss", "adapters-llamaindex"}
 
 
+@pytest.mark.usefixtures("loaded_models")
 def test_langchain_example() -> None:
     pytest.importorskip("langchain_core")
     done = _run("adapters-langchain")
@@ -38,6 +46,7 @@ def test_langchain_example() -> None:
     assert done["refused"] is True
 
 
+@pytest.mark.usefixtures("loaded_models")
 def test_langchain_faiss_example() -> None:
     pytest.importorskip("langchain_community")
     similarities = _run("adapters-langchain-faiss")["similarities"]
@@ -45,6 +54,7 @@ def test_langchain_faiss_example() -> None:
     assert similarities == sorted(similarities, reverse=True)
 
 
+@pytest.mark.usefixtures("loaded_models")
 def test_llama_index_example() -> None:
     pytest.importorskip("llama_index.core")
     done = _run("adapters-llamaindex")

@@ -126,6 +126,10 @@ def as_embedder(obj: Any) -> Embedder | None:
     if obj is None or _is_ragshield_embedder(obj):
         embedder: Embedder | None = obj
         return embedder
+    inner: Any = getattr(obj, "embedder", None)  # ragshield's own model behind `RagshieldEmbeddings`
+    if _is_ragshield_embedder(inner):
+        unwrapped: Embedder = inner
+        return unwrapped
     if callable(getattr(obj, "embed_documents", None)) and callable(getattr(obj, "embed_query", None)):
         return LangChainEmbedder(obj)
     if callable(getattr(obj, "get_text_embedding_batch", None)):
