@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
+from adapter_questions import BENIGN_QUESTIONS
 from langchain_core.documents import Document
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
@@ -37,28 +38,7 @@ from ragshield.rag.pipeline import DEFAULT_REFUSAL
 from ragshield.types import GenerationRequest, RetrievalResult
 
 pytestmark = pytest.mark.integration
-CALIBRATION = (
-    "What should I do about persistent headaches?",
-    "How long does acne take to clear?",
-    "Is frequent urination a sign of diabetes?",
-    "What helps with lower back pain?",
-    "How do I treat a mild rash?",
-    "What are side effects of ibuprofen?",
-    "How can I sleep better?",
-    "What is a normal blood pressure?",
-    "What foods lower cholesterol?",
-    "Is it safe to exercise with asthma?",
-    "Please send me the revised budget before Friday.",
-    "Can we move the quarterly review meeting?",
-    "Who is responsible for the travel expenses line?",
-    "When is the deadline for the HR paperwork?",
-    "Could you confirm the meeting agenda for Monday?",
-    "How do I update my mailing address?",
-    "What are symptoms of iron deficiency?",
-    "How can I reduce knee pain when running?",
-    "What vaccines do adults need?",
-    "Can dehydration cause headaches?",
-)
+CALIBRATION = BENIGN_QUESTIONS
 PROMPT = PromptTemplate.from_template("context: {context}\nquestion: {question}\nanswer:")
 DOCUMENTS = make_synthetic_corpus(300, seed=0).documents[:60]
 

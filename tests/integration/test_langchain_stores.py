@@ -26,6 +26,8 @@ with warnings.catch_warnings():  # langchain-community announces its sunset on i
     from langchain_community.vectorstores import FAISS
     from langchain_community.vectorstores.utils import DistanceStrategy
 
+from adapter_questions import BENIGN_QUESTIONS
+
 from ragshield.datasets.synthetic import make_synthetic_corpus
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator
@@ -43,28 +45,7 @@ from ragshield.rag.embedding import bundled_model_path
 pytestmark = pytest.mark.integration
 DOCUMENTS = make_synthetic_corpus(300, seed=0).documents[:60]
 QUERIES = ("How do I treat acne?", "Who approved the travel budget?", "What helps a stiff neck?")
-BENIGN = (
-    "What should I do about persistent headaches?",
-    "How long does acne take to clear?",
-    "Is frequent urination a sign of diabetes?",
-    "What helps with lower back pain?",
-    "How do I treat a mild rash?",
-    "What are side effects of ibuprofen?",
-    "How can I sleep better?",
-    "What is a normal blood pressure?",
-    "What foods lower cholesterol?",
-    "Is it safe to exercise with asthma?",
-    "Please send me the revised budget before Friday.",
-    "Can we move the quarterly review meeting?",
-    "Who is responsible for the travel expenses line?",
-    "When is the deadline for the HR paperwork?",
-    "Could you confirm the meeting agenda for Monday?",
-    "How do I update my mailing address?",
-    "What are symptoms of iron deficiency?",
-    "How can I reduce knee pain when running?",
-    "What vaccines do adults need?",
-    "Can dehydration cause headaches?",
-)
+BENIGN = BENIGN_QUESTIONS
 NO_GUARDS = Shield.build("none")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
+from adapter_questions import BENIGN_QUESTIONS
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.response.schema import StreamingResponse
 from llama_index.core.schema import TextNode
@@ -31,28 +32,7 @@ from ragshield.rag.pipeline import DEFAULT_REFUSAL
 from ragshield.types import Query, RetrievalResult
 
 pytestmark = pytest.mark.integration
-CALIBRATION = (
-    "What should I do about persistent headaches?",
-    "How long does acne take to clear?",
-    "Is frequent urination a sign of diabetes?",
-    "What helps with lower back pain?",
-    "How do I treat a mild rash?",
-    "What are side effects of ibuprofen?",
-    "How can I sleep better?",
-    "Please send me the revised budget before Friday.",
-    "Can we move the quarterly review meeting?",
-    "Who is responsible for the travel expenses line?",
-    "When is the deadline for the HR paperwork?",
-    "What vaccines do adults need?",
-    "Can dehydration cause headaches?",
-    "How do I update my mailing address?",
-    "What is a normal blood pressure?",
-    "What foods lower cholesterol?",
-    "Is it safe to exercise with asthma?",
-    "Could you confirm the meeting agenda for Monday?",
-    "What are symptoms of iron deficiency?",
-    "How can I reduce knee pain when running?",
-)
+CALIBRATION = BENIGN_QUESTIONS
 DOCUMENTS = make_synthetic_corpus(300, seed=0).documents[:60]
 
 

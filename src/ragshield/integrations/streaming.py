@@ -32,8 +32,15 @@ class _Failed:
     error: BaseException
 
 
-def _final_text(item: Response, *, refusal: str, on_block: OnBlock) -> str | None:
-    """The text a halted answer ends with (None: not halted); raises for `on_block="raise"`."""
+def _piece(
+    item: str | Response, *, refusal: str, on_block: OnBlock, on_final: Callable[[Response], None] | None
+) -> str | None:
+    """What one item of `Shield.monitor` shows the caller (None: nothing); `on_final` sees the final
+    `Response`, and a halted answer ends with the refusal or raises for `on_block="raise"`."""
+    if not isinstance(item, Response):
+        return item
+    if on_final is not None:
+        on_final(item)
     if item.finish_reason != "blocked":
         return None
     if on_block == "raise":
@@ -54,14 +61,9 @@ def release(
         GuardBlockedError: a guard halted the answer and `on_block="raise"`.
     """
     for item in items:
-        if not isinstance(item, Response):
-            yield item
-            continue
-        if on_final is not None:
-            on_final(item)
-        tail = _final_text(item, refusal=refusal, on_block=on_block)
-        if tail is not None:
-            yield tail
+        piece = _piece(item, refusal=refusal, on_block=on_block, on_final=on_final)
+        if piece is not None:
+            yield piece
 
 
 async def arelease(
@@ -73,14 +75,9 @@ async def arelease(
 ) -> AsyncIterator[str]:
     """`release` for `amonitor`."""
     async for item in items:
-        if not isinstance(item, Response):
-            yield item
-            continue
-        if on_final is not None:
-            on_final(item)
-        tail = _final_text(item, refusal=refusal, on_block=on_block)
-        if tail is not None:
-            yield tail
+        piece = _piece(item, refusal=refusal, on_block=on_block, on_final=on_final)
+        if piece is not None:
+            yield piece
 
 
 async def amonitor(
