@@ -47,6 +47,15 @@ class DefenseContext:
     extras: dict[str, Any] = field(default_factory=dict)
     index_dir: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.embedder is not None and not callable(getattr(self.embedder, "embed", None)):
+            raise ConfigError(
+                "the embedder must be a ragshield Embedder (embed(texts) -> vectors), "
+                f"got {type(self.embedder).__name__}; "
+                "wrap LangChain or LlamaIndex embeddings with ragshield.integrations.embeddings.as_embedder "
+                "(Shield.build(embedder=...) does it for you)"
+            )
+
 
 def build_no_defense(context: DefenseContext) -> Defense:
     """No defense: the undefended pipeline."""

@@ -1,17 +1,35 @@
 """LlamaIndex adapters (`pip install 'ragshield[llamaindex]'`).
 
 * `GuardNodePostprocessor` - a node postprocessor: runs ragshield's policy and query guards on
-  the retrieved nodes and their scores, and returns the nodes with canaries inserted.
+  the retrieved nodes and their scores and, inside a guarded run, returns the nodes with
+  canaries inserted.
 * `GuardedQueryEngine` - wraps a query engine that uses the postprocessor: checks its answer
   (streamed or whole) with the output guards, returns the refusal when a guard blocks, and
   gives back source nodes WITHOUT the canaries.
+* `GuardedChatEngine` (`ragshield.integrations.llama_index_chat`) - the same for chat engines
+  (`index.as_chat_engine(chat_mode="context", node_postprocessors=[...])`), whose memory keeps
+  what the user was shown, not what the model wrote.
 * `RagshieldEmbedding`, `GeneratorLLM` - ragshield's local models as LlamaIndex components.
+  The other way round, `Shield.build(embedder=your_embed_model)` lets the guards use your own.
 
-All checks run through `Shield`, that is through `RagPipeline`. Node scores must be cosine
-similarities (higher = closer), which is what LlamaIndex's default vector store returns.
+Failing closed. The postprocessor decorates nodes only inside a run opened by
+`GuardedQueryEngine` / `GuardedChatEngine`, which check the answer. In any other engine, with
+a shield that inserts canaries or checks output, it raises `ConfigError`
+(`standalone="raise"`, the default) or, with `standalone="undecorated"`, passes the nodes on
+undecorated after the query guards with a `StandaloneRetrievalWarning`.
+
+Scores. Node scores are converted to cosine similarities with `metric`: `cosine` (the default:
+LlamaIndex's `SimpleVectorStore`), `l2_squared` (FAISS `IndexFlatL2` through
+llama-index-vector-stores-faiss), `inner_product` (FAISS `IndexFlatIP`), ... (see
+`ragshield.integrations.store_scores`); scores that cannot be cosines of a top-k raise `ConfigError`.
+Put the postprocessor first, before any reranker that replaces scores.
+
+A streamed answer's `metadata["ragshield"]` reads `{"blocked": None, "stage": None}` until the
+stream is consumed, then says whether it was halted. All checks run through `Shield`, that is
+through `RagPipeline`. Copy-paste examples: docs/adapters.md.
 
 ```python
-shield = Shield.build("rag-ct+canary-rag", embedder=embedder)
+shield = Shield.build("intent+canary-rag", embedder=embed_model)      # your LlamaIndex embedding
 engine = index.as_query_engine(llm=llm, similarity_top_k=3,
                                node_postprocessors=[GuardNodePostprocessor(shield=shield)])
 guarded = GuardedQueryEngine(engine, shield, user_id="u-42")
@@ -25,8 +43,17 @@ import asyncio
 from collections.abc import Generator, Iterator
 from typing import Any, Literal
 
-from ragshield.errors import missing_extra
-from ragshield.integrations.shield import CURRENT_RUN, GuardBlockedError, Shield, guarded_run, scored_chunks
+from ragshield.errors import ConfigError, missing_extra
+from ragshield.integrations.runs import (
+    Standalone,
+    StandaloneRetrievalWarning,
+    guard_retrieval,
+    guarded_run,
+    require_guarded_retrieval,
+)
+from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
+from ragshield.integrations.store_scores import check_similarities, to_cosine
+from ragshield.integrations.streaming import OnBlock, release
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult
 from ragshield.types import Response as ShieldResponse
 
@@ -42,7 +69,14 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the install
     raise missing_extra("llama-index-core", "llamaindex") from error
 
-__all__ = ["GeneratorLLM", "GuardBlockedError", "GuardNodePostprocessor", "GuardedQueryEngine", "RagshieldEmbedding"]
+__all__ = [
+    "GeneratorLLM",
+    "GuardBlockedError",
+    "GuardNodePostprocessor",
+    "GuardedQueryEngine",
+    "RagshieldEmbedding",
+    "StandaloneRetrievalWarning",
+]
 
 
 class GuardNodePostprocessor(BaseNodePostprocessor):
@@ -50,9 +84,19 @@ class GuardNodePostprocessor(BaseNodePostprocessor):
 
     Args:
         shield: the guards (`Shield.build(...)` or `Shield.from_pipeline(...)`).
-        user_id: the policy's user id when the `GuardedQueryEngine` call does not name one.
-        on_block: `raise` (`GuardBlockedError`, the default; `GuardedQueryEngine` turns it into
+        user_id: the policy's user id when the guarded engine call does not name one.
+        on_block: `raise` (`GuardBlockedError`, the default; the guarded engines turn it into
             the refusal) or `empty` (no nodes).
+        metric: what the node scores are (`cosine`, the default, for `SimpleVectorStore`;
+            `l2_squared` for FAISS `IndexFlatL2`; see `ragshield.integrations.store_scores.METRICS`).
+        standalone: outside a guarded engine, with a shield that inserts canaries or checks
+            output: `raise` (`ConfigError`, the default) or `undecorated` (query guards only,
+            nodes without canaries, a `StandaloneRetrievalWarning`).
+
+    Raises (when the engine runs it):
+        ConfigError: a node without a score, scores that do not fit `metric`, or a standalone
+            call that `standalone="raise"` refuses.
+        GuardBlockedError: a query guard or the policy blocked the query (`on_block="raise"`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -60,6 +104,10 @@ class GuardNodePostprocessor(BaseNodePostprocessor):
     shield: Shield
     user_id: str = "anonymous"
     on_block: Literal["raise", "empty"] = "raise"
+    metric: Literal["cosine", "cosine_distance", "l2_squared", "l2", "inner_product", "inner_product_distance"] = (
+        "cosine"
+    )
+    standalone: Standalone = "raise"
 
     @classmethod
     def class_name(cls) -> str:
@@ -73,21 +121,28 @@ class GuardNodePostprocessor(BaseNodePostprocessor):
                 "the ragshield postprocessor needs the query (call it from a query engine)",
                 ShieldResponse(query=Query("(none)"), text="", retrieval=None, finish_reason="refused"),
             )
-        run = CURRENT_RUN.get()
-        user = (run.user_id if run is not None else None) or self.user_id
+        if any(item.score is None for item in nodes):
+            raise ConfigError("GuardNodePostprocessor needs scored nodes (a vector retriever); a node had no score")
         originals = {item.node.node_id: item for item in nodes}
+        similarities = [to_cosine(float(item.score or 0.0), self.metric) for item in originals.values()]
+        check_similarities(similarities, self.metric)
         hits = scored_chunks(
             (
                 Chunk(
                     id=item.node.node_id, doc_id=item.node.ref_doc_id or item.node.node_id, text=item.node.get_content()
                 ),
-                float(item.score if item.score is not None else 0.0),
+                similarity,
             )
-            for item in originals.values()
+            for item, similarity in zip(originals.values(), similarities, strict=True)
         )
-        decision = self.shield.check_query(Query(query_bundle.query_str, user_id=user), hits)
-        if run is not None:
-            run.decisions.append(decision)
+        decision = guard_retrieval(
+            self.shield,
+            query_bundle.query_str,
+            hits,
+            user_id=self.user_id,
+            standalone=self.standalone,
+            component="GuardNodePostprocessor",
+        )
         if decision.blocked or decision.decorated is None:
             if self.on_block == "raise":
                 raise GuardBlockedError("the query was blocked by a guard", decision.response)
@@ -100,7 +155,13 @@ class GuardNodePostprocessor(BaseNodePostprocessor):
         return decorated
 
 
-def _undecorated(nodes: list[NodeWithScore], run_retrievals: list[RetrievalResult]) -> list[NodeWithScore]:
+def stream_outcome(final: ShieldResponse) -> dict[str, Any]:
+    """The `metadata["ragshield"]` of a streamed answer once its final response is known."""
+    blocked = final.finish_reason == "blocked"
+    return {"blocked": blocked, "stage": "output" if blocked else None}
+
+
+def undecorated_nodes(nodes: list[NodeWithScore], run_retrievals: list[RetrievalResult]) -> list[NodeWithScore]:
     """Source nodes with their original text (no canaries), for showing sources to users."""
     texts = {hit.chunk.id: hit.chunk.text for result in run_retrievals for hit in result.hits}
     cleaned: list[NodeWithScore] = []
@@ -127,7 +188,7 @@ class GuardedQueryEngine(BaseQueryEngine):
         shield: Shield,
         *,
         user_id: str = "anonymous",
-        on_block: Literal["raise", "refuse"] = "refuse",
+        on_block: OnBlock = "refuse",
     ) -> None:
         super().__init__(callback_manager=engine.callback_manager)
         self.engine = engine
@@ -150,32 +211,36 @@ class GuardedQueryEngine(BaseQueryEngine):
                 answer = self.engine.query(query_bundle)
             except GuardBlockedError as blocked:
                 return self._blocked(blocked.response, "query")
+        require_guarded_retrieval(run, self.shield, "GuardedQueryEngine")
         query = Query(query_bundle.query_str, user_id=self.user_id)
         decorated = run.decorated(query)
-        originals = [d.response.retrieval for d in run.decisions if d.response.retrieval is not None]
+        originals = run.originals()
         if isinstance(answer, StreamingResponse):
+            # unknown until the stream is consumed; `outcome` fills it in at the end
+            status: dict[str, Any] = {"blocked": None, "stage": None}
             return StreamingResponse(
-                response_gen=self._monitored(decorated, answer.response_gen),
-                source_nodes=_undecorated(answer.source_nodes, originals),
-                metadata={"ragshield": {"blocked": False, "stage": None}},
+                response_gen=self._monitored(decorated, answer.response_gen, status),
+                source_nodes=undecorated_nodes(answer.source_nodes, originals),
+                metadata={"ragshield": status},
             )
         checked = self.shield.check_output(decorated, str(getattr(answer, "response", "") or ""))
         if checked.finish_reason in {"blocked", "refused"}:
             return self._blocked(checked, "output")
         return Response(
             checked.text,
-            source_nodes=_undecorated(list(answer.source_nodes), originals),
+            source_nodes=undecorated_nodes(list(answer.source_nodes), originals),
             metadata={"ragshield": {"blocked": False, "stage": None}},
         )
 
-    def _monitored(self, decorated: RetrievalResult, deltas: Iterator[str]) -> Generator[str, None, None]:
-        for item in self.shield.monitor(decorated, deltas):
-            if not isinstance(item, ShieldResponse):
-                yield item
-            elif item.finish_reason == "blocked":
-                if self.on_block == "raise":
-                    raise GuardBlockedError("the answer was stopped by a guard", item)
-                yield ("\n" if item.text else "") + self.shield.refusal
+    def _monitored(
+        self, decorated: RetrievalResult, deltas: Iterator[str], status: dict[str, Any]
+    ) -> Generator[str, None, None]:
+        yield from release(
+            self.shield.monitor(decorated, deltas),
+            refusal=self.shield.refusal,
+            on_block=self.on_block,
+            on_final=lambda final: status.update(stream_outcome(final)),
+        )
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return await asyncio.to_thread(self._query, query_bundle)

@@ -15,26 +15,27 @@ Per-user counting: `check_query` records every query in the blocking policy (vio
 not); the output checks record violations only, so a query is counted once when clean.
 A query whose output is flagged adds a second (violating) entry to the window, which
 blocks slightly sooner than the integrated pipeline would: the conservative side.
+
+The framework adapters link their query side to their output side through
+`ragshield.integrations.runs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ragshield.errors import RagShieldError
+from ragshield.errors import ConfigError, RagShieldError
 from ragshield.guards.base import Defense, ViolationPolicy
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.integrations.embeddings import as_embedder
 from ragshield.pipeline import DEFAULT_REFUSAL, MAX_QUERY_CHARS, RagPipeline
 from ragshield.rag.retriever import Retriever
 from ragshield.types import Chunk, GenerationRequest, Query, Response, RetrievalResult, ScoredChunk, Verdict
 
 if TYPE_CHECKING:
     from ragshield.generators.base import Generator
-    from ragshield.rag.embedding import Embedder
 
 
 class GuardBlockedError(RagShieldError):
@@ -184,7 +185,7 @@ class Shield:
         cls,
         spec: str,
         *,
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         generator: Generator | None = None,
         oracle_generator: Generator | None = None,
         calibration: Sequence[RetrievalResult] = (),
@@ -196,11 +197,17 @@ class Shield:
     ) -> Shield:
         """A shield for registered defenses (`rag-ct+canary-rag`, see `ragshield list defenses`).
 
+        `embedder` is a ragshield `Embedder` or the application's own LangChain `Embeddings` /
+        LlamaIndex embedding model (`ragshield.integrations.embeddings.as_embedder`).
+
         Raises:
             UnknownNameError: a defense name is not registered.
+            ConfigError: `embedder` is none of the accepted kinds, or a defense needs one and
+                none was given.
         """
+        own_embedder = as_embedder(embedder)
         context = DefenseContext(
-            embedder=embedder,
+            embedder=own_embedder,
             generator=generator,
             oracle_generator=oracle_generator,
             k=k,
@@ -209,7 +216,22 @@ class Shield:
             policy=policy,
             fail_closed=fail_closed,
         )
-        return cls(build_defense(spec, context, params), policy=policy)
+        try:
+            defense = build_defense(spec, context, params)
+        except ConfigError as error:
+            if own_embedder is None and "embedder" in str(error):
+                raise ConfigError(
+                    f"defense {spec!r} needs an embedding model: pass Shield.build(..., embedder=...) with a "
+                    "ragshield Embedder, your LangChain Embeddings or your LlamaIndex embedding model"
+                ) from error
+            raise
+        return cls(defense, policy=policy)
+
+    @property
+    def needs_monitor(self) -> bool:
+        """True when the defense inserts canaries or checks output: the context it decorates may
+        only reach a model whose answer goes through `monitor` in the same run."""
+        return bool(self.defense.decorators or self.defense.output_guards)
 
     def _pipeline(
         self, retrieval: RetrievalResult, defense: Defense, generator: Any, policy: ViolationPolicy | None
@@ -224,10 +246,12 @@ class Shield:
             max_query_chars=self.max_query_chars,
         )
 
-    def check_query(self, query: Query | str, hits: Sequence[ScoredChunk]) -> QueryDecision:
+    def check_query(self, query: Query | str, hits: Sequence[ScoredChunk], *, decorate: bool = True) -> QueryDecision:
         """Policy check, query guards and context decorators for one query and its retrieved hits.
 
         `hits` carry cosine similarities (higher = closer); `scored_chunks` builds them.
+        With `decorate=False` the decorators (canaries) are skipped and `decorated` is the
+        retrieval as given: for context that no output monitor will watch.
 
         Raises:
             InvalidQueryError: the query is empty or too long.
@@ -235,7 +259,8 @@ class Shield:
         query = Query(query) if isinstance(query, str) else query
         retrieval = RetrievalResult(query=query, hits=tuple(hits))
         sink: list[RetrievalResult] = []
-        pipeline = self._pipeline(retrieval, recording_defense(self._query_part, sink), _Replay(()), self.policy)
+        part = self._query_part if decorate else replace(self._query_part, decorators=())
+        pipeline = self._pipeline(retrieval, recording_defense(part, sink), _Replay(()), self.policy)
         response = pipeline.answer(query)
         if response.finish_reason in {"blocked", "refused"}:
             return QueryDecision(response, None)
@@ -261,46 +286,3 @@ class Shield:
                 response = item
         assert response is not None  # the pipeline always ends with a Response
         return response
-
-
-@dataclass
-class GuardedRun:
-    """What the query-side adapter decided during one framework call (a chain run, a query).
-
-    The framework adapters link their retriever (or node postprocessor) to their stream monitor
-    through `CURRENT_RUN`, a context variable: frameworks run retrieval in worker threads with a
-    copy of the caller's context, which still points at this object.
-    """
-
-    user_id: str | None = None
-    decisions: list[QueryDecision] = field(default_factory=list)
-
-    def decorated(self, query: Query) -> RetrievalResult:
-        """All allowed decorated retrievals of the run merged (hits re-ranked, markers joined);
-        an empty retrieval for `query` when nothing was retrieved through a guarded retriever."""
-        results = [d.decorated for d in self.decisions if d.decorated is not None]
-        if not results:
-            return RetrievalResult(query=query, hits=())
-        seen: dict[str, ScoredChunk] = {}
-        markers: dict[str, tuple[str, ...]] = {}
-        for result in results:
-            for hit in result.hits:
-                seen.setdefault(hit.chunk.id, hit)
-            for chunk_id, canaries in result.markers.items():
-                markers[chunk_id] = (*markers.get(chunk_id, ()), *canaries)
-        hits = scored_chunks((hit.chunk, hit.similarity) for hit in seen.values())
-        return RetrievalResult(query=results[0].query, hits=hits, markers=markers)
-
-
-CURRENT_RUN: ContextVar[GuardedRun | None] = ContextVar("ragshield_guarded_run", default=None)
-
-
-@contextmanager
-def guarded_run(user_id: str | None = None) -> Iterator[GuardedRun]:
-    """Open a `GuardedRun` for the code inside the `with` block (and the threads it starts)."""
-    run = GuardedRun(user_id=user_id)
-    token = CURRENT_RUN.set(run)
-    try:
-        yield run
-    finally:
-        CURRENT_RUN.reset(token)
