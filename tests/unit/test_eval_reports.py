@@ -270,6 +270,9 @@ def test_scored_cells_carry_bootstrap_intervals_that_bracket_their_counts(tmp_pa
     ]
     index = tmp_path / "index"
     write_jsonl(index / "chunks.jsonl", (chunk.to_dict() for chunk in chunks))
+    # a FAISS folder's manifest: the knowledge base reads its chunks through the retrieval seam
+    manifest = {"embedder": "hashing", "dimension": 256, "count": len(chunks), "corpus_hash": "x", "corpus": "t"}
+    (index / "manifest.json").write_text(json.dumps(manifest))
     write_jsonl(
         index / "pii.jsonl", ({"kind": "phone", "value": f"555-010-000{n}", "doc_id": f"d{n}"} for n in range(6))
     )
