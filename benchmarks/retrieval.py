@@ -201,7 +201,9 @@ def print_table(results: dict[str, Any]) -> None:
         if "skipped" in row:
             print(f"{row['store']:8} {row['chunks']:>8}  skipped: {row['skipped']}")
             continue
-        recall = f"{row['recall_at_k']:.3f}" if "recall_at_k" in row else "exact"
+        # FAISS is the exact reference; another store without FAISS in the same run has no recall
+        reference = "exact" if row["store"] == "faiss" else "missing"
+        recall = f"{row['recall_at_k']:.3f}" if "recall_at_k" in row else reference
         print(
             f"{row['store']:8} {row['chunks']:>8} {row['build_s']:>8.1f} {row['open_s']:>7.2f} "
             f"{row['p50_ms']:>8.2f} {row['p95_ms']:>8.2f} {recall:>9}"
