@@ -67,6 +67,9 @@ class FakeLlama:
     def detokenize(self, tokens: list[int]) -> bytes:
         return b"x " * len(tokens)
 
+    def reset(self) -> None:
+        """The real model drops its prompt cache here; the fake has none."""
+
     def create_chat_completion(self, messages: Any, **settings: Any) -> Iterator[dict[str, Any]]:
         with self._lock:
             self.started += 1

@@ -133,6 +133,9 @@ class FakeLlama:
     def tokenize(self, data: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
         return list(range(len(data.split())))
 
+    def reset(self) -> None:
+        self.calls.append(("reset", {}))
+
     def create_chat_completion(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         self.calls.append(("chat", kwargs))
         yield {"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]}
@@ -147,7 +150,8 @@ def test_llama_cpp_sends_penalty_and_stops(fake_retriever, penalty: float, layou
     generator = LlamaCppGenerator(repeat_penalty=penalty)
     generator._llama = FakeLlama()
     RagPipeline(fake_retriever, generator, prompt_builder=PromptBuilder(layout=layout)).answer("q")
-    kind, kwargs = generator._llama.calls[0]
+    (reset, _), (kind, kwargs) = generator._llama.calls
+    assert reset == "reset"  # the prompt cache is dropped first, so the same prompt gets the same answer
     assert kind == ("chat" if layout == "chat" else "completion")
     assert kwargs["repeat_penalty"] == penalty
     assert kwargs["stop"] == (list(CHAT_STOP) if layout == "chat" else None)

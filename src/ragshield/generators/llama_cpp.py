@@ -52,7 +52,9 @@ class LlamaCppGenerator:
             A value other than 1.0 is part of the default `name`, so cached generations of
             another setting are never replayed.
 
-    The model loads on first use. One instance serves one request at a time (a lock);
+    The model loads on first use. Every prompt is evaluated from its first token (no reuse of the
+    previous prompt's cache), so one prompt gets one answer on one machine and thread count.
+    One instance serves one request at a time (a lock);
     make one instance per concurrent path.
     """
 
@@ -133,6 +135,12 @@ class LlamaCppGenerator:
             settings["seed"] = request.seed
         with self._lock:
             llama = self._load()
+            # Evaluate every prompt from its first token. Reusing the cached prefix of the previous
+            # prompt splits the rest into other batches, and the float sums that differ in the last
+            # bits flip greedy choices now and then: the same prompt then gets another answer after a
+            # different predecessor, which made defended-vs-undefended comparisons measure noise.
+            # RAG prompts of different queries share little more than the template's head.
+            llama.reset()
             try:
                 if use_completion:
                     prompt, settings["max_tokens"] = self._fit(request.as_text(), request.max_tokens)
