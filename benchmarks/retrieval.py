@@ -39,7 +39,7 @@ import os
 import platform
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +176,7 @@ def set_ef_search(folder: Path, ef_search: int) -> None:
     index, manifest = open_index(folder)
     index._collection.modify(configuration={"hnsw": {"ef_search": ef_search}})  # type: ignore[attr-defined]
     params = {**manifest.backend_params, "ef_search": ef_search}
-    write_manifest(folder, IndexManifest(**{**manifest.__dict__, "backend_params": params}))
+    write_manifest(folder, replace(manifest, backend_params=params))
     del index
     gc.collect()
     SharedSystemClient.clear_system_cache()
@@ -256,8 +256,15 @@ def agreement(exact: list[list[ScoredChunk]], approximate: list[list[ScoredChunk
         for theirs in e
         if mine.chunk.id == theirs.chunk.id
     ]
+    # what a miss costs a guard that reads the top-k scores: how far the returned scores fall short
+    # of the exact ones (mean over queries of the top-k mean similarity, exact - approximate)
+    shortfall = [
+        float(np.mean([h.similarity for h in e]) - np.mean([h.similarity for h in a])) for a, e in pairs if a and e
+    ]
     low, high = wilson(found, wanted)
     return {
+        f"score_shortfall_at_{k}_mean": float(np.mean(shortfall)),
+        f"score_shortfall_at_{k}_max": float(np.max(shortfall)),
         f"recall_at_{k}": found / wanted,
         f"recall_at_{k}_ci95": [low, high],
         f"recall_at_{k}_n": wanted,
