@@ -18,8 +18,9 @@ Two knowledge bases (`--data`):
   among unrelated vectors (cosine about 0.2), the hardest case for an approximate (HNSW) store;
 * `real`: all-MiniLM-L6-v2 vectors of real text from RAGSHIELD_SHARED_DATA: the HealthcareMagic,
   iCliniq and GenMedGPT dialogues one record per chunk, and the Enron emails in the project's
-  overlapping `recursive` windows, embedded on one thread for at most `--embed-seconds` (cached
-  under `--cache`); queries are the patient questions of records held out of the knowledge base.
+  overlapping `recursive` windows, in a fixed shuffled order, embedded on one thread; each run
+  embeds the next chunks for `--embed-seconds` and adds them to its cache under `--cache` (0: use
+  what is cached); queries are the patient questions of records held out of the knowledge base.
 
 Writes benchmarks/results/retrieval*.json and prints a table.
 
@@ -122,21 +123,22 @@ def real_workload(args: argparse.Namespace) -> Workload:
     torch.set_num_threads(1)  # the budget is "what one core embeds in --embed-seconds"
     embedder = SentenceTransformerEmbedder()
     digest = hashlib.sha256("\0".join(c.id + c.text for c in chunks).encode()).hexdigest()[:12]
-    cache = args.cache / f"real-{digest}-{args.embed_seconds}.npz"
-    if cache.exists():
+    cache = args.cache / f"real-{digest}.npz"
+    parts, query_vectors = [np.zeros((0, embedder.dimension), dtype=np.float32)], None
+    if cache.exists():  # resume: each run embeds the next chunks for its --embed-seconds
         saved = np.load(cache)
-        vectors, query_vectors = saved["vectors"], saved["queries"]
-    else:
-        parts, started = [], time.perf_counter()
-        for start in range(0, len(chunks), 256):
-            parts.append(embedder.embed([c.text for c in chunks[start : start + 256]]))
-            if time.perf_counter() - started > args.embed_seconds:
-                break
-        vectors = np.vstack(parts)
+        parts, query_vectors = [saved["vectors"]], saved["queries"]
+    done, started = len(parts[0]), time.perf_counter()
+    for start in range(done, len(chunks), 64):
+        if time.perf_counter() - started > args.embed_seconds:
+            break
+        parts.append(embedder.embed([c.text for c in chunks[start : start + 64]]))
+    vectors = np.vstack(parts)
+    if query_vectors is None:
         query_vectors = embedder.embed(questions)
-        print(f"embedded {len(vectors)} of {len(chunks)} chunks in {time.perf_counter() - started:.0f} s", flush=True)
-        args.cache.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, vectors=vectors, queries=query_vectors)
+    print(f"embedded {len(vectors) - done} more chunks in {time.perf_counter() - started:.0f} s", flush=True)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, vectors=vectors, queries=query_vectors)
     kept = chunks[: len(vectors)]
     return Workload(
         f"real-{len(kept)}",
@@ -373,26 +375,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_table(results: dict[str, Any]) -> None:
     print(
         f"\n{'data':14} {'store':7} {'M':>3} {'ef_s':>5} {'build s':>8} {'first s':>7} {'p50 ms':>7} {'p95 ms':>7}"
-        f" {'recall@3 (95% CI)':>20} {'recall@10 (95% CI)':>20}"
+        f" {'recall@3 (95% CI)':>20} {'recall@10 (95% CI)':>20} {'short@3':>8}"
     )
     for row in results["rows"]:
+        data = row.get("data", f"random-{row['chunks']}")  # rows from before --data
         if "skipped" in row:
-            print(f"{row['data']:14} {row['store']:7}  skipped: {row['skipped']}")
+            print(f"{data:14} {row['store']:7}  skipped: {row['skipped']}")
             continue
         params = row.get("params", {})
-        cells = []
-        for k in (3, 10):
-            if f"recall_at_{k}" in row:
-                low, high = row[f"recall_at_{k}_ci95"]
-                cells.append(f"{row[f'recall_at_{k}']:.3f} ({low:.3f}-{high:.3f})")
-            else:
-                # FAISS is the exact reference; another store without FAISS in the same run has no recall
-                cells.append("exact" if row["store"] == "faiss" else "missing")
+        cells = [recall_cell(row, k) for k in (3, 10)]
+        shortfall = row.get("score_shortfall_at_3_mean")
+        first = row.get("first_search_s")
         print(
-            f"{row['data']:14} {row['store']:7} {params.get('max_neighbors', '-'):>3} "
-            f"{params.get('ef_search', '-'):>5} "
-            f"{row['build_s']:>8.1f} {row['first_search_s']:>7.2f} {row['p50_ms']:>7.2f} {row['p95_ms']:>7.2f}"
-            f" {cells[0]:>20} {cells[1]:>20}"
+            f"{data:14} {row['store']:7} {params.get('max_neighbors', '-'):>3} {params.get('ef_search', '-'):>5} "
+            f"{row['build_s']:>8.1f} {'-' if first is None else f'{first:.2f}':>7} {row['p50_ms']:>7.2f} "
+            f"{row['p95_ms']:>7.2f} {cells[0]:>20} {cells[1]:>20} {'-' if shortfall is None else f'{shortfall:.4f}':>8}"
         )
     for size, cost in results["seam_overhead"].items():
         print(
@@ -404,6 +401,16 @@ def print_table(results: dict[str, Any]) -> None:
         )
 
 
+def recall_cell(row: dict[str, Any], k: int) -> str:
+    if f"recall_at_{k}" in row:
+        low, high = row[f"recall_at_{k}_ci95"]
+        return f"{row[f'recall_at_{k}']:.3f} ({low:.3f}-{high:.3f})"
+    if k == 3 and "recall_at_k" in row:  # rows from before recall@10, measured at k = 3
+        return f"{row['recall_at_k']:.3f}"
+    # FAISS is the exact reference; another store without FAISS in the same run has no recall
+    return "exact" if row["store"] == "faiss" else "missing"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=["random", "real"], default="random")
@@ -412,7 +419,12 @@ def main() -> None:
     parser.add_argument("--ef-search", type=int, nargs="+", default=[DEFAULTS["ef_search"]])
     parser.add_argument("--ef-construction", type=int, default=DEFAULTS["ef_construction"])
     parser.add_argument("--recall-k", type=int, nargs="+", default=[3, 10])
-    parser.add_argument("--embed-seconds", type=int, default=600, help="real data: one core's embedding budget")
+    parser.add_argument(
+        "--embed-seconds",
+        type=int,
+        default=600,
+        help="real data: seconds of embedding on one thread this run (resumes from --cache)",
+    )
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "ragshield-retrieval-cache")
     parser.add_argument("--stores", nargs="+", default=["faiss", "chroma"])
     parser.add_argument("--queries", type=int, default=200)
@@ -428,7 +440,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "retrieval.json")
     parser.add_argument("--seam-max", type=int, default=20_000, help="largest knowledge base for the seam comparison")
     parser.add_argument("--faiss-threads", type=int, default=None, help="OpenMP threads for FAISS (default: its own)")
+    parser.add_argument("--table", type=Path, nargs="+", help="only print the tables of these results files")
     args = parser.parse_args()
+    if args.table:
+        for path in args.table:
+            print(f"\n{path.name}: {json.loads(path.read_text())['meta']}")
+            print_table(json.loads(path.read_text()))
+        return
     if args.faiss_threads is not None:
         # on a shared, oversubscribed host FAISS's OpenMP threads spin against each other
         import faiss
