@@ -24,10 +24,13 @@ Two knowledge bases (`--data`):
 
 Writes benchmarks/results/retrieval*.json and prints a table.
 
-    PYTHONPATH=src python benchmarks/retrieval.py --data random --sizes 20000 50000 \
-        --max-neighbors 16 32 --ef-search 10 50 100 200 --faiss-threads 1 --out benchmarks/results/retrieval_sweep.json
-    PYTHONPATH=src RAGSHIELD_SHARED_DATA=... python benchmarks/retrieval.py --data real \
-        --max-neighbors 16 32 --ef-search 10 50 100 200 --faiss-threads 1 --out benchmarks/results/retrieval_real.json
+    PYTHONPATH=src python benchmarks/retrieval.py --data random --sizes 20000 50000 --queries 200 \\
+        --max-neighbors 16 32 --ef-search 10 50 100 200 400 --faiss-threads 1 \\
+        --out benchmarks/results/retrieval_sweep.json
+    PYTHONPATH=src RAGSHIELD_SHARED_DATA=... python benchmarks/retrieval.py --data real --queries 198 \\
+        --max-neighbors 16 32 --ef-search 10 50 100 200 400 --faiss-threads 1 --embed-seconds 1440 \\
+        --out benchmarks/results/retrieval_real.json
+    PYTHONPATH=src python benchmarks/retrieval.py --table benchmarks/results/retrieval_*.json
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from ragshield.metrics.intervals import wilson
 from ragshield.rag.backends.chroma import DEFAULTS
 from ragshield.rag.index import IndexManifest, read_manifest, write_manifest
 from ragshield.rag.store import StoredIndex, backend_settings, create_index, open_index
-from ragshield.types import Chunk, ScoredChunk
+from ragshield.types import Chunk, Document, ScoredChunk
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DIMENSION = 384  # all-MiniLM-L6-v2
@@ -108,7 +111,8 @@ def real_workload(args: argparse.Namespace) -> Workload:
     data = Path(os.environ.get("RAGSHIELD_SHARED_DATA", ""))
     medical = ["healthcaremagic.jsonl", "icliniq_chatdoctor.jsonl", "genmedgpt5k_synthetic.jsonl"]
     held_each = args.queries // len(medical)
-    records, questions = [], []
+    records: list[Document] = []
+    questions: list[str] = []
     for name in medical:
         documents = load_healthcaremagic(str(data / name)).documents
         records.extend(documents[:-held_each])

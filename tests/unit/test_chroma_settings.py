@@ -36,8 +36,7 @@ def stored_configuration(folder: Path) -> dict[str, Any]:
     import chromadb
 
     client = chromadb.PersistentClient(path=str(folder / "chroma"))
-    configuration: dict[str, Any] = client.get_collection("ragshield").configuration["hnsw"]
-    return configuration
+    return dict(client.get_collection("ragshield").configuration["hnsw"] or {})
 
 
 def test_parameters_reach_the_collection_and_the_manifest_and_survive_a_reopen(tmp_path: Path) -> None:
