@@ -125,3 +125,19 @@ def test_every_space_gives_the_faiss_scores(tmp_path: Path) -> None:
             assert [hit.chunk.id for hit in got] == [hit.chunk.id for hit in expected], (space, text)
             for mine, theirs in zip(got, expected, strict=True):
                 assert mine.similarity == pytest.approx(theirs.similarity, abs=1e-5)
+
+
+def test_the_index_command_passes_backend_params_and_names_a_bad_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ragshield.cli import app
+
+    common = ["index", "--corpus", "synthetic:12", "--out", str(tmp_path), "--embedder", "hashing", "--no-pii"]
+    built = CliRunner().invoke(app, [*common, "--backend", "chroma", "--backend-param", "ef_search=55"])
+    assert built.exit_code == 0, built.output
+    assert read_manifest(tmp_path).backend_params == {**DEFAULTS, "ef_search": 55}
+    refused = CliRunner().invoke(app, [*common, "--backend-param", "ef_serch=55"])
+    assert refused.exit_code != 0  # the console entry point prints a ConfigError as one "error:" line
+    assert isinstance(refused.exception, ConfigError)
+    assert "unknown parameter(s) ['ef_serch']" in str(refused.exception)
+    assert read_manifest(tmp_path).backend_params["ef_search"] == 55  # the built index is untouched
