@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -42,8 +42,11 @@ def index_corpus(
     pii: bool | None = None,
     backend: str | None = None,
     backend_uri: str | None = None,
+    backend_params: dict[str, Any] | None = None,
 ) -> None:
     """Build or reuse the index folder `out` for corpus spec `corpus`, with a progress bar.
+
+    `backend_params`: the store's settings (Chroma's HNSW graph); None keeps the folder's.
 
     `pii`: store the chunks' PII spans (None: yes; with spaCy NER when the `ner` extra is
     installed, else pattern recognizers only, with a one-line note).
@@ -87,6 +90,7 @@ def index_corpus(
             pii_progress=report_pii,
             backend=backend,
             uri=backend_uri,
+            params=backend_params,
         )
     elapsed = time.perf_counter() - started
     state = "built" if rebuilt else "reused (corpus and embedder unchanged)"
@@ -183,8 +187,17 @@ def register(app: typer.Typer) -> None:
                 help="server-backed store's URI, e.g. http://host:8000 for a Chroma server (default: embedded)"
             ),
         ] = None,
+        backend_param: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="store setting KEY=VALUE (repeatable), e.g. ef_search=100 max_neighbors=32 for chroma "
+                "(see docs/vector-stores.md); default: the folder's, else the store's defaults"
+            ),
+        ] = None,
     ) -> None:
-        """Chunk, embed and index a corpus (reused when corpus, embedder and store are unchanged)."""
+        """Chunk, embed and index a corpus (reused when corpus, embedder, store and settings are unchanged)."""
+        from ragshield.targets.options import pairs
+
         index_corpus(
             corpus,
             out,
@@ -194,6 +207,7 @@ def register(app: typer.Typer) -> None:
             pii=pii,
             backend=backend,
             backend_uri=backend_uri,
+            backend_params=pairs(backend_param, "--backend-param") if backend_param else None,
         )
 
     @app.command("ask")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +13,13 @@ from ragshield.pii.spans import SPANS_FILE, analyse_chunks, write_pii_spans
 from ragshield.rag.chunking import Chunker, RecordChunker
 from ragshield.rag.embedding import Embedder
 from ragshield.rag.index import IndexManifest, corpus_hash, drop_manifest, read_manifest, write_manifest
-from ragshield.rag.store import DEFAULT_BACKEND, create_index, default_collection, write_pii_inventory
+from ragshield.rag.store import (
+    DEFAULT_BACKEND,
+    backend_settings,
+    create_index,
+    default_collection,
+    write_pii_inventory,
+)
 from ragshield.types import Chunk
 
 if TYPE_CHECKING:
@@ -35,6 +41,7 @@ def build_index(
     pii_progress: Progress | None = None,
     backend: str | None = None,
     uri: str | None = None,
+    params: Mapping[str, object] | None = None,
 ) -> tuple[IndexManifest, bool]:
     """Chunk, embed and save `corpus` under `directory`, and store the PII spans of its chunks.
 
@@ -43,6 +50,9 @@ def build_index(
             backend (so `eval` rebuilds a Chroma index in Chroma), else `faiss`.
         uri: where a server-backed store lives (`http://host:port` for Chroma); None keeps
             the folder's current one when the backend is unchanged, else embedded.
+        params: the store's settings (`store.backend_settings`; Chroma: its HNSW graph's), over
+            its defaults; None keeps the folder's current ones when the backend is unchanged.
+            The manifest records them, defaults filled in, as `backend_params`.
         pii: the index-time PII pass: True (default) runs `PiiAnalyzer()` (spaCy NER when
             the `ner` extra is installed, else pattern recognizers only) and writes
             `pii_spans.jsonl` (offsets and hashes, never values); an analyzer runs as given;
@@ -51,11 +61,12 @@ def build_index(
         pii_progress: called with (chunks analysed, total) during the PII pass.
 
     Returns the manifest and whether the vectors were rebuilt (False: an index for the
-    same corpus hash, embedder, backend and URI already existed and was reused; its PII
+    same corpus hash, embedder, backend, URI and settings already existed and was reused; its PII
     spans are rewritten when the requested recognizers differ from the stored ones).
 
     Raises:
         UnknownNameError: unknown backend.
+        ConfigError: `params` the backend does not know, or out of range.
         BackendUnavailable: the backend's package is missing, or its server cannot be reached.
     """
     chunks = list((chunker or RecordChunker()).split(corpus.documents))
@@ -70,7 +81,14 @@ def build_index(
     store = backend or (existing.backend if existing else DEFAULT_BACKEND)
     if uri is None:
         uri = existing.uri if existing and existing.backend == store else ""
-    same_place = existing is not None and (existing.backend, existing.uri) == (store, uri)
+    keep_params = params is None and existing is not None and existing.backend == store
+    # an index built before settings were recorded keeps its (empty) record rather than being rebuilt
+    settings = dict(existing.backend_params) if keep_params and existing else backend_settings(store, params)
+    same_place = existing is not None and (existing.backend, existing.uri, existing.backend_params) == (
+        store,
+        uri,
+        settings,
+    )
     if existing and same_place and existing.corpus_hash == digest and existing.embedder == embedder.name:
         if analyzer is None or existing.pii_recognizers == recognizers:
             return existing, False
@@ -85,7 +103,8 @@ def build_index(
     drop_manifest(folder)
     # a server is shared between folders: name the collection by content there; embedded, one per folder
     collection = default_collection(digest, embedder.name) if uri else ""
-    index = create_index(folder, embedder.dimension, backend=store, uri=uri, collection=collection)
+    settings = backend_settings(store, settings)
+    index = create_index(folder, embedder.dimension, backend=store, uri=uri, collection=collection, params=settings)
     for start in range(0, len(chunks), batch_size):
         batch = chunks[start : start + batch_size]
         index.add(batch, embedder.embed([chunk.text for chunk in batch]))
@@ -106,6 +125,7 @@ def build_index(
         backend=store,
         uri=uri,
         collection=collection,
+        backend_params=settings,
     )
     write_pii_inventory(folder, corpus)
     write_manifest(folder, manifest)

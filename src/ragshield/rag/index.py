@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -121,7 +121,9 @@ class IndexManifest:
     `backend` names the vector store (`registry.INDEXES`; manifests written before the field
     load as `faiss`); `uri` is where a server-backed store lives (empty: embedded in the
     folder) and `collection` the store's name for this index (empty: the backend's one
-    embedded collection, or none for FAISS).
+    embedded collection, or none for FAISS). `backend_params` are the store's settings the
+    index was built with, defaults filled in (Chroma: its HNSW graph's; empty for FAISS and
+    for manifests written before the field).
     """
 
     embedder: str
@@ -134,6 +136,7 @@ class IndexManifest:
     backend: str = "faiss"
     uri: str = ""
     collection: str = ""
+    backend_params: dict[str, Any] = field(default_factory=dict)
 
 
 def read_manifest(directory: str | Path) -> IndexManifest:

@@ -18,9 +18,9 @@ FAISS `IndexFlatIP` computes; RAG-CT, the anomaly detector and the metrics rely 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,6 +34,7 @@ __all__ = [
     "PII_FILE",
     "IndexBackend",
     "StoredIndex",
+    "backend_settings",
     "create_index",
     "default_collection",
     "index_backend",
@@ -74,7 +75,11 @@ class IndexBackend(Protocol):
 
     extra: str  # the `pip install 'ragshield[extra]'` that brings the store's package
 
-    def create(self, folder: Path, dimension: int, *, uri: str, collection: str) -> StoredIndex: ...
+    def settings(self, params: Mapping[str, object]) -> dict[str, Any]: ...
+
+    def create(
+        self, folder: Path, dimension: int, *, uri: str, collection: str, params: Mapping[str, object] | None
+    ) -> StoredIndex: ...
 
     def open(self, folder: Path, manifest: IndexManifest) -> StoredIndex: ...
 
@@ -99,20 +104,41 @@ def default_collection(digest: str, embedder: str) -> str:
     return f"ragshield-{digest[:16]}-{hashlib.sha256(embedder.encode()).hexdigest()[:8]}"
 
 
+def backend_settings(backend: str, params: Mapping[str, object] | None = None) -> dict[str, Any]:
+    """The settings an index of `backend` is built with: its defaults overridden by `params`
+    (what the manifest records as `backend_params`; empty for a store that has none).
+
+    Raises:
+        UnknownNameError: unknown backend.
+        ConfigError: a parameter the backend does not know (the message lists the valid ones),
+            or a value of the wrong type or out of range.
+    """
+    return index_backend(backend).settings(params or {})
+
+
 def create_index(
-    directory: str | Path, dimension: int, *, backend: str = DEFAULT_BACKEND, uri: str = "", collection: str = ""
+    directory: str | Path,
+    dimension: int,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    uri: str = "",
+    collection: str = "",
+    params: Mapping[str, object] | None = None,
 ) -> StoredIndex:
     """An empty index of `dimension` in `backend` for the folder `directory` (replacing the
-    backend's previous index there); `add` to it, then `commit`.
+    backend's previous index there); `add` to it, then `commit`. `params` are the backend's
+    settings (see `backend_settings`; Chroma: its HNSW graph's).
 
     Raises:
         UnknownNameError: unknown backend.
         BackendUnavailable: the backend's package is missing, or its server cannot be reached.
-        ConfigError: `uri` or `collection` is invalid for this backend.
+        ConfigError: `uri`, `collection` or `params` is invalid for this backend.
     """
     folder = Path(directory)
+    chosen = index_backend(backend)
+    chosen.settings(params or {})  # refuse bad parameters before touching the folder
     folder.mkdir(parents=True, exist_ok=True)
-    return index_backend(backend).create(folder, dimension, uri=uri, collection=collection)
+    return chosen.create(folder, dimension, uri=uri, collection=collection, params=params)
 
 
 def open_index(directory: str | Path) -> tuple[StoredIndex, IndexManifest]:

@@ -6,7 +6,7 @@ The folder holds `index.faiss` (the vectors) and `chunks.jsonl` (row i = the chu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,21 @@ class FaissBackend:
 
     extra = EXTRA
 
-    def create(self, folder: Path, dimension: int, *, uri: str = "", collection: str = "") -> FaissIndex:
+    def settings(self, params: Mapping[str, object]) -> dict[str, Any]:
+        if params:
+            raise ConfigError(f"the faiss backend (exact search) takes no parameters, got {sorted(params)}")
+        return {}
+
+    def create(
+        self,
+        folder: Path,
+        dimension: int,
+        *,
+        uri: str = "",
+        collection: str = "",
+        params: Mapping[str, object] | None = None,
+    ) -> FaissIndex:
+        self.settings(params or {})
         if uri:
             raise ConfigError("the faiss backend keeps its index in the folder; a URI is for server-backed stores")
         return FaissIndex(dimension, folder)
