@@ -126,7 +126,9 @@ def _readings(text: str, view: str) -> list[str]:
     return readings
 
 
-def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dict[str, Any]:
+def views_section(
+    requests: int, seed: int, kbs: list[str] | None = None, views: list[str] | None = None
+) -> dict[str, Any]:
     from ragshield.pii.store import open_chunk_pii_store
     from ragshield.rag.embedding import make_embedder
 
@@ -144,7 +146,7 @@ def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dic
         triples = [rng.sample(chunks, 3) for _ in range(requests)]
         pii = {c.id: [v.value for v in pii_store.values(c)] for triple in triples for c in triple}
         rows = {}
-        for view in VIEWS:
+        for view in views or VIEWS:
             for name, defense in defenses.items():
                 released, longest, pii_leaks, withheld = [], [], 0, []
                 for number, triple in enumerate(triples):
@@ -472,6 +474,7 @@ def main() -> None:
     parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=sections)
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
+    parser.add_argument("--views", nargs="*", choices=VIEWS, help="views of the views section (default: all)")
     parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
     parser.add_argument("--requests", type=int, default=10, help="requests per view and knowledge base")
     parser.add_argument("--repeats", type=int, default=5)
@@ -481,15 +484,18 @@ def main() -> None:
     if "cost" in args.sections:
         measured["cost"] = cost_section(args.repeats)
     if "views" in args.sections:
-        measured["views"] = views_section(args.requests, args.seed, args.kbs)
+        measured["views"] = views_section(args.requests, args.seed, args.kbs, args.views)
     if "benign" in args.sections:
         measured["benign"] = benign_section(args.questions, args.seed)
     if "replay" in args.sections:
         measured["replay"] = replay_section(args.questions, args.seed)
     # read late: sections run as separate processes must not drop each other's results
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    if "views" in measured and "views" in results:  # a partial views run keeps the other knowledge bases
-        measured["views"] = {**results["views"], **measured["views"]}
+    if "views" in measured and "views" in results:  # a partial views run keeps the other rows
+        measured["views"] = {
+            kb: {**results["views"].get(kb, {}), **measured["views"].get(kb, {})}
+            for kb in {**results["views"], **measured["views"]}
+        }
     results.update(measured)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")

@@ -82,7 +82,9 @@ def fold_char(char: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _text_symbol(char: str) -> str:
-    symbol = _LEET_SYMBOLS.get(char)
+    # NFKC first: a fullwidth `＠` or `！` is the leetspeak symbol it imitates, as on the chunk side
+    # (an e-mail address in fullwidth must fold like the address itself)
+    symbol = _LEET_SYMBOLS.get(char) or _LEET_SYMBOLS.get(unicodedata.normalize("NFKC", char))
     if symbol is not None:
         return symbol
     return "".join(_LEET.get(c, c) for c in fold_char(char))
