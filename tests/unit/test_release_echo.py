@@ -24,6 +24,7 @@ from ragshield.guards.release.defense import build_guard
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.guards.release.public import FrequentGrams
+from ragshield.metrics.release import copied_symbols
 from ragshield.metrics.release import longest_copied_words as copied_words
 from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
@@ -299,3 +300,14 @@ def test_text_inside_angle_brackets_is_read_too() -> None:
     share, verdict = run_monitor(f"See: {wrapped}")
     assert share > 0.8
     assert verdict.action is Action.REDACT  # type: ignore[attr-defined]
+
+
+def test_the_release_budget_bounds_reordered_groups_within_one_answer() -> None:
+    # each group of 3-6 words is under the allowance; together they are the whole record
+    reply = encode(RECORD, "reordered-groups", random.Random(3))
+    whole = len(text_symbols(RECORD))
+    unbudgeted = pipeline(reply, echo=guard()).answer(Query("shuffle it", user_id="mallory")).text
+    assert copied_symbols(unbudgeted, [RECORD]) > 0.8 * whole
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False, budget_share=0.3), budget=MemoryBudget())
+    released = pipeline(reply, echo=echo).answer(Query("shuffle it", user_id="mallory")).text
+    assert copied_symbols(released, [RECORD]) < 0.5 * whole
