@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-_POSITION_BITS = 32
+POSITION_BITS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,17 @@ class Source:
         return inside
 
 
+def owner_parts(parts: list[Sequence[int]], needed: int) -> list[Sequence[int]]:
+    """The last owner parts that still cover a tail of `needed` symbols (kept lazy, not joined)."""
+    kept: list[Sequence[int]] = []
+    for part in reversed(parts):
+        if needed <= 0:
+            break
+        kept.append(part)
+        needed -= len(part)
+    return kept[::-1]
+
+
 class RunSink(Protocol):
     """Receives every step of every run (see `Track.feed`)."""
 
@@ -100,7 +111,7 @@ class GramTable:
         self.sources.append(source)
         symbols, m, grams = source.symbols, self.m, self.grams
         for end in range(m - 1, len(symbols)):
-            grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << _POSITION_BITS) | end)
+            grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << POSITION_BITS) | end)
 
     def __bool__(self) -> bool:
         return bool(self.grams)
@@ -148,15 +159,8 @@ class Track:
                 every = [owner for part in parts for owner in part][-len(text) :]
             runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
         self._runs = runs
-        keep = m - 1
-        self._tail = text[-keep:]
-        needed, kept = len(self._tail), []
-        for part in reversed(parts):  # the owner parts that still cover the tail
-            if needed <= 0:
-                break
-            kept.append(part)
-            needed -= len(part)
-        self._tail_parts = kept[::-1]
+        self._tail = text[-(m - 1) :]
+        self._tail_parts = owner_parts(parts, len(self._tail))
 
     def reset(self) -> None:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""
@@ -167,11 +171,11 @@ class Track:
         self, runs: dict[int, tuple[int, int]], found: list[int], gram_start: int, end_raw: int
     ) -> dict[int, tuple[int, int]]:
         extended: dict[int, tuple[int, int]] = {}
-        sources, m, mask = self.table.sources, self.table.m, (1 << _POSITION_BITS) - 1
+        sources, m, mask = self.table.sources, self.table.m, (1 << POSITION_BITS) - 1
         for packed in found:
             previous = runs.get(packed - 1)
             position = packed & mask
             start = previous if previous is not None else (gram_start, position - m + 1)
             extended[packed] = start
-            self.sink.run(sources[packed >> _POSITION_BITS], start[1], position, start[0], end_raw)
+            self.sink.run(sources[packed >> POSITION_BITS], start[1], position, start[0], end_raw)
         return extended

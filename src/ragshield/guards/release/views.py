@@ -54,6 +54,7 @@ class TextView:
     text: Track
     caesar: Track
     strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters (s = 2, 3, ...)
+    near: Any = None  # a `NearTrack`: copies with an edit every few symbols
     _last_letter: str = ""
 
     def feed(self, delta: str, offset: int) -> None:
@@ -67,6 +68,8 @@ class TextView:
             return
         symbols, owners = fold_text(piece, offset)
         self.text.feed(symbols, owners)
+        if self.near is not None:
+            self.near.feed(symbols, owners)
         # every 2nd / 3rd raw character at each phase: filler after every character, doubled text
         positions = range(offset, offset + len(piece))
         for stride_index, phases in enumerate(self.strides):
