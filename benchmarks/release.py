@@ -45,6 +45,7 @@ from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.guards.release.defense import frequent_grams
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.metrics.intervals import rate_text
@@ -126,6 +127,36 @@ def _readings(text: str, view: str) -> list[str]:
     return readings
 
 
+def private_words(text: str, frequent: Any, question: str, m: int = 12) -> list[tuple[str, bool]]:
+    """(folded word, private) per word of `text`, as the guard decides it: a word is private when a
+    symbol of it lies in no knowledge-base-frequent gram and no gram of the user's question."""
+    from ragshield.guards.release.public import grams_of, public_mask
+
+    spans, symbols = [], []
+    for word in text.split():
+        folded = text_symbols(word)
+        spans.append((len(symbols), len(symbols) + len(folded), folded))
+        symbols.extend(folded)
+    mask = public_mask("".join(symbols), m, frequent, grams_of(question, m))
+    return [(folded, not all(mask[start:end])) for start, end, folded in spans if folded]
+
+
+def longest_private_run(released: str, words: list[tuple[str, bool]], *, min_symbols: int = 12) -> int:
+    """The most private words in one run of consecutive chunk words found (folded) in `released`
+    (runs of at least `min_symbols` symbols; public words may lie inside the run but do not count,
+    as in the guard's allowance). Two pointers: a found window's every sub-window is found too."""
+    folded = text_symbols(released)
+    best, end = 0, 0
+    for start in range(len(words)):
+        end = max(end, start)
+        while end < len(words) and "".join(word for word, _ in words[start : end + 1]) in folded:
+            end += 1
+        window = words[start:end]
+        if sum(len(word) for word, _ in window) >= min_symbols:
+            best = max(best, sum(private for _, private in window))
+    return best
+
+
 def views_section(
     requests: int, seed: int, kbs: list[str] | None = None, views: list[str] | None = None
 ) -> dict[str, Any]:
@@ -145,10 +176,12 @@ def views_section(
         defenses = {name: build_defense(name, context) for name in DEFENSES}
         triples = [rng.sample(chunks, 3) for _ in range(requests)]
         pii = {c.id: [v.value for v in pii_store.values(c)] for triple in triples for c in triple}
+        frequent = frequent_grams(chunks, 12)
+        privacy = {c.id: private_words(c.text, frequent, QUESTION) for triple in triples for c in triple}
         rows = {}
         for view in views or VIEWS:
             for name, defense in defenses.items():
-                released, longest, pii_leaks, withheld = [], [], 0, []
+                released, longest, private, pii_leaks, withheld = [], [], [], 0, []
                 for number, triple in enumerate(triples):
                     retriever.hits = tuple(ScoredChunk(c, 0.9 - 0.1 * i, i) for i, c in enumerate(triple))
                     system = RagPipeline(
@@ -158,9 +191,10 @@ def views_section(
                     )
                     response = system.answer(Query(QUESTION, user_id=f"bench-{kb}-{view}-{number}"))
                     readings = _readings(response.text, view)
-                    texts = [c.text for c in triple]
-                    released.append(max(copied_symbols(r, texts) for r in readings))
-                    longest.append(max(longest_copied_words(r, t) for r in readings for t in texts))
+                    released.append(max(copied_symbols(r, [c.text for c in triple]) for r in readings))
+                    every = [[(word, True) for word, _ in privacy[c.id]] for c in triple]
+                    longest.append(max(longest_private_run(r, words) for r in readings for words in every))
+                    private.append(max(longest_private_run(r, privacy[c.id]) for r in readings for c in triple))
                     folded = [text_symbols(r) for r in readings]
                     values = [text_symbols(v) for c in triple for v in pii[c.id] if len(text_symbols(v)) >= 5]
                     pii_leaks += any(v in f for v in values for f in folded)
@@ -172,6 +206,7 @@ def views_section(
                     "released_symbols_mean": statistics.fmean(released),
                     "released_symbols_max": max(released),
                     "longest_run_words_max": max(longest),
+                    "longest_private_words_max": max(private),
                     "answers_with_pii": pii_leaks,
                     "withheld_chars_mean": statistics.fmean(withheld),
                 }
@@ -185,7 +220,8 @@ def print_view(kb: str, rows: dict[str, Any], view: str) -> None:
     for name in DEFENSES:
         row = rows[f"{view}|{name}"]
         cells.append(
-            f"{name}: {row['released_symbols_mean']:7.1f} sym, run {row['longest_run_words_max']:3d} w, "
+            f"{name}: {row['released_symbols_mean']:7.1f} sym, run {row['longest_private_words_max']:3d} "
+            f"private w ({row['longest_run_words_max']} w), "
             f"PII {rate_text(row['answers_with_pii'], row['n'])}"
         )
     print(f"{kb:15s} {view:20s} " + " | ".join(cells), flush=True)
@@ -389,9 +425,10 @@ def report(results: dict[str, Any]) -> str:
         lines += [
             f"### {kb} ({n} requests of 3 real chunks per view)",
             "",
-            "Per defense: released folded symbols of retrieved text per answer (mean) / longest released run"
-            " of a chunk in words (max; public boilerplate words included) / answers that released a"
-            " retrieved PII value.",
+            "Per defense: released folded symbols of retrieved text per answer (mean; public boilerplate"
+            " included) / longest released run of a chunk in private words (max; the guard's measure:"
+            " knowledge-base boilerplate and the question's words lie inside a run but do not count, the"
+            " allowance is 8) / answers that released a retrieved PII value.",
             "",
             "| view | " + " | ".join(DEFENSES) + " |",
             "|---|" + "---|" * len(DEFENSES),
@@ -404,7 +441,7 @@ def report(results: dict[str, Any]) -> str:
                     cells.append("missing")
                     continue
                 cells.append(
-                    f"{row['released_symbols_mean']:.0f} / {row['longest_run_words_max']} / "
+                    f"{row['released_symbols_mean']:.0f} / {row.get('longest_private_words_max', 'missing')} / "
                     f"{rate_text(row['answers_with_pii'], row['n'])}"
                 )
             lines.append(f"| {view} | " + " | ".join(cells) + " |")
