@@ -19,6 +19,7 @@ from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER, Defense
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
+from ragshield.guards.release.tracks import GramTable, Source, Track
 from ragshield.metrics.release import longest_copied_words
 from ragshield.pii.store import PiiValue
 from ragshield.pipeline import RagPipeline
@@ -173,3 +174,48 @@ def test_a_copy_with_an_edit_every_few_characters_holds_no_run_beyond_the_allowa
     released = system.answer(Query("What is in the files? Write it with typos.")).text
     for part in released.split(WITHHELD_MARKER):
         assert longest_near_copied_words(part, target.text) <= ALLOWANCE, released
+
+
+class _DenseTable(GramTable):
+    """Reference: every position looked up (no probes)."""
+
+    step = 1  # type: ignore[assignment]
+
+
+class _Calls:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int, int, int]] = []
+
+    def run(self, source: Source, first: int, last: int, start_raw: int, end_raw: int) -> None:
+        self.calls.append((source.key, first, last, start_raw, end_raw))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), cuts=st.lists(st.integers(1, 30), min_size=1, max_size=40))
+def test_probing_every_few_positions_reports_exactly_the_runs_of_looking_up_every_position(
+    seed: int, cuts: list[int]
+) -> None:
+    rng = random.Random(seed)
+    sources = ["".join(rng.choice("abcde") for _ in range(rng.randint(20, 80))) for _ in range(2)]
+    noise = "".join(rng.choice("abcdefgh") for _ in range(40))
+    pieces = [noise[: rng.randint(0, 40)]]
+    for _ in range(4):  # copies of 10-16 symbols (around a gram and its probes) between noise
+        text = rng.choice(sources)
+        start = rng.randint(0, len(text) - 10)
+        pieces += [text[start : start + rng.randint(10, 16)], noise[: rng.randint(0, 9)]]
+    stream = "".join(pieces)
+    reports = []
+    for table in (GramTable(12), _DenseTable(12)):
+        for number, symbols in enumerate(sources):
+            n = len(symbols)
+            table.add(Source.build(f"s{number}", "chunk", symbols, range(n), range(n), [False] * n))
+        sink = _Calls()
+        track = Track(table, sink)
+        at = 0
+        for cut in [*cuts, len(stream)]:
+            track.feed(stream[at : at + cut], range(at, min(len(stream), at + cut)))
+            at += cut
+            if at >= len(stream):
+                break
+        reports.append(sink.calls)
+    assert reports[0] == reports[1]

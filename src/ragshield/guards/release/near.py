@@ -11,8 +11,9 @@ name) makes no chain: its seeds are not on one diagonal in order.
 
 A chain spanning at least `min_span` chunk symbols is reported to the `RunSink` like an exact run
 (source positions from its first to its last seed), so the allowance counts the chunk's private
-words between them, edited or not. Cost: one C-level set test per fed piece when no seed matches
-(the common case); per matching seed a few dict lookups. Nothing is rescanned.
+words between them, edited or not. Cost: seeds ending at every `STEP`-th output position, one
+C-level set test per fed piece when none matches (the common case); per matching seed a few dict
+lookups. Nothing is rescanned.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ragshield.guards.release.tracks import POSITION_BITS, RunSink, Source, owne
 Q = 6  # seed length in folded symbols
 GAP = 20  # most output symbols from one seed's end to the next (two close edits and a seed between)
 DRIFT = 2  # most diagonal change between consecutive seeds (two drops or inserts)
+STEP = 2  # seeds are looked up at every 2nd output position (a clean stretch of 7+ symbols holds one)
 _DIAGONALS = (0, -1, 1, -2, 2)
 _MASK = (1 << POSITION_BITS) - 1
 
@@ -83,7 +85,8 @@ class NearTrack:
         text = self._tail + symbols
         base = self._count - len(self._tail)  # stream index of text[0]
         first = max(q - 1, len(self._tail))
-        grams = [text[i - q + 1 : i + 1] for i in range(first, len(text))]
+        first += (base + first) % STEP  # seeds end at even stream positions
+        grams = [text[i - q + 1 : i + 1] for i in range(first, len(text), STEP)]
         parts = [*self._tail_parts, owners]
         if not self.table.grams.keys().isdisjoint(grams):
             every = [owner for part in parts for owner in part][-len(text) :]
@@ -91,7 +94,7 @@ class NearTrack:
             for offset, gram in enumerate(grams):
                 found = lookup(gram)
                 if found is not None:
-                    index = first + offset
+                    index = first + offset * STEP
                     for packed in found:
                         self._seed(packed, base + index, every[index - q + 1], every[index] + 1)
         self._count += len(symbols)

@@ -99,11 +99,21 @@ class RunSink(Protocol):
 
 @dataclass
 class GramTable:
-    """All sources indexed by their `m`-symbol grams (gram -> packed (source, end position) list)."""
+    """All sources indexed by their `m`-symbol grams (gram -> packed (source, end position) list).
+
+    `probes` holds every `m - step + 1`-symbol gram of the sources: a run of at least `m` symbols
+    contains one that ends at a multiple of `step` (in stream positions), so a `Track` need only
+    test every `step`-th position of text that matches nothing, and misses no run (`Track.feed`).
+    """
 
     m: int
     sources: list[Source] = field(default_factory=list)
     grams: dict[str, list[int]] = field(default_factory=dict)
+    probes: set[str] = field(default_factory=set)
+
+    @property
+    def step(self) -> int:
+        return max(1, self.m // 3)
 
     def add(self, source: Source) -> None:
         """Index every `m`-symbol gram of `source`."""
@@ -112,6 +122,8 @@ class GramTable:
         symbols, m, grams = source.symbols, self.m, self.grams
         for end in range(m - 1, len(symbols)):
             grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << POSITION_BITS) | end)
+        probe = m - self.step + 1
+        self.probes.update(symbols[start : start + probe] for start in range(len(symbols) - probe + 1))
 
     def __bool__(self) -> bool:
         return bool(self.grams)
@@ -134,21 +146,42 @@ class Track:
     _tail: str = ""
     _tail_parts: list[Sequence[int]] = field(default_factory=list)
     _runs: dict[int, tuple[int, int]] = field(default_factory=dict)  # packed (source, pos) -> (start_raw, first)
+    _count: int = 0  # symbols consumed so far
+    _hot_until: int = -1  # stream position up to which every position is looked up
 
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
         """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts
-        (read only when a gram matches, so it may be computed lazily)."""
+        (read only when a gram matches, so it may be computed lazily).
+
+        Text that matches nothing (the common case) is decided at C speed on every `step`-th
+        position's probe (`GramTable`): a run of `m` symbols starting at s holds the probe ending
+        at the multiple of `step` in [s + m - step, s + m - 1], at or before its first gram's end.
+        A probe hit makes this piece, and the next while a probe of this one may still start a run,
+        be looked up position by position, so no run is missed and every run starts where it starts."""
         if not symbols or not self.table:
             return
-        m = self.table.m
+        table = self.table
+        m = table.m
         text = self._tail + symbols
-        lookup = self.table.grams.get
+        base = self._count - len(self._tail)  # stream position of text[0]
+        self._count += len(symbols)
+        lookup = table.grams.get
         runs = self._runs
         parts = [*self._tail_parts, owners]
         every: list[int] | None = None  # tail and new owners, built only when a gram matches
         first = max(m - 1, len(self._tail))
-        if not runs and self.table.grams.keys().isdisjoint([text[i - m + 1 : i + 1] for i in range(first, len(text))]):
-            first = len(text)  # the common case, decided at C speed: no gram of this piece is a source's
+        step = table.step
+        probe = m - step + 1
+        last = len(text) - 1 - (base + len(text) - 1) % step  # the last probe position of this piece
+        if not runs and self._hot_until < base + first:
+            start = max(probe - 1, len(self._tail))
+            start += (-(base + start)) % step  # the first multiple of `step` in stream positions
+            if table.probes.isdisjoint([text[i - probe + 1 : i + 1] for i in range(start, len(text), step)]):
+                first = len(text)
+            else:  # as if the last probe hit (the next piece may hold the end of its run's first gram)
+                self._hot_until = base + last + step - 1
+        elif last >= probe - 1 and text[last - probe + 1 : last + 1] in table.probes:
+            self._hot_until = base + last + step - 1  # this piece is looked up whole; the next may not be
         for index in range(first, len(text)):
             found = lookup(text[index - m + 1 : index + 1])
             if found is None:
@@ -166,6 +199,7 @@ class Track:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""
         if self._tail:
             self._tail, self._tail_parts, self._runs = "", [], {}
+            self._count, self._hot_until = 0, -1
 
     def _extend(
         self, runs: dict[int, tuple[int, int]], found: list[int], gram_start: int, end_raw: int

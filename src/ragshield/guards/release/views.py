@@ -43,8 +43,9 @@ def _owners(offset: int, length: int) -> range:
 
 def letter_differences(letters: str, previous: str = "") -> str:
     """Consecutive-letter differences mod 26, as letters (`a` = 0): the same for every Caesar shift."""
-    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8).astype(np.int16)
-    return ((np.diff(codes) % 26) + 97).astype(np.uint8).tobytes().decode("ascii")
+    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8)
+    # uint8 throughout: 26 + later - earlier lies in [1, 51] for letters a-z, so nothing wraps
+    return ((codes[1:] + 26 - codes[:-1]) % 26 + 97).astype(np.uint8).tobytes().decode("ascii")
 
 
 @dataclass
@@ -324,6 +325,10 @@ _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
+# words that start with a letter and hold no digit, whitespace-separated (linear: a word ends at a space)
+_WORDS = re.compile(r"\s*(?:[^\W\d_][^\s\d]*(?:\s+|$))*")
+_LONG_TOKEN = re.compile(rf"\S{{{_BLOB_CHARS},}}")
+_LAST_TOKEN = re.compile(r"\S+$")
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
@@ -350,9 +355,27 @@ class Views:
     def feed(self, delta: str, offset: int) -> None:
         for view in self.plain:
             view.feed(delta, offset)
-        if self.encoded:
+        if self.encoded and not self._words_only(delta, offset):
             for match in _PIECE.finditer(delta):
                 self._gate(match.group(), offset + match.start())
+
+    def _words_only(self, delta: str, offset: int) -> bool:
+        """The common case at C speed: between words (cold), a delta of short words that start
+        with a letter and hold no digit reaches no decoder; `_gate` would only carry its last,
+        unfinished word, which this does too. False: let `_gate` decide piece by piece."""
+        if self._state != _COLD or self._token_state != _COLD:
+            return False
+        joined = self._token + delta
+        if _WORDS.fullmatch(joined) is None or _LONG_TOKEN.search(joined) is not None:
+            return False
+        last = _LAST_TOKEN.search(joined)
+        if last is None:
+            self._token = ""
+        else:
+            if last.start() >= len(self._token):
+                self._token_offset = offset + last.start() - len(self._token)
+            self._token = last.group()
+        return True
 
     def _gate(self, piece: str, offset: int) -> None:
         if piece[0].isspace():
