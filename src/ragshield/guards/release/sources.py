@@ -19,10 +19,10 @@ from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
 from ragshield.guards.release.near import NearTable, NearTrack
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
 from ragshield.guards.release.radix import SPECS, RadixView
+from ragshield.guards.release.spelled import SpelledView
 from ragshield.guards.release.tracks import GramTable, RunSink, Source, Track
 from ragshield.guards.release.views import (
     Rot47View,
-    SpelledView,
     TextView,
     UnescapeView,
     UntaggedView,

@@ -13,7 +13,7 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
 * `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
   `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
-* `SpelledView`: NATO phonetic words, digit words and Morse code read back as characters.
+* `SpelledView` (`spelled.py`): NATO phonetic words, digit words and Morse code read back as characters.
 
 Reversed copies need no view: the sources include each text reversed.
 """
@@ -192,7 +192,7 @@ def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> 
 
 
 @dataclass
-class _HoldingView:
+class HoldingView:
     """A view that holds back the end of each piece that the next delta may still change (an
     unfinished escape or word), then feeds the rest; subclasses say where to cut (`_cut`) and what
     to do with the text (`_feed`)."""
@@ -222,7 +222,7 @@ class _HoldingView:
 
 
 @dataclass
-class UnescapeView(_HoldingView):
+class UnescapeView(HoldingView):
     """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
     boundary is held until the next delta."""
 
@@ -239,86 +239,6 @@ class UnescapeView(_HoldingView):
         twice, owners = unescape(once, owners, bare_numbers=False)
         symbols, positions = fold_text(twice)
         self.track.feed(symbols, [owners[i] for i in positions])
-
-
-# fmt: off
-_SPELLED = {
-    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
-    "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
-    "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
-    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y",
-    "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "niner": "9",
-}
-_MORSE = {
-    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
-    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
-    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
-    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
-    "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "-..-.": "/", "..--..": "?",
-    "-.-.--": "!", "---...": ":", "-....-": "-", ".--.-.": "@",
-}
-# fmt: on
-_TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
-_MORSE_CHARS = ".-·•−–—_"
-_RECENT_CHARS = 160
-_SPELLED_WORDS = frozenset(_SPELLED)
-_LATIN_WORD = re.compile(r"[a-z]+")
-_MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
-_LONGEST_SPELLED = 24
-_MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
-
-
-def _standalone(text: str, start: int, end: int) -> bool:
-    """Is text[start:end] bounded by whitespace, `/` or the ends of the text?"""
-    before = text[start - 1] if start else " "
-    after = text[end] if end < len(text) else " "
-    return (before.isspace() or before == "/") and (after.isspace() or after == "/")
-
-
-@dataclass
-class SpelledView(_HoldingView):
-    """The answer with NATO words, digit words and Morse code read back as characters, other words
-    kept (digits written as words inside plain text), folded, for one track."""
-
-    _active: bool = False  # a spelled token was seen: from there on this view follows the answer
-    _recent: str = ""  # the text before that, so a run can start before the first spelled token
-    _recent_offset: int = 0
-
-    def _cut(self, text: str) -> int:
-        last = len(text)
-        while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
-            last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
-        return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
-
-    def _feed(self, text: str, start: int) -> None:
-        if not text:
-            return
-        if not self._active:
-            if _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) and _MORSE_HINT.search(text) is None:
-                self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
-                self._recent_offset -= len(self._recent)
-                return
-            self._active = True
-            text, start = self._recent + text, start - len(self._recent)
-            self._recent = ""
-        chars: list[str] = []
-        owners: list[int] = []
-        for match in _TOKEN.finditer(text):
-            token = match.group()
-            if token[0] in _MORSE_CHARS:
-                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
-                alone = _standalone(text, match.start(), match.end())
-                char = _MORSE.get(token.translate(_MORSE_FOLD)) if alone else None
-                if char is None:
-                    continue  # unknown Morse or punctuation: nothing
-            else:
-                char = _SPELLED.get(token.lower())
-            if char is None:
-                char = token
-            chars.append(char)
-            owners.extend([start + match.start()] * len(char))
-        self.track.feed(*fold_text_at("".join(chars), owners))
 
 
 _PIECE = re.compile(r"\S+|\s+")
