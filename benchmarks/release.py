@@ -505,6 +505,22 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+NOTES_HEADING = "## Reading the tables"
+
+
+def hand_written_notes() -> str:
+    """The hand-written `## Reading the tables` section of the current report (kept on regeneration;
+    its figures are updated by hand), or "" when there is none."""
+    if not REPORT.is_file():
+        return ""
+    text = REPORT.read_text()
+    start = text.find(NOTES_HEADING)
+    if start == -1:
+        return ""
+    end = text.find("\n## ", start + len(NOTES_HEADING))
+    return text[start : end + 1 if end != -1 else len(text)].rstrip() + "\n\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sections = ["views", "cost", "benign", "replay"]
@@ -537,7 +553,7 @@ def main() -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     if args.report:
-        REPORT.write_text(REPORT_HEADER + report(results))
+        REPORT.write_text(REPORT_HEADER + hand_written_notes() + report(results))
         print(f"wrote {REPORT.relative_to(REPO)}")
     print(f"wrote {RESULTS.relative_to(REPO)}")
 

@@ -7,9 +7,10 @@ the answer (`views.py`, `radix.py`); a `Track` per view follows the runs that co
 monitor withholds:
 
 * `echo`: a run longer than the allowance (`allowance_words` chunk words, or `allowance_chars`
-  folded symbols): the whole run, as far back as it is still unreleased;
+  folded symbols), exact or a near copy with an edit every few symbols (`near.py`): the whole run,
+  as far back as it is still unreleased;
 * `budget`: any run of at least `gram` symbols of a chunk this user has already received more than
-  `budget_share` of (see `budget.py`);
+  `budget_share` of, in earlier answers and this one (see `budget.py`);
 * `pii`: a whole PII value of a retrieved record that the user's message does not contain;
 * `unnatural`: a long run of output that is not natural language, when records were retrieved.
 
