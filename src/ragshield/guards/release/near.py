@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragshield.guards.release.tracks import POSITION_BITS, RunSink, Source, owner_parts
+from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, owner_parts
 
 Q = 6  # seed length in folded symbols
 GAP = 20  # most output symbols from one seed's end to the next (two close edits and a seed between)
@@ -31,24 +31,9 @@ _DIAGONALS = (0, -1, 1, -2, 2)
 _MASK = (1 << POSITION_BITS) - 1
 
 
-@dataclass
-class NearTable:
-    """Chunk sources indexed by their `q`-symbol seeds (gram -> packed (source, end position) list)."""
-
-    q: int = Q
-    sources: list[Source] = field(default_factory=list)
-    grams: dict[str, list[int]] = field(default_factory=dict)
-
-    def add(self, source: Source) -> None:
-        """Index every `q`-symbol gram of `source`."""
-        index = len(self.sources)
-        self.sources.append(source)
-        symbols, q, grams = source.symbols, self.q, self.grams
-        for end in range(q - 1, len(symbols)):
-            grams.setdefault(symbols[end - q + 1 : end + 1], []).append((index << POSITION_BITS) | end)
-
-    def __bool__(self) -> bool:
-        return bool(self.grams)
+def near_table() -> GramTable:
+    """An empty table of chunk sources indexed by their `Q`-symbol seeds."""
+    return GramTable(Q, probed=False)
 
 
 @dataclass(slots=True)
@@ -64,12 +49,12 @@ class NearTrack:
     """One output stream followed through a `NearTable` (see the module docstring).
 
     Args:
-        table: the chunk sources.
+        table: the chunk sources (`near_table`).
         sink: told about every chain step once the chain spans `min_span` chunk symbols.
         min_span: chunk symbols a chain must span to be reported (the exact tracks' gram length).
     """
 
-    table: NearTable
+    table: GramTable
     sink: RunSink
     min_span: int = 12
     _tail: str = ""
@@ -81,7 +66,7 @@ class NearTrack:
         """Consume new symbols; `owners[i]` is the raw offset of symbol i (read only on a seed)."""
         if not symbols or not self.table:
             return
-        q = self.table.q
+        q = self.table.m
         text = self._tail + symbols
         base = self._count - len(self._tail)  # stream index of text[0]
         first = max(q - 1, len(self._tail))
@@ -122,7 +107,7 @@ class NearTrack:
                     chains[(source, diagonal)] = chain
                 break
         if chain is None:
-            chain = chains[(source, diagonal)] = _Chain(position - self.table.q + 1, position, out, start_raw)
+            chain = chains[(source, diagonal)] = _Chain(position - self.table.m + 1, position, out, start_raw)
         else:
             chain.last, chain.out = position, out
         if chain.last - chain.first + 1 >= self.min_span:

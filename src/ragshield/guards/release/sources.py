@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
-from ragshield.guards.release.near import NearTable, NearTrack
+from ragshield.guards.release.near import NearTrack, near_table
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
 from ragshield.guards.release.radix import SPECS, RadixView
 from ragshield.guards.release.spelled import SpelledView
@@ -59,7 +59,7 @@ class RequestSources:
     pii: GramTable
     differences: GramTable
     pii_differences: GramTable
-    near: NearTable = field(default_factory=NearTable)  # chunks forward, for copies with edits
+    near: GramTable = field(default_factory=near_table)  # chunks forward, for copies with edits
     canonical: dict[str, str] = field(default_factory=dict)  # chunk id -> folded text symbols
     over_budget: set[str] = field(default_factory=set)
     pii_count: int = 0

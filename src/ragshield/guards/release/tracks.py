@@ -107,6 +107,7 @@ class GramTable:
     """
 
     m: int
+    probed: bool = True  # build `probes` (a `NearTrack`'s table needs none)
     sources: list[Source] = field(default_factory=list)
     grams: dict[str, list[int]] = field(default_factory=dict)
     probes: set[str] = field(default_factory=set)
@@ -122,6 +123,8 @@ class GramTable:
         symbols, m, grams = source.symbols, self.m, self.grams
         for end in range(m - 1, len(symbols)):
             grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << POSITION_BITS) | end)
+        if not self.probed:
+            return
         probe = m - self.step + 1
         self.probes.update(symbols[start : start + probe] for start in range(len(symbols) - probe + 1))
 
