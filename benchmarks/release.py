@@ -440,9 +440,11 @@ def report(results: dict[str, Any]) -> str:
                 if row is None:
                     cells.append("missing")
                     continue
+                private = row.get("longest_private_words_max")
+                earlier = f"({row['longest_run_words_max']} all words, earlier run)"
+                run = f"{private}" if private is not None else earlier
                 cells.append(
-                    f"{row['released_symbols_mean']:.0f} / {row.get('longest_private_words_max', 'missing')} / "
-                    f"{rate_text(row['answers_with_pii'], row['n'])}"
+                    f"{row['released_symbols_mean']:.0f} / {run} / {rate_text(row['answers_with_pii'], row['n'])}"
                 )
             lines.append(f"| {view} | " + " | ".join(cells) + " |")
         lines.append("")
