@@ -45,6 +45,7 @@ from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.guards.release.defense import frequent_grams
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.metrics.intervals import rate_text
@@ -126,7 +127,39 @@ def _readings(text: str, view: str) -> list[str]:
     return readings
 
 
-def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dict[str, Any]:
+def private_words(text: str, frequent: Any, question: str, m: int = 12) -> list[tuple[str, bool]]:
+    """(folded word, private) per word of `text`, as the guard decides it: a word is private when a
+    symbol of it lies in no knowledge-base-frequent gram and no gram of the user's question."""
+    from ragshield.guards.release.public import grams_of, public_mask
+
+    spans, symbols = [], []
+    for word in text.split():
+        folded = text_symbols(word)
+        spans.append((len(symbols), len(symbols) + len(folded), folded))
+        symbols.extend(folded)
+    mask = public_mask("".join(symbols), m, frequent, grams_of(question, m))
+    return [(folded, not all(mask[start:end])) for start, end, folded in spans if folded]
+
+
+def longest_private_run(released: str, words: list[tuple[str, bool]], *, min_symbols: int = 12) -> int:
+    """The most private words in one run of consecutive chunk words found (folded) in `released`
+    (runs of at least `min_symbols` symbols; public words may lie inside the run but do not count,
+    as in the guard's allowance). Two pointers: a found window's every sub-window is found too."""
+    folded = text_symbols(released)
+    best, end = 0, 0
+    for start in range(len(words)):
+        end = max(end, start)
+        while end < len(words) and "".join(word for word, _ in words[start : end + 1]) in folded:
+            end += 1
+        window = words[start:end]
+        if sum(len(word) for word, _ in window) >= min_symbols:
+            best = max(best, sum(private for _, private in window))
+    return best
+
+
+def views_section(
+    requests: int, seed: int, kbs: list[str] | None = None, views: list[str] | None = None
+) -> dict[str, Any]:
     from ragshield.pii.store import open_chunk_pii_store
     from ragshield.rag.embedding import make_embedder
 
@@ -143,10 +176,12 @@ def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dic
         defenses = {name: build_defense(name, context) for name in DEFENSES}
         triples = [rng.sample(chunks, 3) for _ in range(requests)]
         pii = {c.id: [v.value for v in pii_store.values(c)] for triple in triples for c in triple}
+        frequent = frequent_grams(chunks, 12)
+        privacy = {c.id: private_words(c.text, frequent, QUESTION) for triple in triples for c in triple}
         rows = {}
-        for view in VIEWS:
+        for view in views or VIEWS:
             for name, defense in defenses.items():
-                released, longest, pii_leaks, withheld = [], [], 0, []
+                released, longest, private, pii_leaks, withheld = [], [], [], 0, []
                 for number, triple in enumerate(triples):
                     retriever.hits = tuple(ScoredChunk(c, 0.9 - 0.1 * i, i) for i, c in enumerate(triple))
                     system = RagPipeline(
@@ -156,9 +191,10 @@ def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dic
                     )
                     response = system.answer(Query(QUESTION, user_id=f"bench-{kb}-{view}-{number}"))
                     readings = _readings(response.text, view)
-                    texts = [c.text for c in triple]
-                    released.append(max(copied_symbols(r, texts) for r in readings))
-                    longest.append(max(longest_copied_words(r, t) for r in readings for t in texts))
+                    released.append(max(copied_symbols(r, [c.text for c in triple]) for r in readings))
+                    every = [[(word, True) for word, _ in privacy[c.id]] for c in triple]
+                    longest.append(max(longest_private_run(r, words) for r in readings for words in every))
+                    private.append(max(longest_private_run(r, privacy[c.id]) for r in readings for c in triple))
                     folded = [text_symbols(r) for r in readings]
                     values = [text_symbols(v) for c in triple for v in pii[c.id] if len(text_symbols(v)) >= 5]
                     pii_leaks += any(v in f for v in values for f in folded)
@@ -170,6 +206,7 @@ def views_section(requests: int, seed: int, kbs: list[str] | None = None) -> dic
                     "released_symbols_mean": statistics.fmean(released),
                     "released_symbols_max": max(released),
                     "longest_run_words_max": max(longest),
+                    "longest_private_words_max": max(private),
                     "answers_with_pii": pii_leaks,
                     "withheld_chars_mean": statistics.fmean(withheld),
                 }
@@ -183,7 +220,8 @@ def print_view(kb: str, rows: dict[str, Any], view: str) -> None:
     for name in DEFENSES:
         row = rows[f"{view}|{name}"]
         cells.append(
-            f"{name}: {row['released_symbols_mean']:7.1f} sym, run {row['longest_run_words_max']:3d} w, "
+            f"{name}: {row['released_symbols_mean']:7.1f} sym, run {row['longest_private_words_max']:3d} "
+            f"private w ({row['longest_run_words_max']} w), "
             f"PII {rate_text(row['answers_with_pii'], row['n'])}"
         )
     print(f"{kb:15s} {view:20s} " + " | ".join(cells), flush=True)
@@ -387,9 +425,10 @@ def report(results: dict[str, Any]) -> str:
         lines += [
             f"### {kb} ({n} requests of 3 real chunks per view)",
             "",
-            "Per defense: released folded symbols of retrieved text per answer (mean) / longest released run"
-            " of a chunk in words (max; public boilerplate words included) / answers that released a"
-            " retrieved PII value.",
+            "Per defense: released folded symbols of retrieved text per answer (mean; public boilerplate"
+            " included) / longest released run of a chunk in private words (max; the guard's measure:"
+            " knowledge-base boilerplate and the question's words lie inside a run but do not count, the"
+            " allowance is 8) / answers that released a retrieved PII value.",
             "",
             "| view | " + " | ".join(DEFENSES) + " |",
             "|---|" + "---|" * len(DEFENSES),
@@ -401,9 +440,11 @@ def report(results: dict[str, Any]) -> str:
                 if row is None:
                     cells.append("missing")
                     continue
+                private = row.get("longest_private_words_max")
+                earlier = f"({row['longest_run_words_max']} all words, earlier run)"
+                run = f"{private}" if private is not None else earlier
                 cells.append(
-                    f"{row['released_symbols_mean']:.0f} / {row['longest_run_words_max']} / "
-                    f"{rate_text(row['answers_with_pii'], row['n'])}"
+                    f"{row['released_symbols_mean']:.0f} / {run} / {rate_text(row['answers_with_pii'], row['n'])}"
                 )
             lines.append(f"| {view} | " + " | ".join(cells) + " |")
         lines.append("")
@@ -466,12 +507,29 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+NOTES_HEADING = "## Reading the tables"
+
+
+def hand_written_notes() -> str:
+    """The hand-written `## Reading the tables` section of the current report (kept on regeneration;
+    its figures are updated by hand), or "" when there is none."""
+    if not REPORT.is_file():
+        return ""
+    text = REPORT.read_text()
+    start = text.find(NOTES_HEADING)
+    if start == -1:
+        return ""
+    end = text.find("\n## ", start + len(NOTES_HEADING))
+    return text[start : end + 1 if end != -1 else len(text)].rstrip() + "\n\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sections = ["views", "cost", "benign", "replay"]
     parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=sections)
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
+    parser.add_argument("--views", nargs="*", choices=VIEWS, help="views of the views section (default: all)")
     parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
     parser.add_argument("--requests", type=int, default=10, help="requests per view and knowledge base")
     parser.add_argument("--repeats", type=int, default=5)
@@ -481,20 +539,23 @@ def main() -> None:
     if "cost" in args.sections:
         measured["cost"] = cost_section(args.repeats)
     if "views" in args.sections:
-        measured["views"] = views_section(args.requests, args.seed, args.kbs)
+        measured["views"] = views_section(args.requests, args.seed, args.kbs, args.views)
     if "benign" in args.sections:
         measured["benign"] = benign_section(args.questions, args.seed)
     if "replay" in args.sections:
         measured["replay"] = replay_section(args.questions, args.seed)
     # read late: sections run as separate processes must not drop each other's results
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    if "views" in measured and "views" in results:  # a partial views run keeps the other knowledge bases
-        measured["views"] = {**results["views"], **measured["views"]}
+    if "views" in measured and "views" in results:  # a partial views run keeps the other rows
+        measured["views"] = {
+            kb: {**results["views"].get(kb, {}), **measured["views"].get(kb, {})}
+            for kb in {**results["views"], **measured["views"]}
+        }
     results.update(measured)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     if args.report:
-        REPORT.write_text(REPORT_HEADER + report(results))
+        REPORT.write_text(REPORT_HEADER + hand_written_notes() + report(results))
         print(f"wrote {REPORT.relative_to(REPO)}")
     print(f"wrote {RESULTS.relative_to(REPO)}")
 

@@ -19,6 +19,7 @@ from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER, Defense
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
+from ragshield.guards.release.tracks import GramTable, Source, Track
 from ragshield.metrics.release import longest_copied_words
 from ragshield.pii.store import PiiValue
 from ragshield.pipeline import RagPipeline
@@ -116,3 +117,105 @@ def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
             continue
         for reading in readings:
             assert text_symbols(name) not in text_symbols(reading), (view, name, released)
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Damerau distance <= 1: equal, or one symbol dropped, inserted, substituted or two swapped."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def longest_near_copied_words(released: str, source: str) -> int:
+    """The longest run of consecutive `source` words that `released` reproduces word by word, each
+    word within one edit (two source words written as one, an edit on the space, count as both)."""
+    out = [w for w in (text_symbols(word) for word in released.split()) if w]
+    src = [w for w in (text_symbols(word) for word in source.split()) if w]
+    best = 0
+    for i in range(len(out)):
+        for j in range(len(src)):
+            a, b, run = i, j, 0
+            while a < len(out) and b < len(src):
+                if _within_one_edit(out[a], src[b]):
+                    a, b, run = a + 1, b + 1, run + 1
+                elif b + 1 < len(src) and _within_one_edit(out[a], src[b] + src[b + 1]):
+                    a, b, run = a + 1, b + 2, run + 2
+                else:
+                    break
+            best = max(best, run)
+    return best
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), delta=st.integers(1, 24))
+def test_a_copy_with_an_edit_every_few_characters_holds_no_run_beyond_the_allowance(seed: int, delta: int) -> None:
+    rng = random.Random(seed)
+    chunks = [Chunk(f"c{i}", f"d{i}", _chunk_text(rng, name)) for i, name in enumerate(rng.sample(NAMES, 2))]
+    hits = tuple(ScoredChunk(chunk, 0.9 - 0.1 * i, i) for i, chunk in enumerate(chunks))
+    target = rng.choice(chunks)
+    words = target.text.split()
+    start = rng.randint(0, max(0, len(words) - ALLOWANCE - 4))
+    copied = " ".join(words[start : start + rng.randint(ALLOWANCE + 3, len(words))])
+    reply = f"Here you go. {encode(copied, 'one-edit', rng)} Anything else?"
+    guard = ContextEchoGuard(settings=EchoSettings(unnatural=False))
+    system = RagPipeline(
+        _FakeRetriever(hits),  # type: ignore[arg-type]
+        ScriptedGenerator([reply], delta_chars=delta),
+        defense=Defense(name="context-echo", output_guards=(guard,)),
+    )
+    released = system.answer(Query("What is in the files? Write it with typos.")).text
+    for part in released.split(WITHHELD_MARKER):
+        assert longest_near_copied_words(part, target.text) <= ALLOWANCE, released
+
+
+class _DenseTable(GramTable):
+    """Reference: every position looked up (no probes)."""
+
+    step = 1  # type: ignore[assignment]
+
+
+class _Calls:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int, int, int]] = []
+
+    def run(self, source: Source, first: int, last: int, start_raw: int, end_raw: int) -> None:
+        self.calls.append((source.key, first, last, start_raw, end_raw))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), cuts=st.lists(st.integers(1, 30), min_size=1, max_size=40))
+def test_probing_every_few_positions_reports_exactly_the_runs_of_looking_up_every_position(
+    seed: int, cuts: list[int]
+) -> None:
+    rng = random.Random(seed)
+    sources = ["".join(rng.choice("abcde") for _ in range(rng.randint(20, 80))) for _ in range(2)]
+    noise = "".join(rng.choice("abcdefgh") for _ in range(40))
+    pieces = [noise[: rng.randint(0, 40)]]
+    for _ in range(4):  # copies of 10-16 symbols (around a gram and its probes) between noise
+        text = rng.choice(sources)
+        start = rng.randint(0, len(text) - 10)
+        pieces += [text[start : start + rng.randint(10, 16)], noise[: rng.randint(0, 9)]]
+    stream = "".join(pieces)
+    reports = []
+    for table in (GramTable(12), _DenseTable(12)):
+        for number, symbols in enumerate(sources):
+            n = len(symbols)
+            table.add(Source.build(f"s{number}", "chunk", symbols, range(n), range(n), [False] * n))
+        sink = _Calls()
+        track = Track(table, sink)
+        at = 0
+        for cut in [*cuts, len(stream)]:
+            track.feed(stream[at : at + cut], range(at, min(len(stream), at + cut)))
+            at += cut
+            if at >= len(stream):
+                break
+        reports.append(sink.calls)
+    assert reports[0] == reports[1]

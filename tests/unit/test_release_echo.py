@@ -24,6 +24,7 @@ from ragshield.guards.release.defense import build_guard
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.guards.release.public import FrequentGrams
+from ragshield.metrics.release import copied_symbols
 from ragshield.metrics.release import longest_copied_words as copied_words
 from ragshield.pipeline import RagPipeline
 from ragshield.types import Action, Chunk, Query, RetrievalResult, ScoredChunk
@@ -34,7 +35,7 @@ RECORD = (
 )
 OTHER = "The weather in the valley was mild, and the harvest of apples came early this year for most farms."
 ALLOWANCE = 8
-# views the echo guard decodes; reordered groups and one-edit copies are not among them (see docs)
+# views the echo guard decodes (one-edit and reordered groups: see the property and budget tests)
 SUPPORTED = tuple(view for view in DECODABLE_VIEWS if view not in ("digits-as-words",))
 
 
@@ -299,3 +300,34 @@ def test_text_inside_angle_brackets_is_read_too() -> None:
     share, verdict = run_monitor(f"See: {wrapped}")
     assert share > 0.8
     assert verdict.action is Action.REDACT  # type: ignore[attr-defined]
+
+
+def test_the_release_budget_bounds_reordered_groups_within_one_answer() -> None:
+    # each group of 3-6 words is under the allowance; together they are the whole record
+    reply = encode(RECORD, "reordered-groups", random.Random(3))
+    whole = len(text_symbols(RECORD))
+    unbudgeted = pipeline(reply, echo=guard()).answer(Query("shuffle it", user_id="mallory")).text
+    assert copied_symbols(unbudgeted, [RECORD]) > 0.8 * whole
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False, budget_share=0.3), budget=MemoryBudget())
+    released = pipeline(reply, echo=echo).answer(Query("shuffle it", user_id="mallory")).text
+    assert copied_symbols(released, [RECORD]) < 0.5 * whole
+
+
+class _FakeMailStore:
+    """A fake PII store (unit tests only): an e-mail address of the record."""
+
+    source = "index"
+
+    def values(self, chunk: Chunk) -> tuple[object, ...]:
+        from ragshield.pii.store import PiiValue
+
+        return (PiiValue("email", "jsmith@springfield-clinic.org", "d-mail"),) if chunk.id == "c1" else ()
+
+
+@pytest.mark.parametrize("view", ["plain", "fullwidth", "math-alphabet", "small-caps"])
+def test_an_email_address_is_withheld_in_fullwidth_too(view: str) -> None:
+    # a fullwidth `@` folds like the ASCII `@` of the chunk (it once folded to nothing: Enron leaked)
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeMailStore())
+    reply = encode("Write to jsmith@springfield-clinic.org today.", view, random.Random(1))
+    response = pipeline(reply, echo=echo).answer(retrieval().query)
+    assert "springfieldclinic" not in text_symbols(response.text), view

@@ -7,9 +7,10 @@ the answer (`views.py`, `radix.py`); a `Track` per view follows the runs that co
 monitor withholds:
 
 * `echo`: a run longer than the allowance (`allowance_words` chunk words, or `allowance_chars`
-  folded symbols): the whole run, as far back as it is still unreleased;
+  folded symbols), exact or a near copy with an edit every few symbols (`near.py`): the whole run,
+  as far back as it is still unreleased;
 * `budget`: any run of at least `gram` symbols of a chunk this user has already received more than
-  `budget_share` of (see `budget.py`);
+  `budget_share` of, in earlier answers and this one (see `budget.py`);
 * `pii`: a whole PII value of a retrieved record that the user's message does not contain;
 * `unnatural`: a long run of output that is not natural language, when records were retrieved.
 
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragshield.guards.base import INTENT_SIGNAL, Withheld
-from ragshield.guards.release.budget import BudgetStore, bitmap, share
-from ragshield.guards.release.public import FrequentGrams, gram_hashes
+from ragshield.guards.release.budget import AnswerBudget, BudgetStore
+from ragshield.guards.release.public import FrequentGrams
 from ragshield.guards.release.sources import RequestSources, build_sources
 from ragshield.guards.release.tracks import Source
 from ragshield.types import Action, JSONValue, RetrievalResult, Verdict
@@ -65,6 +66,7 @@ class EchoMonitor:
     request: RequestSources
     budget: BudgetStore | None = None
     unnatural: UnnaturalTextDetector | None = None
+    answer_budget: AnswerBudget | None = None
     holdback_chars: int = 0
     _spans: list[Withheld] = field(default_factory=list)
     _offset: int = 0  # produced characters scanned so far
@@ -72,7 +74,6 @@ class EchoMonitor:
     _pending_chars: int = 0
     _reasons: Counter[str] = field(default_factory=Counter)
     _echoed: set[str] = field(default_factory=set)
-    _released_grams: dict[str, set[int]] = field(default_factory=dict)  # chunk id -> canonical end positions
     _closed: Verdict | None = None
 
     def __post_init__(self) -> None:
@@ -142,11 +143,14 @@ class EchoMonitor:
         if self._exceeds(source, low, high):
             self._echoed.add(source.key)
             self._withhold(start_raw, end_raw, "echo")
-        elif self.budget is not None:
+        elif self.answer_budget is not None:
             # a new run reports its first gram whole, a growing run one symbol at a time
             positions = range(low, high + 1) if high - low + 1 <= self.request.text.m else (last,)
-            released = self._released_grams.setdefault(source.key, set())
-            released.update(source.canon[p] for p in positions if source.is_private(p))
+            if self.answer_budget.add(source.key, [source.canon[p] for p in positions if source.is_private(p)]):
+                # this answer (with earlier ones) passed the budget: the rest of the record is withheld
+                self.request.over_budget.add(source.key)
+                self._echoed.add(source.key)
+                self._withhold(start_raw, end_raw, "budget")
 
     def _exceeds(self, source: Source, low: int, high: int) -> bool:
         """Does the run over source positions [low, high] copy more private text than allowed?"""
@@ -175,16 +179,10 @@ class EchoMonitor:
     # -- budget and verdict --------------------------------------------------------------
 
     def _record_budget(self) -> None:
-        if self.budget is None or not self._released_grams:
+        if self.budget is None or self.answer_budget is None:
             return
-        user = self.request.user_id
-        for chunk_id, positions in self._released_grams.items():
-            symbols = self.request.canonical.get(chunk_id, "")
-            m = self.settings.gram
-            hashes = gram_hashes(symbols, m)
-            released = [int(hashes[p - m + 1]) for p in positions if m - 1 <= p < len(symbols)]
-            if released:
-                self.budget.add(user, chunk_id, bitmap(released))
+        for chunk_id, bits in self.answer_budget.released_now().items():
+            self.budget.add(self.request.user_id, chunk_id, bits)
 
     def _verdict(self, *, halted: bool) -> Verdict:
         withheld = sum(self._reasons.values())
@@ -229,15 +227,16 @@ class ContextEchoGuard:
 
     def open(self, retrieval: RetrievalResult) -> EchoMonitor:
         request = build_sources(retrieval, self.settings, self.frequent, self.pii, self.originals)
+        answer_budget = None
         if self.budget is not None and request.canonical:
-            released = self.budget.released(retrieval.query.user_id, request.canonical)
-            for chunk_id, bits in released.items():
-                chunk_bits = bitmap(int(h) for h in gram_hashes(request.canonical[chunk_id], self.settings.gram))
-                if bits and share(bits, chunk_bits) >= self.settings.budget_share:
-                    request.over_budget.add(chunk_id)
+            earlier = self.budget.released(retrieval.query.user_id, request.canonical)
+            answer_budget = AnswerBudget(self.settings.budget_share, self.settings.gram, request.canonical, earlier)
+            request.over_budget.update(chunk_id for chunk_id in request.canonical if answer_budget.over(chunk_id))
         detector = None
         if self.settings.unnatural and retrieval.hits:
             from ragshield.guards.release.unnatural import UnnaturalTextDetector
 
             detector = UnnaturalTextDetector()
-        return EchoMonitor(self.name, self.settings, request, budget=self.budget, unnatural=detector)
+        return EchoMonitor(
+            self.name, self.settings, request, budget=self.budget, unnatural=detector, answer_budget=answer_budget
+        )

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
+from ragshield.guards.release.near import NearTrack, near_table
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
 from ragshield.guards.release.radix import SPECS, RadixView
+from ragshield.guards.release.spelled import SpelledView
 from ragshield.guards.release.tracks import GramTable, RunSink, Source, Track
 from ragshield.guards.release.views import (
     Rot47View,
-    SpelledView,
     TextView,
     UnescapeView,
     UntaggedView,
@@ -58,6 +59,7 @@ class RequestSources:
     pii: GramTable
     differences: GramTable
     pii_differences: GramTable
+    near: GramTable = field(default_factory=near_table)  # chunks forward, for copies with edits
     canonical: dict[str, str] = field(default_factory=dict)  # chunk id -> folded text symbols
     over_budget: set[str] = field(default_factory=set)
     pii_count: int = 0
@@ -71,7 +73,8 @@ class RequestSources:
 
         strides = [[group() for _ in range(2)]]  # every 2nd character: filler after each, doubled text
         caesar = _Pair(Track(self.differences, sink), Track(self.pii_differences, sink))
-        text_view = TextView(group(), caesar, strides)  # type: ignore[arg-type]
+        near = NearTrack(self.near, sink, self.text.m)
+        text_view = TextView(group(), caesar, strides, near)  # type: ignore[arg-type]
         plain = [text_view, UntaggedView(group()), Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
@@ -119,7 +122,9 @@ def build_sources(
         words_by_char = _word_of_char(chunk.text)
         words = [words_by_char[owner] for owner in owners]
         positions = range(len(symbols))
-        request.text.add(Source.build(chunk.id, "chunk", symbols, positions, words, public))
+        forward = Source.build(chunk.id, "chunk", symbols, positions, words, public)
+        request.text.add(forward)
+        request.near.add(forward)
         request.text.add(Source.build(chunk.id, "chunk", symbols[::-1], positions[::-1], words[::-1], public))
         _add_letters(request, chunk.id, chunk.text, owners, words_by_char, public)
         if _DIGIT.search(chunk.text):

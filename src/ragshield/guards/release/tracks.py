@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-_POSITION_BITS = 32
+POSITION_BITS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,17 @@ class Source:
         return inside
 
 
+def owner_parts(parts: list[Sequence[int]], needed: int) -> list[Sequence[int]]:
+    """The last owner parts that still cover a tail of `needed` symbols (kept lazy, not joined)."""
+    kept: list[Sequence[int]] = []
+    for part in reversed(parts):
+        if needed <= 0:
+            break
+        kept.append(part)
+        needed -= len(part)
+    return kept[::-1]
+
+
 class RunSink(Protocol):
     """Receives every step of every run (see `Track.feed`)."""
 
@@ -88,11 +99,22 @@ class RunSink(Protocol):
 
 @dataclass
 class GramTable:
-    """All sources indexed by their `m`-symbol grams (gram -> packed (source, end position) list)."""
+    """All sources indexed by their `m`-symbol grams (gram -> packed (source, end position) list).
+
+    `probes` holds every `m - step + 1`-symbol gram of the sources: a run of at least `m` symbols
+    contains one that ends at a multiple of `step` (in stream positions), so a `Track` need only
+    test every `step`-th position of text that matches nothing, and misses no run (`Track.feed`).
+    """
 
     m: int
+    probed: bool = True  # build `probes` (a `NearTrack`'s table needs none)
     sources: list[Source] = field(default_factory=list)
     grams: dict[str, list[int]] = field(default_factory=dict)
+    probes: set[str] = field(default_factory=set)
+
+    @property
+    def step(self) -> int:
+        return max(1, self.m // 3)
 
     def add(self, source: Source) -> None:
         """Index every `m`-symbol gram of `source`."""
@@ -100,7 +122,11 @@ class GramTable:
         self.sources.append(source)
         symbols, m, grams = source.symbols, self.m, self.grams
         for end in range(m - 1, len(symbols)):
-            grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << _POSITION_BITS) | end)
+            grams.setdefault(symbols[end - m + 1 : end + 1], []).append((index << POSITION_BITS) | end)
+        if not self.probed:
+            return
+        probe = m - self.step + 1
+        self.probes.update(symbols[start : start + probe] for start in range(len(symbols) - probe + 1))
 
     def __bool__(self) -> bool:
         return bool(self.grams)
@@ -123,21 +149,42 @@ class Track:
     _tail: str = ""
     _tail_parts: list[Sequence[int]] = field(default_factory=list)
     _runs: dict[int, tuple[int, int]] = field(default_factory=dict)  # packed (source, pos) -> (start_raw, first)
+    _count: int = 0  # symbols consumed so far
+    _hot_until: int = -1  # stream position up to which every position is looked up
 
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
         """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts
-        (read only when a gram matches, so it may be computed lazily)."""
+        (read only when a gram matches, so it may be computed lazily).
+
+        Text that matches nothing (the common case) is decided at C speed on every `step`-th
+        position's probe (`GramTable`): a run of `m` symbols starting at s holds the probe ending
+        at the multiple of `step` in [s + m - step, s + m - 1], at or before its first gram's end.
+        A probe hit makes this piece, and the next while a probe of this one may still start a run,
+        be looked up position by position, so no run is missed and every run starts where it starts."""
         if not symbols or not self.table:
             return
-        m = self.table.m
+        table = self.table
+        m = table.m
         text = self._tail + symbols
-        lookup = self.table.grams.get
+        base = self._count - len(self._tail)  # stream position of text[0]
+        self._count += len(symbols)
+        lookup = table.grams.get
         runs = self._runs
         parts = [*self._tail_parts, owners]
         every: list[int] | None = None  # tail and new owners, built only when a gram matches
         first = max(m - 1, len(self._tail))
-        if not runs and self.table.grams.keys().isdisjoint([text[i - m + 1 : i + 1] for i in range(first, len(text))]):
-            first = len(text)  # the common case, decided at C speed: no gram of this piece is a source's
+        step = table.step
+        probe = m - step + 1
+        last = len(text) - 1 - (base + len(text) - 1) % step  # the last probe position of this piece
+        if not runs and self._hot_until < base + first:
+            start = max(probe - 1, len(self._tail))
+            start += (-(base + start)) % step  # the first multiple of `step` in stream positions
+            if table.probes.isdisjoint([text[i - probe + 1 : i + 1] for i in range(start, len(text), step)]):
+                first = len(text)
+            else:  # as if the last probe hit (the next piece may hold the end of its run's first gram)
+                self._hot_until = base + last + step - 1
+        elif last >= probe - 1 and text[last - probe + 1 : last + 1] in table.probes:
+            self._hot_until = base + last + step - 1  # this piece is looked up whole; the next may not be
         for index in range(first, len(text)):
             found = lookup(text[index - m + 1 : index + 1])
             if found is None:
@@ -148,30 +195,24 @@ class Track:
                 every = [owner for part in parts for owner in part][-len(text) :]
             runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
         self._runs = runs
-        keep = m - 1
-        self._tail = text[-keep:]
-        needed, kept = len(self._tail), []
-        for part in reversed(parts):  # the owner parts that still cover the tail
-            if needed <= 0:
-                break
-            kept.append(part)
-            needed -= len(part)
-        self._tail_parts = kept[::-1]
+        self._tail = text[-(m - 1) :]
+        self._tail_parts = owner_parts(parts, len(self._tail))
 
     def reset(self) -> None:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""
         if self._tail:
             self._tail, self._tail_parts, self._runs = "", [], {}
+            self._count, self._hot_until = 0, -1
 
     def _extend(
         self, runs: dict[int, tuple[int, int]], found: list[int], gram_start: int, end_raw: int
     ) -> dict[int, tuple[int, int]]:
         extended: dict[int, tuple[int, int]] = {}
-        sources, m, mask = self.table.sources, self.table.m, (1 << _POSITION_BITS) - 1
+        sources, m, mask = self.table.sources, self.table.m, (1 << POSITION_BITS) - 1
         for packed in found:
             previous = runs.get(packed - 1)
             position = packed & mask
             start = previous if previous is not None else (gram_start, position - m + 1)
             extended[packed] = start
-            self.sink.run(sources[packed >> _POSITION_BITS], start[1], position, start[0], end_raw)
+            self.sink.run(sources[packed >> POSITION_BITS], start[1], position, start[0], end_raw)
         return extended

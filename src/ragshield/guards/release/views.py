@@ -13,7 +13,7 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
 * `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
   `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
-* `SpelledView`: NATO phonetic words, digit words and Morse code read back as characters.
+* `SpelledView` (`spelled.py`): NATO phonetic words, digit words and Morse code read back as characters.
 
 Reversed copies need no view: the sources include each text reversed.
 """
@@ -43,8 +43,9 @@ def _owners(offset: int, length: int) -> range:
 
 def letter_differences(letters: str, previous: str = "") -> str:
     """Consecutive-letter differences mod 26, as letters (`a` = 0): the same for every Caesar shift."""
-    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8).astype(np.int16)
-    return ((np.diff(codes) % 26) + 97).astype(np.uint8).tobytes().decode("ascii")
+    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8)
+    # uint8 throughout: 26 + later - earlier lies in [1, 51] for letters a-z, so nothing wraps
+    return ((codes[1:] + 26 - codes[:-1]) % 26 + 97).astype(np.uint8).tobytes().decode("ascii")
 
 
 @dataclass
@@ -54,6 +55,7 @@ class TextView:
     text: Track
     caesar: Track
     strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters (s = 2, 3, ...)
+    near: Any = None  # a `NearTrack`: copies with an edit every few symbols
     _last_letter: str = ""
 
     def feed(self, delta: str, offset: int) -> None:
@@ -67,6 +69,8 @@ class TextView:
             return
         symbols, owners = fold_text(piece, offset)
         self.text.feed(symbols, owners)
+        if self.near is not None:
+            self.near.feed(symbols, owners)
         # every 2nd / 3rd raw character at each phase: filler after every character, doubled text
         positions = range(offset, offset + len(piece))
         for stride_index, phases in enumerate(self.strides):
@@ -188,7 +192,7 @@ def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> 
 
 
 @dataclass
-class _HoldingView:
+class HoldingView:
     """A view that holds back the end of each piece that the next delta may still change (an
     unfinished escape or word), then feeds the rest; subclasses say where to cut (`_cut`) and what
     to do with the text (`_feed`)."""
@@ -218,7 +222,7 @@ class _HoldingView:
 
 
 @dataclass
-class UnescapeView(_HoldingView):
+class UnescapeView(HoldingView):
     """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
     boundary is held until the next delta."""
 
@@ -237,90 +241,14 @@ class UnescapeView(_HoldingView):
         self.track.feed(symbols, [owners[i] for i in positions])
 
 
-# fmt: off
-_SPELLED = {
-    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
-    "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
-    "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
-    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y",
-    "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "niner": "9",
-}
-_MORSE = {
-    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
-    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
-    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
-    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
-    "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "-..-.": "/", "..--..": "?",
-    "-.-.--": "!", "---...": ":", "-....-": "-", ".--.-.": "@",
-}
-# fmt: on
-_TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
-_MORSE_CHARS = ".-·•−–—_"
-_RECENT_CHARS = 160
-_SPELLED_WORDS = frozenset(_SPELLED)
-_LATIN_WORD = re.compile(r"[a-z]+")
-_MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
-_LONGEST_SPELLED = 24
-_MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
-
-
-def _standalone(text: str, start: int, end: int) -> bool:
-    """Is text[start:end] bounded by whitespace, `/` or the ends of the text?"""
-    before = text[start - 1] if start else " "
-    after = text[end] if end < len(text) else " "
-    return (before.isspace() or before == "/") and (after.isspace() or after == "/")
-
-
-@dataclass
-class SpelledView(_HoldingView):
-    """The answer with NATO words, digit words and Morse code read back as characters, other words
-    kept (digits written as words inside plain text), folded, for one track."""
-
-    _active: bool = False  # a spelled token was seen: from there on this view follows the answer
-    _recent: str = ""  # the text before that, so a run can start before the first spelled token
-    _recent_offset: int = 0
-
-    def _cut(self, text: str) -> int:
-        last = len(text)
-        while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
-            last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
-        return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
-
-    def _feed(self, text: str, start: int) -> None:
-        if not text:
-            return
-        if not self._active:
-            if _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) and _MORSE_HINT.search(text) is None:
-                self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
-                self._recent_offset -= len(self._recent)
-                return
-            self._active = True
-            text, start = self._recent + text, start - len(self._recent)
-            self._recent = ""
-        chars: list[str] = []
-        owners: list[int] = []
-        for match in _TOKEN.finditer(text):
-            token = match.group()
-            if token[0] in _MORSE_CHARS:
-                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
-                alone = _standalone(text, match.start(), match.end())
-                char = _MORSE.get(token.translate(_MORSE_FOLD)) if alone else None
-                if char is None:
-                    continue  # unknown Morse or punctuation: nothing
-            else:
-                char = _SPELLED.get(token.lower())
-            if char is None:
-                char = token
-            chars.append(char)
-            owners.extend([start + match.start()] * len(char))
-        self.track.feed(*fold_text_at("".join(chars), owners))
-
-
 _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
+# words that start with a letter and hold no digit, whitespace-separated (linear: a word ends at a space)
+_WORDS = re.compile(r"\s*(?:[^\W\d_][^\s\d]*(?:\s+|$))*")
+_LONG_TOKEN = re.compile(rf"\S{{{_BLOB_CHARS},}}")
+_LAST_TOKEN = re.compile(r"\S+$")
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
@@ -347,9 +275,27 @@ class Views:
     def feed(self, delta: str, offset: int) -> None:
         for view in self.plain:
             view.feed(delta, offset)
-        if self.encoded:
+        if self.encoded and not self._words_only(delta, offset):
             for match in _PIECE.finditer(delta):
                 self._gate(match.group(), offset + match.start())
+
+    def _words_only(self, delta: str, offset: int) -> bool:
+        """The common case at C speed: between words (cold), a delta of short words that start
+        with a letter and hold no digit reaches no decoder; `_gate` would only carry its last,
+        unfinished word, which this does too. False: let `_gate` decide piece by piece."""
+        if self._state != _COLD or self._token_state != _COLD:
+            return False
+        joined = self._token + delta
+        if _WORDS.fullmatch(joined) is None or _LONG_TOKEN.search(joined) is not None:
+            return False
+        last = _LAST_TOKEN.search(joined)
+        if last is None:
+            self._token = ""
+        else:
+            if last.start() >= len(self._token):
+                self._token_offset = offset + last.start() - len(self._token)
+            self._token = last.group()
+        return True
 
     def _gate(self, piece: str, offset: int) -> None:
         if piece[0].isspace():

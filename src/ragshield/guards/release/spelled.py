@@ -1,0 +1,94 @@
+"""`SpelledView`: NATO phonetic words, digit words and Morse code read back as characters.
+
+A copy spelled out word by word (`Alfa Bravo`, `one-two`, `.- -...`) folds to nothing useful in the
+text view; this view reads each such token back as the character it stands for, keeps other words
+as they are (digits written as words inside plain text), and feeds the folded result to one track.
+It follows the answer only from its first spelled token on (plus the text just before it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragshield.guards.release.fold import fold_text_at
+from ragshield.guards.release.views import HoldingView
+
+# fmt: off
+_SPELLED = {
+    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
+    "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
+    "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
+    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y",
+    "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "niner": "9",
+}
+_MORSE = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+    "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "-..-.": "/", "..--..": "?",
+    "-.-.--": "!", "---...": ":", "-....-": "-", ".--.-.": "@",
+}
+# fmt: on
+_TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
+_MORSE_CHARS = ".-·•−–—_"
+_RECENT_CHARS = 160
+_SPELLED_WORDS = frozenset(_SPELLED)
+_LATIN_WORD = re.compile(r"[a-z]+")
+_MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
+_LONGEST_SPELLED = 24
+_MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    """Is text[start:end] bounded by whitespace, `/` or the ends of the text?"""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return (before.isspace() or before == "/") and (after.isspace() or after == "/")
+
+
+@dataclass
+class SpelledView(HoldingView):
+    """The answer with NATO words, digit words and Morse code read back as characters, other words
+    kept (digits written as words inside plain text), folded, for one track."""
+
+    _active: bool = False  # a spelled token was seen: from there on this view follows the answer
+    _recent: str = ""  # the text before that, so a run can start before the first spelled token
+    _recent_offset: int = 0
+
+    def _cut(self, text: str) -> int:
+        last = len(text)
+        while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
+            last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
+        return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
+
+    def _feed(self, text: str, start: int) -> None:
+        if not text:
+            return
+        if not self._active:
+            if _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) and _MORSE_HINT.search(text) is None:
+                self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
+                self._recent_offset -= len(self._recent)
+                return
+            self._active = True
+            text, start = self._recent + text, start - len(self._recent)
+            self._recent = ""
+        chars: list[str] = []
+        owners: list[int] = []
+        for match in _TOKEN.finditer(text):
+            token = match.group()
+            if token[0] in _MORSE_CHARS:
+                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
+                alone = _standalone(text, match.start(), match.end())
+                char = _MORSE.get(token.translate(_MORSE_FOLD)) if alone else None
+                if char is None:
+                    continue  # unknown Morse or punctuation: nothing
+            else:
+                char = _SPELLED.get(token.lower())
+            if char is None:
+                char = token
+            chars.append(char)
+            owners.extend([start + match.start()] * len(char))
+        self.track.feed(*fold_text_at("".join(chars), owners))
