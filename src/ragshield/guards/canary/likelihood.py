@@ -64,6 +64,7 @@ SUPPRESSION_PROBES = (
 # benign scores. SmolLM2 does not separate attacks from benign queries (docs/results/canary.md), so its
 # self-check fails and `auto` keeps the oracle off; refit these for a model that passes.
 DEFAULT_THRESHOLDS = (0.5285, 0.2209)
+MAX_PASSAGE_FACTOR = 2  # a passage without a sentence end is cut at a space after 2 x passage_chars
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,19 @@ def clip_query(text: str, max_chars: int) -> str:
         return text
     head = max_chars // 3
     return f"{text[:head]} ... {text[len(text) - (max_chars - head) :]}"
+
+
+def cap_passage(passage: str, canaries: Sequence[str], max_chars: int) -> tuple[str, tuple[str, ...]]:
+    """`passage` cut at a space after `max_chars` characters (and after its first canary), with
+    the canaries still in it. `oracle_passage` cuts at a sentence end; a chunk with no sentence end
+    (an email table, a log) would otherwise be scored whole and overflow the scorer's context,
+    which fails the request closed."""
+    if len(passage) <= max_chars:
+        return passage, tuple(canaries)
+    first = min((passage.find(c) + len(c) for c in canaries if c in passage), default=0)
+    cut = passage.find(" ", max(max_chars, first))
+    passage = passage if cut < 0 else passage[:cut]
+    return passage, tuple(canary for canary in canaries if canary in passage)
 
 
 def neutral_baseline(
@@ -253,6 +267,7 @@ class LikelihoodPath(OraclePath):
         self.config = OracleConfig(passage_chars=self.likelihood.passage_chars, timeout_s=self.likelihood.timeout_s)
 
     def _launch(self, chunk_id: str, passage: str, canaries: tuple[str, ...], query: Query) -> OracleRun:
+        passage, canaries = cap_passage(passage, canaries, MAX_PASSAGE_FACTOR * self.likelihood.passage_chars)
         return LikelihoodRun(self.scorer, chunk_id, passage, canaries, query, self.config, self.likelihood)
 
 
