@@ -955,9 +955,10 @@ def bench_likelihood_latency(data: Path, n: int, max_tokens: int, seed: int, pro
     texts = _chunks(data, "healthcaremagic", 3 * n, seed + 1)
     builder = PromptBuilder(max_tokens=max_tokens)
     injector = CanaryInjector()
-    target = LlamaCppGenerator(n_threads=THREADS)
+    target = LlamaCppGenerator(n_threads=THREADS)  # the models load on first use
     path = LikelihoodPath(LlamaCppGenerator(n_ctx=1024, n_threads=THREADS, name="likelihood-oracle"))
     warmed = False
+    n = progress.limit("likelihood-latency", n)
     for number in range(n):
         key = f"likelihood-latency:{number}"
         if key in progress.done:
@@ -1061,13 +1062,17 @@ def _aurocs(benign: list[dict[str, Any]], attack: list[dict[str, Any]], seed: in
 
 
 def _calibrated(benign: list[dict[str, Any]], attacks: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Two folds of the benign rows (query index // 2 even / odd): thresholds fit at 1% FPR on one
+    """Two folds of the benign rows (alternating within each passage): thresholds fit at 1% FPR on one
     fold (`fit_thresholds`), the FPR measured on the other and the TPR on every attack row."""
     from ragshield.guards.canary.likelihood import LikelihoodScore, fit_thresholds
 
-    # pairs of query indices (0-1, 2-3, ...) alternate between the folds: benign queries alternate
-    # between the two sources (held-out records, SAGE), so each fold holds both in equal shares
-    folds = [[row for row in benign if (row["index"] // 2) % 2 == fold] for fold in (0, 1)]
+    # within each passage the benign rows alternate between the folds (in query order), so both
+    # folds hold every passage and both benign sources in equal shares
+    folds: list[list[dict[str, Any]]] = [[], []]
+    for passage in sorted({(row["kb"], row["passage"]) for row in benign}):
+        mine = sorted((row for row in benign if (row["kb"], row["passage"]) == passage), key=lambda r: r["index"])
+        for number, row in enumerate(mine):
+            folds[number % 2].append(row)
     out = []
     for fit, held in (folds, folds[::-1]):
         if len(fit) < 2 or not held:
@@ -1152,9 +1157,9 @@ def _likelihood_report(lik: dict[str, Any]) -> list[str]:
         "and held-apart ones (`HELD_*` in benchmarks/canary.py, never used to tune the oracle), in turn, "
         "with the knowledge base's TGTB pool or question set. AUROC over ALL benign rows; 95% CI: "
         "percentile bootstrap, 2000 stratified resamples. TPR: flagged when EITHER score reaches its "
-        "threshold; thresholds fit at 1% FPR (`fit_thresholds`) on one half of the benign rows (query "
-        "index // 2 even; both sources in equal shares), the FPR measured on the other half (disjoint); "
-        "rates with Wilson 95% CIs.",
+        "threshold; thresholds fit at 1% FPR (`fit_thresholds`) on one half of the benign rows "
+        "(alternate rows of each passage), the FPR measured on the other half (disjoint); rates with "
+        "Wilson 95% CIs.",
         "",
         "| KB | family | benign n | attack n | AUROC canary (95% CI) | AUROC copy (95% CI) | "
         "TPR at cal. 1% FPR (95% CI) | held-out FPR (95% CI) | thresholds |",
