@@ -22,11 +22,13 @@ Sections (run all by default, or pick with --sections):
               HealthcareMagic chunks that contain a whole canary: the default density
               (per_chunk 2) against per_chunk auto (cover_chars 120); canaries per chunk and the
               characters they add. No model.
-* likelihood - the likelihood oracle (teacher-forced, real SmolLM2) on HealthcareMagic and Enron:
-              AUROC (bootstrap 95% CI) of its two violation scores for benign SAGE questions
-              against suppression, obfuscation (base64, rot13, reversed, spaced) and deferred
-              injection with the held-apart wordings below, and TPR at thresholds calibrated at 1%
-              FPR (--lik-benign, --lik-family, --lik-passages). Not in the default sections.
+* likelihood - the likelihood oracle (teacher-forced, real SmolLM2) on HealthcareMagic and Enron
+              (--lik-kbs, in run order): AUROC (bootstrap 95% CI) of its two violation scores for
+              benign held-out-record and SAGE queries against suppression, obfuscation (base64,
+              rot13, reversed, spaced) and deferred injection (the attack module's wordings and
+              held-apart ones), and TPR at thresholds calibrated at 1% FPR on one benign half, FPR
+              on the other (--lik-benign, --lik-family, --lik-passages). Resumable per scored query
+              (--resume --progress runs/<file>.jsonl). Not in the default sections.
 * likelihood-latency - added p50 latency of the likelihood oracle against the undefended answer,
               interleaved in one run (--lik-latency queries). Not in the default sections.
 * benign    - matcher false positives on real benign text (HealthcareMagic dialogues and Enron
