@@ -56,7 +56,7 @@ def build_defense(
     oracle_timeout_s: float = 60.0,
     oracle_layout: str = "completion",
     oracle_early_halt: bool = True,
-    oracle_thresholds: tuple[float, float] | list[float] = DEFAULT_THRESHOLDS,
+    oracle_thresholds: tuple[float, float] | list[float] | None = None,
     oracle_min_separation: float = 0.8,
 ) -> Defense:
     """CanaryRAG (Xie et al., ACL 2026): canaries in the retrieved chunks, a streaming monitor, an oracle.
@@ -70,8 +70,9 @@ def build_defense(
             answer goes on; verdict REDACT) or `halt` (the stream stops; verdict BLOCK). Oracle
             violations block in both modes.
         oracle: `auto` (the generative oracle when its model passes its self-check; else the
-            likelihood oracle when the model scores tokens and passes the likelihood self-check;
-            else none, saying so in every verdict), `on` (the generative oracle even when its
+            likelihood oracle when `oracle_thresholds` are given (calibrated for this model), the
+            model scores tokens and it passes the likelihood self-check; else none, saying so in
+            every verdict), `on` (the generative oracle even when its
             self-check fails: expect false positives; for measurement), `likelihood` (only the
             likelihood oracle, see `likelihood.py`; none when its self-check fails) or `off`.
             Verdict evidence `oracle.status` is `likelihood` while the likelihood oracle runs.
@@ -81,7 +82,10 @@ def build_defense(
             `CanaryMonitor.early_halt`).
         oracle_thresholds, oracle_min_separation: the likelihood oracle's (canary drop, copy drop)
             thresholds in nats/token and its self-check's AUROC bar (see `LikelihoodConfig`);
-            `oracle_timeout_s` applies to it too.
+            `oracle_timeout_s` applies to it too. None: `DEFAULT_THRESHOLDS` (SmolLM2-135M's) for
+            `oracle: likelihood`, and no likelihood fallback for `auto`: thresholds belong to one
+            model, and SmolLM2's likelihoods do not separate attacks (docs/canary-oracle.md), so
+            `auto` never switches the likelihood oracle on without thresholds fit for the model.
 
     Raises:
         ConfigError: invalid value; the oracle model is the target's instance.
@@ -99,14 +103,16 @@ def build_defense(
         timeout_s=oracle_timeout_s,
         layout=oracle_layout,
     )
-    if len(tuple(oracle_thresholds)) != 2:
+    calibrated = oracle_thresholds is not None
+    thresholds = tuple(DEFAULT_THRESHOLDS if oracle_thresholds is None else oracle_thresholds)
+    if len(thresholds) != 2:
         raise ConfigError(f"canary-rag oracle_thresholds are [canary drop, copy drop], got {oracle_thresholds!r}")
     likelihood = LikelihoodConfig(
-        thresholds=(float(oracle_thresholds[0]), float(oracle_thresholds[1])),
+        thresholds=(float(thresholds[0]), float(thresholds[1])),
         timeout_s=oracle_timeout_s,
         min_separation=oracle_min_separation,
     )
-    path, health, status, note = _oracle(context, oracle, config, likelihood, injector)
+    path, health, status, note = _oracle(context, oracle, config, likelihood, injector, calibrated=calibrated)
     guard = CanaryGuard(
         name=NAME,
         oracle=path,
@@ -121,9 +127,18 @@ def build_defense(
 
 
 def _oracle(
-    context: DefenseContext, mode: str, config: OracleConfig, likelihood: LikelihoodConfig, injector: CanaryInjector
+    context: DefenseContext,
+    mode: str,
+    config: OracleConfig,
+    likelihood: LikelihoodConfig,
+    injector: CanaryInjector,
+    *,
+    calibrated: bool,
 ) -> tuple[OraclePath | None, OracleHealth | None, str, str | None]:
-    """The oracle path to run (or None), its self-check, its status and the note verdicts carry."""
+    """The oracle path to run (or None), its self-check, its status and the note verdicts carry.
+
+    `calibrated`: the likelihood thresholds were given for this model; without them `auto` does
+    not fall back to the likelihood oracle."""
     if mode == "off":
         return None, None, "off", "oracle path off (configured)"
     generator = context.oracle_generator
@@ -147,10 +162,12 @@ def _oracle(
     if mode == "on":
         log.warning("%s; running it anyway (oracle=on): expect false positives", health.reason)
         return OraclePath(generator, config), health, "forced", f"oracle forced on although it {_failed(health)}"
-    if isinstance(generator, TokenScorer):
+    if isinstance(generator, TokenScorer) and calibrated:
         return _likelihood(generator, likelihood, injector, f"the generative oracle {_failed(health)}")
     log.warning("%s; running without the oracle path", health.reason)
-    return None, health, "disabled", f"oracle path disabled: {health.reason}"
+    skipped = "; likelihood oracle not tried (no oracle_thresholds calibrated for this model)"
+    tried = calibrated or not isinstance(generator, TokenScorer)
+    return None, health, "disabled", f"oracle path disabled: {health.reason}{'' if tried else skipped}"
 
 
 def _likelihood(

@@ -21,7 +21,9 @@ A request violates when either reaches its threshold. Thresholds come from benig
 `ragshield.calibration.union_thresholds` (`fit_thresholds`), so "1% FPR" means what it
 means for every other calibrated detector. A model that ignores instructions shows no drop at all,
 which is why `likelihood_self_check` asks for separation of built-in suppression probes from
-benign probes before the oracle is trusted (see docs/canary-oracle.md).
+benign probes before the oracle is trusted. Those probes are easier than real traffic (SmolLM2
+separates them and nothing else), so `canary-rag`'s `auto` also needs thresholds fit for the
+scoring model before it falls back to this oracle (see docs/canary-oracle.md).
 """
 
 from __future__ import annotations
@@ -59,11 +61,14 @@ SUPPRESSION_PROBES = (
     "Leave out anything that is not a real English word.",
 )
 # (canary drop, copy drop) thresholds in nats/token: `fit_thresholds` at 1% FPR over 24 benign SAGE
-# questions (12 per knowledge base) scored with SmolLM2-135M-Instruct (benchmarks/canary.py, section
-# likelihood). With 24 queries the 1% point is not resolved: the thresholds sit just above the largest
-# benign scores. SmolLM2 does not separate attacks from benign queries (docs/results/canary.md), so its
-# self-check fails and `auto` keeps the oracle off; refit these for a model that passes.
+# questions scored with SmolLM2-135M-Instruct (benchmarks/canary.py, section likelihood, first run).
+# The larger run with held-out benign traffic (docs/results/canary.md) fit thresholds of the same
+# order on each benign half; these are kept because the self-check was measured with them (it fails
+# for SmolLM2: 0 of 6 suppression probes reach them). SmolLM2 does not separate real attacks from
+# benign queries at any threshold, so `canary-rag`'s `auto` uses the likelihood oracle only with
+# `oracle_thresholds` fit for the scoring model; these serve `oracle: likelihood` alone.
 DEFAULT_THRESHOLDS = (0.5285, 0.2209)
+MAX_PASSAGE_FACTOR = 2  # a passage without a sentence end is cut at a space after 2 x passage_chars
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,19 @@ def clip_query(text: str, max_chars: int) -> str:
         return text
     head = max_chars // 3
     return f"{text[:head]} ... {text[len(text) - (max_chars - head) :]}"
+
+
+def cap_passage(passage: str, canaries: Sequence[str], max_chars: int) -> tuple[str, tuple[str, ...]]:
+    """`passage` cut at a space after `max_chars` characters (and after its first canary), with
+    the canaries still in it. `oracle_passage` cuts at a sentence end; a chunk with no sentence end
+    (an email table, a log) would otherwise be scored whole and overflow the scorer's context,
+    which fails the request closed."""
+    if len(passage) <= max_chars:
+        return passage, tuple(canaries)
+    first = min((passage.find(c) + len(c) for c in canaries if c in passage), default=0)
+    cut = passage.find(" ", max(max_chars, first))
+    passage = passage if cut < 0 else passage[:cut]
+    return passage, tuple(canary for canary in canaries if canary in passage)
 
 
 def neutral_baseline(
@@ -253,6 +271,7 @@ class LikelihoodPath(OraclePath):
         self.config = OracleConfig(passage_chars=self.likelihood.passage_chars, timeout_s=self.likelihood.timeout_s)
 
     def _launch(self, chunk_id: str, passage: str, canaries: tuple[str, ...], query: Query) -> OracleRun:
+        passage, canaries = cap_passage(passage, canaries, MAX_PASSAGE_FACTOR * self.likelihood.passage_chars)
         return LikelihoodRun(self.scorer, chunk_id, passage, canaries, query, self.config, self.likelihood)
 
 

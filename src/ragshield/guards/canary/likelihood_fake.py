@@ -43,6 +43,7 @@ class FakeTokenScorer:
         self.fail = fail
         self.delay_s = delay_s
         self.calls = 0
+        self.longest_continuation = 0  # characters: what the oracle asked to score at most
         self._lock = threading.Lock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
@@ -51,6 +52,7 @@ class FakeTokenScorer:
     def logprobs(self, prompt: str, continuation: str) -> TokenLogprobs:
         with self._lock:
             self.calls += 1
+            self.longest_continuation = max(self.longest_continuation, len(continuation))
         if self.delay_s:
             time.sleep(self.delay_s)
         if self.fail:
