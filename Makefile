@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-EXTRAS := models,server,redis,langchain,llamaindex,ner,chroma,dev
+EXTRAS := models,server,redis,langchain,llamaindex,ner,chroma,intent-multilingual,dev
 
 .PHONY: demo test lint bench clean
 
