@@ -232,6 +232,22 @@ def test_retrieved_pii_never_reaches_a_stranger_even_alone_and_encoded() -> None
         assert "Smith" not in str(verdict.to_dict())
 
 
+class _FakeFrequentPiiStore(_FakePiiStore):
+    """A fake PII store (unit tests only) whose values are each held by 50 chunks."""
+
+    def chunk_frequency(self, digest: str) -> int:
+        return 50
+
+
+def test_a_frequent_name_is_public_but_a_frequent_address_or_number_is_not() -> None:
+    chunks = [Chunk(f"b{i}", f"doc{i}", f"Filler text number {i} of the archive.") for i in range(6)]
+    frequent = FrequentGrams.from_chunks(chunks, 12, min_df=3)
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeFrequentPiiStore(), frequent=frequent)
+    response = pipeline("Ask John Smith, on 555-0142.", echo=echo).answer(retrieval().query)
+    assert "John Smith" in response.text  # in 50 records: a clinic's name, not one record's
+    assert "0142" not in response.text  # a number reaches one person however many records hold it
+
+
 def test_pii_the_user_gave_is_released() -> None:
     echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
     monitor = echo.open(retrieval("I am John Smith, what is my diagnosis?"))

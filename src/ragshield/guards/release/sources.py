@@ -101,6 +101,10 @@ class _Pair:
         self.pii.reset()
 
 
+# PII kinds that reach one person; never made public by how often the knowledge base holds them
+PERSONAL_IDENTIFIER_KINDS = frozenset({"email", "phone", "ssn", "credit_card", "iban", "ip"})
+
+
 def build_sources(
     retrieval: RetrievalResult,
     settings: EchoSettings,
@@ -143,9 +147,10 @@ def build_sources(
                 if len(folded) < max(MIN_PII_SYMBOLS, pii_m) or folded in user_symbols:
                     continue
                 # a value in many records (a clinic, a domain, a drug the NER model calls a person)
-                # belongs to no single record
+                # belongs to no single record; an address or a number that reaches one person stays
+                # private however many records carry it (a frequent correspondent's e-mail address)
                 seen = frequency(value.digest) if frequency is not None and public_df is not None else None
-                if seen is not None and seen >= public_df:
+                if seen is not None and seen >= public_df and value.kind not in PERSONAL_IDENTIFIER_KINDS:
                     continue
                 request.pii_count += 1
                 for symbols in (folded, folded[::-1]):
