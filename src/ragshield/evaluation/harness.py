@@ -8,10 +8,8 @@ defense gets its own `RagPipeline` from `build_system`, and every query goes thr
 exactly what a client gets.
 
 Cells run defense by defense, in config order (put the cheap, important ones first): for each
-defense every attack, then the benign set. A finished cell's transcript is cached under
-`OUT/transcripts/` with a fingerprint of its settings (`ragshield.evaluation.cells`): a rerun
-skips it, so an interrupted run resumes, and a changed setting reruns only the cells it
-touches. A cell that raises is recorded as failed and the grid goes on; the report lists it.
+defense every attack, then the benign set (`order` runs them phase by phase instead). How one
+cell runs, is cached, resumed, composed or recorded as failed is `ragshield.evaluation.cell_runner`.
 
 After the grid, `ragshield.evaluation.report.build_report` computes the metrics and writes
 `results.json`, `report.md` and the plots; `ragshield report OUT` does the same later from
@@ -21,32 +19,23 @@ the transcripts alone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
 
 from ragshield.datasets.base import load_corpus
 from ragshield.errors import ConfigError
-from ragshield.evaluation.cells import (
-    BENIGN,
-    Produced,
-    TranscriptCache,
-    cell_name,
-    fingerprint,
-    topk_cell_name,
+from ragshield.evaluation.cell_runner import (
+    EvalProgress,
+    NullProgress,
+    attack_cell,
+    benign_cell,
+    items_fingerprint,
+    target_cell,
 )
-from ragshield.evaluation.compose import compose_layered, split_layered
-from ragshield.evaluation.config import HOLDOUT, AttackSpec, EvalConfig
+from ragshield.evaluation.cells import BENIGN, TranscriptCache, cell_name
+from ragshield.evaluation.config import HOLDOUT, EvalConfig
 from ragshield.evaluation.gencache import CachingGenerator
-from ragshield.evaluation.grid import (
-    GridRun,
-    Parts,
-    defense_settings,
-    pipeline_for,
-    query_time_only,
-    write_run_state,
-)
+from ragshield.evaluation.grid import GridRun, Parts, write_run_state
 from ragshield.evaluation.report import ResultTable, build_report
 from ragshield.evaluation.workload import (
     BENIGN_FILE,
@@ -61,34 +50,10 @@ from ragshield.generators.base import Generator, make_generator
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import make_embedder
 from ragshield.rag.retriever import open_retriever
-from ragshield.types import Query, Transcript
 
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "generation_cache.jsonl"  # generated text (holds knowledge-base text): never commit it
-
-
-class EvalProgress(Protocol):
-    """Receives the grid's progress (the CLI draws bars from it)."""
-
-    def start(self, cell: str, total: int) -> None: ...
-
-    def advance(self, cell: str, done: int, total: int) -> None: ...
-
-    def finish(self, cell: str, *, cached: bool, failed: bool = False) -> None: ...
-
-
-class NullProgress:
-    """Progress that goes nowhere (the default)."""
-
-    def start(self, cell: str, total: int) -> None:
-        return None
-
-    def advance(self, cell: str, done: int, total: int) -> None:
-        return None
-
-    def finish(self, cell: str, *, cached: bool, failed: bool = False) -> None:
-        return None
 
 
 def run_evaluation(
@@ -124,21 +89,21 @@ def run_evaluation(
         # attacks then its benign traffic, so an interrupted run has whole defenses
         for defense in defenses:
             for spec in config.attacks:
-                _attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
+                attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
             if run.benign:
-                _benign_cell(run, cache, sink, defense)
+                benign_cell(run, cache, sink, defense)
     else:
         # phase by phase (an attack, or the benign set), each across every defense
         for phase in config.phases():
             for defense in defenses:
                 if phase == BENIGN:
                     if run.benign:
-                        _benign_cell(run, cache, sink, defense)
+                        benign_cell(run, cache, sink, defense)
                 else:
-                    _attack_cell(run, cache, sink, specs[phase], defense, k=config.k, sweep=False)
+                    attack_cell(run, cache, sink, specs[phase], defense, k=config.k, sweep=False)
     for target in config.targets or () if only is None else ():
         for spec in config.attacks:
-            _target_cell(run, cache, sink, spec, target)
+            target_cell(run, cache, sink, spec, target)
     if config.topk_sweep is not None and (only is None or any(d in only for d in config.topk_sweep.defenses)):
         sweep = config.topk_sweep
         spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
@@ -147,7 +112,7 @@ def run_evaluation(
             for k in sweep.values:
                 if k == config.k and defense in config.defenses:
                     continue  # the report reads the main cell's first `budget` queries (same seed, same queries)
-                _attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
+                attack_cell(run, cache, sink, spec, defense, k=k, sweep=True)
     cache.refresh()
     write_run_state(run, finished=_complete(config, cache, bool(run.benign), local))
     return build_report(run.out_dir, embedder=run.retriever.embedder)
@@ -186,7 +151,10 @@ def _prepare(config: EvalConfig, out_dir: Path, parts: Parts) -> GridRun:
         "layout": config.prompt_layout,
         "max_tokens": config.max_tokens,
         "max_chunk_chars": config.max_chunk_chars,
-        "calibration": [config.calibration.model_dump() if config.calibration else None, _ids(calibration_items)],
+        "calibration": [
+            config.calibration.model_dump() if config.calibration else None,
+            items_fingerprint(calibration_items),
+        ],
         "policy": config.policy.model_dump() if config.policy else None,
         "fail_closed": config.fail_closed,
         "seed": config.seed,
@@ -219,10 +187,6 @@ def _complete(config: EvalConfig, cache: TranscriptCache, benign: bool, defenses
     return all(cache.record(cell) is not None for cell in cells)
 
 
-def _ids(items: list[BenignItem]) -> str:
-    return fingerprint({"ids": [(item.query.id, item.query.text) for item in items]})
-
-
 def _calibration_items(config: EvalConfig, held: list[BenignItem]) -> list[BenignItem]:
     spec = config.calibration
     if spec is None:
@@ -240,183 +204,3 @@ def _benign_items(config: EvalConfig, held: list[BenignItem], calibration_used: 
         skip = calibration_used if config.calibration is not None and config.calibration.path == HOLDOUT else 0
         return window(held, skip + spec.offset, spec.limit)
     return window(read_benign_file(spec.path), spec.offset, spec.limit)
-
-
-def _run_cell(
-    run: GridRun,
-    cache: TranscriptCache,
-    sink: EvalProgress,
-    name: str,
-    settings: dict[str, Any],
-    total: int,
-    produce: Callable[[Callable[[int, int], None]], Produced],
-    composition: _Composition | None = None,
-) -> None:
-    sink.start(name, total)
-
-    def report(done: int, budget: int) -> None:
-        sink.advance(name, done, budget)
-
-    print_ = fingerprint({**run.base_print, **settings})
-    if composition is not None and cache.cached(name, print_) is None:  # a cell that ran is kept
-        extra, compose = composition
-        composed_print = fingerprint({**run.base_print, **settings, **extra})
-        if cache.cached(name, composed_print) is not None:
-            print_ = composed_print
-        else:
-            # composed before `cache.run`: a cell that cannot be composed runs under its plain
-            # fingerprint, so it is kept whatever later happens to its would-be source
-            produced = compose()
-            if produced is not None:
-                print_, produce = composed_print, _finished(produced, total)
-
-    try:
-        _, cached = cache.run(name, print_, lambda: produce(report))
-    except KeyboardInterrupt:
-        raise
-    except Exception as error:  # one broken cell must not sink hours of grid
-        log.exception("cell %s failed", name)
-        run.failures[name] = f"{type(error).__name__}: {error}"
-        write_run_state(run, finished=False)
-        sink.finish(name, cached=False, failed=True)
-        return
-    run.failures.pop(name, None)
-    sink.finish(name, cached=cached)
-
-
-def _attack_cell(
-    run: GridRun, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, defense: str, *, k: int, sweep: bool
-) -> None:
-    from ragshield.attacks import run_attack
-
-    name = topk_cell_name(k, spec.cell, defense) if sweep else cell_name(spec.cell, defense)
-
-    def settings_of(defense: str) -> dict[str, Any]:
-        return {"attack": spec.model_dump(mode="json"), "k": k, **defense_settings(run, defense)}
-
-    def produce(report: Callable[[int, int], None]) -> Produced:
-        pipeline = pipeline_for(run, defense, k)
-        transcript = run_attack(_attack(run, spec), pipeline, budget=spec.budget, seed=run.config.seed, progress=report)
-        return Produced(replace(transcript, name=spec.cell, defense=defense))  # attack latency is not reported
-
-    def adaptive() -> bool:
-        from ragshield.attacks.base import PoolAttack
-
-        return not isinstance(_attack(run, spec), PoolAttack)
-
-    composition = None if sweep else _composition(run, cache, spec.cell, defense, settings_of, adaptive)
-    _run_cell(run, cache, sink, name, settings_of(defense), spec.budget, produce, composition)
-
-
-def _target_cell(run: GridRun, cache: TranscriptCache, sink: EvalProgress, spec: AttackSpec, target: Any) -> None:
-    """One attack against one running app (`targets`), through the campaign engine."""
-    from ragshield.campaign.cells import target_transcript
-
-    name = cell_name(spec.cell, target.cell)
-    settings = {"attack": spec.model_dump(mode="json"), "target": target.model_dump(mode="json")}
-
-    def produce(report: Callable[[int, int], None]) -> Produced:
-        local = lambda spec_: pipeline_for(run, str(spec_.options.get("defense", "none")), run.config.k)  # noqa: E731
-        transcript = target_transcript(
-            run.out_dir, name, _attack(run, spec), spec, target, local, run.config.seed, report
-        )
-        return Produced(transcript)
-
-    _run_cell(run, cache, sink, name, settings, spec.budget, produce)
-
-
-def _attack(run: GridRun, spec: AttackSpec) -> Any:
-    from ragshield.attacks import make_attack
-
-    return make_attack(
-        spec.name,
-        attacker=run.attacker,
-        embedder=run.retriever.embedder,
-        data_dir=run.config.attack_data,
-        **spec.params,
-    )
-
-
-_Composition = tuple[dict[str, Any], Callable[[], "Produced | None"]]
-
-
-def _composition(
-    run: GridRun,
-    cache: TranscriptCache,
-    first: str,
-    defense: str,
-    settings_of: Callable[[str], dict[str, Any]],
-    adaptive: Callable[[], bool],
-) -> _Composition | None:
-    """For a stacked cell whose last part's cell is finished: the settings that identify that
-    source and a function composing the cell from it (`ragshield.evaluation.compose`; None when
-    it cannot be composed). Cheap: nothing is read or built until the function is called."""
-    split = split_layered(defense) if run.config.compose_layered and run.config.policy is None else None
-    if split is None:
-        return None
-    head, last = split
-    source_name = cell_name(first, last)
-    source_print = fingerprint({**run.base_print, **settings_of(last)})
-    cache.refresh()
-    record = cache.record(source_name)
-    if record is None or record.fingerprint != source_print:
-        return None
-
-    def compose() -> Produced | None:
-        source = cache.cached(source_name, source_print)
-        screen = pipeline_for(run, head, run.config.k)
-        rest = pipeline_for(run, last, run.config.k).defense
-        # the head must only screen, and the rest must not act before generation: a rewriter
-        # would change what the head sees, a query guard would add verdicts to the head's refusals
-        if source is None or not query_time_only(screen) or rest.rewriters or rest.query_guards:
-            return None
-        transcript = compose_layered(screen, source, defense, adaptive=adaptive())
-        if transcript is None:
-            log.info("cell %s__%s: the head refuses an adaptive attack's query; running it", first, defense)
-            return None
-        return Produced(transcript, replayed=record.replayed, composed_from=source_name)
-
-    # the source's finish time too: a source rerun under the same settings is another sample
-    return {"composed_from": [source_print, record.finished]}, compose
-
-
-def _finished(produced: Produced, total: int) -> Callable[[Callable[[int, int], None]], Produced]:
-    """A producer of an already produced cell (reports it done at once)."""
-
-    def produce(report: Callable[[int, int], None]) -> Produced:
-        report(total, total)
-        return produced
-
-    return produce
-
-
-def _benign_cell(run: GridRun, cache: TranscriptCache, sink: EvalProgress, defense: str) -> None:
-    name = cell_name(BENIGN, defense)
-
-    def settings_of(defense: str) -> dict[str, Any]:
-        return {"benign": _ids(run.benign), "k": run.config.k, **defense_settings(run, defense)}
-
-    def produce(report: Callable[[int, int], None]) -> Produced:
-        pipeline = pipeline_for(run, defense, run.config.k)
-        responses = []
-        replay = run.generator if isinstance(run.generator, CachingGenerator) else None
-        # a defense that acts only before generation leaves an allowed query's prompt exactly as
-        # undefended: its answer is replayed from the undefended benign cell, and the report
-        # derives its latency from measured parts (module docstring of report.py); any other
-        # defense always generates, so its latency is measured end to end
-        replayed = replay is not None and defense != "none" and query_time_only(pipeline)
-        if replay is not None:
-            replay.enabled = replayed
-        try:
-            for number, item in enumerate(run.benign):
-                # one user id per benign query: a per-user policy must not pool strangers' queries
-                query = Query(item.query.text, user_id=f"benign-{number:05d}", id=item.query.id)
-                responses.append(pipeline.answer(query))
-                report(number + 1, len(run.benign))
-        finally:
-            if replay is not None:
-                replay.enabled = True
-        return Produced(Transcript("benign", BENIGN, defense, tuple(responses), run.config.seed), replayed)
-
-    composition = _composition(run, cache, BENIGN, defense, settings_of, lambda: False)
-    _run_cell(run, cache, sink, name, settings_of(defense), len(run.benign), produce, composition)
