@@ -13,19 +13,20 @@ writes:
 * `report.md` (`ragshield.evaluation.tables`), PNG plots (`ragshield.evaluation.plots`) and
   the self-contained `report.html` (`ragshield.evaluation.html_report`).
 
-Data flows one way: harness -> report -> (scoring, tables, plots, html_report) -> results.
+Data flows one way: harness -> report -> (benign_scoring, scoring, metric_cache, tables, plots,
+html_report) -> results.
 The renderers read only the `ResultTable` (`ragshield.evaluation.results`), so
 `rerender_report` rebuilds every output from `results.json` alone.
 
 Benign latency is measured end to end, except for query-time-only defenses whose allowed
 answers were replayed from the undefended cell (`CellRecord.replayed`): their latency is
-derived from measured parts (`_derived_latency`), and for layered cells composed from a
-finished cell (`CellRecord.composed_from`, `ragshield.evaluation.compose`). The report marks
-both "derived".
+derived from measured parts (`ragshield.evaluation.benign_scoring`), and for layered cells
+composed from a finished cell (`CellRecord.composed_from`, `ragshield.evaluation.compose`).
+The report marks both "derived".
 
-Per-cell metrics are cached in `metrics.json` (keyed by the cell's fingerprint and finish
-time), so a rebuild after a resumed run scores only the new cells. The embedder (for CRR's
-cosine condition and utility similarity) is loaded only when something must be scored.
+Per-cell metrics are cached in `metrics.json` (`ragshield.evaluation.metric_cache`), so a
+rebuild after a resumed run scores only the new cells. The embedder (for CRR's cosine
+condition and utility similarity) is loaded only when something must be scored.
 """
 
 from __future__ import annotations
@@ -33,9 +34,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +42,15 @@ import numpy as np
 
 from ragshield.errors import ConfigError
 from ragshield.evaluation import rescoring
+from ragshield.evaluation.benign_scoring import score_benign
 from ragshield.evaluation.cells import BENIGN, TranscriptCache, read_run_file, split_cell_name
 from ragshield.evaluation.config import EvalConfig
 from ragshield.evaluation.html_report import render_html
+from ragshield.evaluation.metric_cache import cached, json_default, metric_key, read_metric_cache, write_metric_cache
 from ragshield.evaluation.plots import write_plots
 from ragshield.evaluation.results import AttackRow, BenignRow, ResultTable
 from ragshield.evaluation.scoring import KnowledgeBase, score_leakage
 from ragshield.evaluation.tables import render_markdown
-from ragshield.evaluation.workload import BENIGN_FILE, read_benign
-from ragshield.metrics import (
-    added_latency,
-    detection_rates,
-    latency_summary,
-    utility_metrics,
-)
-from ragshield.metrics.leakage import is_blocked
 from ragshield.rag.store import PII_FILE
 from ragshield.types import Transcript
 
@@ -68,24 +61,6 @@ log = logging.getLogger(__name__)
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
 HTML_FILE = "report.html"
-METRICS_FILE = "metrics.json"
-METRIC_VERSION = 2  # 2: bootstrap intervals of ULC / PII / CRR
-
-
-def _metric_cache(out_dir: Path) -> dict[str, Any]:
-    path = out_dir / METRICS_FILE
-    try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except ValueError:
-        data = {}
-    return data
-
-
-def _cached(cache: dict[str, Any], name: str, key: str, compute: Callable[[], Any]) -> Any:
-    entry = cache.get(name)
-    if entry is None or entry.get("key") != key:
-        entry = cache[name] = {"key": key, "value": compute()}
-    return entry["value"]
 
 
 def build_report(
@@ -108,8 +83,8 @@ def build_report(
     kb = KnowledgeBase(folder, run, config, embedder)
     cells = TranscriptCache(folder)
     transcripts = cells.transcripts()
-    cache = _metric_cache(folder)
-    keys = {name: _key(cells, name, kb.embedder_name) for name in transcripts}
+    cache = read_metric_cache(folder)
+    keys = {name: metric_key(cells, name, kb.embedder_name) for name in transcripts}
     say = progress or (lambda _message: None)
 
     attack_rows: list[AttackRow] = []
@@ -120,7 +95,7 @@ def build_report(
         if attack == BENIGN:
             continue
         say(f"scoring {name}")
-        value = _cached(cache, name, keys[name], lambda t=transcript: score_leakage(kb, t))  # type: ignore[misc]
+        value = cached(cache, name, keys[name], lambda t=transcript: score_leakage(kb, t))  # type: ignore[misc]
         numbers = value["leakage"]
         leaks[name] = value["leaks"]
         attack_rows.append(
@@ -142,8 +117,8 @@ def build_report(
             **_guard_notes(transcript),
         }
 
-    benign_rows, benign_detail = _benign(kb, folder, transcripts, cache, keys, cells)
-    _write_metric_cache(folder, cache)
+    benign_rows, benign_detail = score_benign(kb, folder, transcripts, cache, keys, cells)
+    write_metric_cache(folder, cache)
     detail: dict[str, Any] = {
         "cells": cell_detail,
         "benign": benign_detail,
@@ -179,7 +154,7 @@ def build_report(
         "pii_items_in_kb": len(kb.pii) if attack_rows else None,
     }
     table = ResultTable(tuple(attack_rows), tuple(benign_rows), meta, detail)
-    (folder / RESULTS_FILE).write_text(json.dumps(table.as_dict(), indent=1, default=_json_default), encoding="utf-8")
+    (folder / RESULTS_FILE).write_text(json.dumps(table.as_dict(), indent=1, default=json_default), encoding="utf-8")
     write_outputs(table, folder, plots=plots)  # warnings: `table.warnings()`, also in results.json
     return table
 
@@ -207,24 +182,6 @@ def rerender_report(out_dir: str | Path, *, plots: bool = True) -> ResultTable:
         raise ConfigError(f"{path} is not a readable results file ({type(error).__name__}: {error})") from error
     write_outputs(table, folder, plots=plots)
     return table
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)
-
-
-def _key(cells: TranscriptCache, name: str, embedder: str) -> str:
-    record = cells.record(name)
-    return f"{METRIC_VERSION}:{embedder}:{record.fingerprint if record else ''}:{record.finished if record else ''}"
-
-
-def _write_metric_cache(folder: Path, cache: dict[str, Any]) -> None:
-    path = folder / METRICS_FILE
-    temporary = path.with_suffix(f".json.{os.getpid()}.tmp")  # two processes may finish at once
-    temporary.write_text(json.dumps(cache, default=_json_default), encoding="utf-8")
-    temporary.replace(path)
 
 
 def _dataset(corpus: str) -> str:
@@ -266,82 +223,6 @@ def _relative_crr(rows: Sequence[AttackRow]) -> dict[str, float | None]:
     for defense in dict.fromkeys(row.defense for row in rows):
         ratios = [row.crr / base[row.attack] for row in rows if row.defense == defense and base.get(row.attack)]
         result[defense] = float(np.mean(ratios)) if ratios else None
-    return result
-
-
-def _benign(
-    kb: KnowledgeBase,
-    folder: Path,
-    transcripts: Mapping[str, Transcript],
-    cache: dict[str, Any],
-    keys: Mapping[str, str],
-    cells: TranscriptCache,
-) -> tuple[list[BenignRow], dict[str, Any]]:
-    references = {item.query.id: item.reference for item in read_benign(folder / BENIGN_FILE)}
-    baseline = transcripts.get(f"{BENIGN}__none")
-    rows: list[BenignRow] = []
-    detail: dict[str, Any] = {}
-    for name, transcript in transcripts.items():
-        first, defense = split_cell_name(name)
-        if first != BENIGN or not transcript.responses:
-            continue
-        key = keys[name] + (f"|{keys[f'{BENIGN}__none']}" if baseline is not None else "")
-        utility = _cached(cache, name, key, lambda t=transcript: _utility(kb, t, baseline, references))  # type: ignore[misc]
-        record = cells.record(name)
-        replayed = bool(record and record.replayed and baseline is not None)
-        timed = _derived_latency(transcript, baseline) if replayed and baseline is not None else transcript
-        # a composed cell's totals are already its source's measured latency + the screening time
-        derived = replayed or bool(record and record.composed_from)
-        latency = latency_summary(timed.responses)
-        rates = detection_rates([is_blocked(r) for r in transcript.responses], [])
-        rows.append(BenignRow(defense, float(rates["fpr"] or 0.0), utility, latency["p50_ms"], latency["p95_ms"]))
-        added = added_latency(timed.responses, baseline.responses) if baseline is not None else None
-        detail[defense] = {
-            "blocked": sum(map(is_blocked, transcript.responses)),
-            "n": len(transcript.responses),
-            "latency": latency,
-            "added_latency": added,
-            "latencies_ms": [r.timings_ms.get("total") for r in timed.responses],
-            "latency_derived": derived,
-        }
-    return rows, detail
-
-
-def _derived_latency(transcript: Transcript, baseline: Transcript) -> Transcript:
-    """The transcript with each allowed answer's replayed generation time replaced by the
-    undefended run's measured generation time for the identical request.
-
-    Used for benign cells of query-time-only defenses (RAG-CT, rule-based, ...), whose allowed
-    answers were replayed: total = this run's measured retrieval + guard + close time + the
-    undefended generation (and first-token) time of the same query. Blocked queries keep their
-    measured total (no generation happened).
-    """
-    generation = {r.query.id: r.timings_ms.get("generate", 0.0) for r in baseline.responses}
-    responses = []
-    for response in transcript.responses:
-        timings = dict(response.timings_ms)
-        if not is_blocked(response) and response.query.id in generation and "total" in timings:
-            timings["total"] = timings["total"] - timings.get("generate", 0.0) + generation[response.query.id]
-            timings["generate"] = generation[response.query.id]
-        responses.append(replace(response, timings_ms=timings))
-    return replace(transcript, responses=tuple(responses))
-
-
-def _utility(
-    kb: KnowledgeBase, transcript: Transcript, baseline: Transcript | None, references: Mapping[str, str]
-) -> dict[str, float]:
-    answers = [response.text for response in transcript.responses]
-    result: dict[str, float] = {}
-    gold = [references.get(response.query.id, "") for response in transcript.responses]
-    if any(reference.strip() for reference in gold):
-        for key, value in utility_metrics(answers, gold, kb.embedder).items():
-            result[f"reference_{key}"] = float(value)
-    if baseline is not None and transcript.defense != "none":
-        undefended = {response.query.id: response.text for response in baseline.responses}
-        pairs = [undefended.get(response.query.id, "") for response in transcript.responses]
-        if any(text.strip() for text in pairs):
-            for key, value in utility_metrics(answers, pairs, kb.embedder).items():
-                result[f"undefended_{key}"] = float(value)
     return result
 
 
