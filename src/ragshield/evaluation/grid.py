@@ -2,7 +2,7 @@
 
 `GridRun` holds what every cell of a run shares (config, retriever, target / attacker /
 oracle models, calibration, benign set, the settings every fingerprint includes) and the
-pipelines built so far; `ragshield.evaluation.harness` creates it and runs the cells.
+pipelines built so far; `ragshield.evaluation.harness` creates it and `cell_runner` runs the cells.
 """
 
 from __future__ import annotations
