@@ -140,6 +140,10 @@ class RetrievalResult:
     # the same embedder's vector (`intent`) need no second forward pass; not serialised and
     # not compared: transcripts stay as they were, and two results of one query stay equal
     query_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
+    # the query guards whose verdict on this request is an intent signal (flagged but answered,
+    # `shield`'s intent layer): set by the pipeline after the query guards so that a decorator can
+    # escalate (`shield` places canaries only on flagged requests); not serialised, not compared
+    signals: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def similarities(self) -> list[float]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ragshield.config import PolicyConfig, SystemConfig
+from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.guards.base import INTENT_SIGNAL, WITHHELD_MARKER
 from ragshield.guards.release.fold import text_symbols
@@ -33,9 +34,33 @@ def test_shield_is_the_default_and_runs_without_calibration_or_oracle(
     assert SystemConfig().defenses == ["shield"]
     pipeline = shield(synthetic_index, synthetic_retriever)
     assert pipeline.defense.name == "shield"
-    response = pipeline.answer(Query("What should I do about persistent headaches?", user_id="u1"))
+    response = pipeline.answer(Query(EXTRACTION, user_id="u1"))
     canary = next(v for v in response.verdicts if v.guard == "canary-rag")
     assert canary.evidence["oracle"]["status"] == "off"
+
+
+def test_canaries_go_only_into_the_context_of_a_flagged_request(
+    synthetic_index: Path, synthetic_retriever: Any
+) -> None:
+    pipeline = shield(synthetic_index, synthetic_retriever)
+    # the worst-case fake copies its whole context, canaries included, whatever it is asked
+    benign = pipeline.answer(Query("What should I do about persistent headaches?", user_id="u1"))
+    canary = next(v for v in benign.verdicts if v.guard == "canary-rag")
+    assert canary.evidence == {"canaries_placed": False} and "flagged" in canary.reason
+    flagged = pipeline.answer(Query(EXTRACTION, user_id="u1"))
+    canary = next(v for v in flagged.verdicts if v.guard == "canary-rag")
+    assert canary.evidence["leaked_canaries"] >= len(flagged.retrieval.hits)  # type: ignore[union-attr]
+
+
+def test_canaries_in_every_context_when_asked(synthetic_index: Path, synthetic_retriever: Any) -> None:
+    always = {"shield": {"canary-rag": {"when": "always"}}}
+    benign = shield(synthetic_index, synthetic_retriever, defense_params=always).answer(
+        Query("What should I do about persistent headaches?", user_id="u1")
+    )
+    canary = next(v for v in benign.verdicts if v.guard == "canary-rag")
+    assert canary.evidence["leaked_canaries"] >= len(benign.retrieval.hits)  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="when must be one of flagged, always"):
+        shield(synthetic_index, synthetic_retriever, defense_params={"shield": {"canary-rag": {"when": "sometimes"}}})
 
 
 def test_a_worst_case_copy_is_contained_and_the_answer_is_not_refused(

@@ -1,12 +1,23 @@
 """`shield`: the layered default that `ask`, `serve` and `demo` use.
 
-    intent (query time)  ->  canary-rag (canaries in the context, redact mode)  ->  context-echo
-    (release containment: retrieved text beyond the allowance, retrieved PII, unnatural output)
+    intent (query time)  ->  canary-rag (canaries in the context of a flagged request, redact
+    mode)  ->  context-echo (release containment: retrieved text beyond the allowance, retrieved
+    PII, unnatural output)
+
+Canaries go only into the context of a request the intent layer flagged (`canary-rag: {when:
+flagged}`, the default; `when: always` puts them in every context). Any change to the prompt
+changes what a small model writes: with canaries in every context, SmolLM2's answers to benign
+questions kept 0.55-0.67 cosine similarity to the undefended answers and the prompt grew by a
+sixth (docs/results/release.md), while release containment holds without them. So a benign
+question's prompt is the undefended one, and a request that looks like extraction gets the
+obfuscation tripwire too. What an unflagged request loses is the canaries' own catches: a copy in
+an encoding the release views do not read and that still looks like natural language (a
+translation that keeps a canary, for one); release containment still withholds every view it reads.
 
 Query-time intent flags what it recognises as an extraction request. By default a flagged query is
 still answered and contained (`intent: {refuse: true}` refuses it instead): the learned intent model
-flags about one in five hand-written hard-benign questions that use extraction-like words innocently
-("list the side effects of ibuprofen", docs/results/query_detection.md), and refusing them would
+flags 2-9% of hand-written hard-benign questions that use extraction-like words innocently ("list
+the side effects of ibuprofen", docs/results/query_detection.md), and refusing them would
 refuse benign users; release containment, not the guess, is what keeps records in. Only intent
 signals count towards per-user blocking (a flagged query, a canary exposed in an obfuscated form, an
 oracle violation); redactions alone do not, so a benign user whose answer quoted a record is not
@@ -28,7 +39,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
-from ragshield.guards.base import INTENT_SIGNAL, Defense, QueryGuard
+from ragshield.guards.base import (
+    INTENT_SIGNAL,
+    AllowAllMonitor,
+    ContextDecorator,
+    Defense,
+    OutputGuard,
+    OutputMonitor,
+    QueryGuard,
+)
 from ragshield.parameters import forwards
 from ragshield.types import Action, RetrievalResult, Verdict
 
@@ -37,8 +56,13 @@ if TYPE_CHECKING:
 
 NAME = "shield"
 LAYERS = ("intent", "canary-rag", "context-echo")
+CANARY = "canary-rag"
+# `flagged`: canaries only in the context of a request the intent layer flagged, so a benign
+# question's prompt (and so its answer) is the undefended one; `always`: in every context
+CANARY_WHEN = ("flagged", "always")
+NOT_PLACED = "no canaries placed: no query guard flagged this request (canary-rag when: flagged)"
 DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    "canary-rag": {"on_violation": "redact", "per_chunk": "auto"},
+    "canary-rag": {"on_violation": "redact", "per_chunk": "auto"},  # and `when` (see CANARY_WHEN)
 }
 
 
@@ -58,14 +82,22 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     # self-check costs a dozen generations at start-up): on only when the system names an oracle
     layer_params["canary-rag"].setdefault("oracle", "auto" if context.oracle_generator is not None else "off")
     refuse = bool(layer_params["intent"].pop("refuse", False))
+    # refusing flagged queries leaves only unflagged ones to answer: canaries then go on every one
+    when = layer_params["canary-rag"].pop("when", "always" if refuse else "flagged")
+    if when not in CANARY_WHEN:
+        raise ConfigError(f"shield: canary-rag when must be one of {', '.join(CANARY_WHEN)}, got {when!r}")
     defense = build("+".join(LAYERS), context, layer_params)
     guards = defense.query_guards if refuse else tuple(SignalOnly(guard) for guard in defense.query_guards)
+    decorators, output_guards = defense.decorators, defense.output_guards
+    if when == "flagged":
+        decorators = tuple(OnSignal(d) if d.name == CANARY else d for d in decorators)
+        output_guards = tuple(OnSignalMonitor(g) if g.name == CANARY else g for g in output_guards)
     return Defense(
         name=NAME,
         rewriters=defense.rewriters,
         query_guards=guards,
-        decorators=defense.decorators,
-        output_guards=defense.output_guards,
+        decorators=decorators,
+        output_guards=output_guards,
         fail_closed=defense.fail_closed,
     )
 
@@ -92,3 +124,51 @@ class SignalOnly:
         evidence = {**verdict.evidence, INTENT_SIGNAL: True}
         reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
         return replace(verdict, action=Action.ALLOW, reason=reason, evidence=evidence)
+
+
+@dataclass(frozen=True)
+class OnSignal:
+    """A context decorator that runs only on a request a query guard flagged (`retrieval.signals`).
+
+    Other attributes (`length`, `per_chunk`: the service checks them) are the decorator's.
+    """
+
+    decorator: ContextDecorator
+
+    @property
+    def name(self) -> str:
+        return self.decorator.name
+
+    def decorate(self, retrieval: RetrievalResult) -> RetrievalResult:
+        return self.decorator.decorate(retrieval) if retrieval.signals else retrieval
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.decorator, attribute)
+
+
+@dataclass(frozen=True)
+class OnSignalMonitor:
+    """The output guard of an `OnSignal` decorator: it watches a context that carries canaries and
+    says, in its verdict, that none were placed in one that does not (an unflagged request)."""
+
+    guard: OutputGuard
+
+    @property
+    def name(self) -> str:
+        return self.guard.name
+
+    def open(self, retrieval: RetrievalResult) -> OutputMonitor:
+        if retrieval.signals or any(retrieval.markers.values()):
+            return self.guard.open(retrieval)
+        return NotPlacedMonitor(self.guard.name)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.guard, attribute)
+
+
+@dataclass
+class NotPlacedMonitor(AllowAllMonitor):
+    """Nothing to watch: the request was not flagged, so its context carries no canaries."""
+
+    def close(self) -> Verdict:
+        return Verdict(self.guard, Action.ALLOW, 0.0, 1.0, NOT_PLACED, evidence={"canaries_placed": False})

@@ -20,7 +20,7 @@ from typing import Any
 
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.base import GenerationCancelled, Generator, StreamEnd, check_cancelled
-from ragshield.guards.base import NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy
+from ragshield.guards.base import INTENT_SIGNAL, NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy
 from ragshield.pipeline.output import OutputStage
 from ragshield.pipeline.run import Failed, Halt, Run, elapsed_ms
 from ragshield.pipeline.tracing import RequestSpans
@@ -202,11 +202,16 @@ class RagPipeline:
         retrieval = run.retrieval
         assert retrieval is not None
         with run.stage("query_guards"):
-            blocked = False
+            blocked, signals = False, []
             for guard in self.defense.query_guards:
-                blocked = run.check(guard.name, guard.check, retrieval).blocked or blocked
+                verdict = run.check(guard.name, guard.check, retrieval)
+                blocked = verdict.blocked or blocked
+                if verdict.evidence.get(INTENT_SIGNAL):
+                    signals.append(guard.name)
             if blocked:
                 raise Halt("query guards")
+        if signals:  # what the decorators see: a flagged request may get more (shield's canaries)
+            run.retrieval = replace(retrieval, signals=tuple(signals))
 
     def _refusal(self, run: Run, reason: str, *, record: bool = True) -> Response:
         if record:
