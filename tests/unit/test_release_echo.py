@@ -232,6 +232,38 @@ def test_retrieved_pii_never_reaches_a_stranger_even_alone_and_encoded() -> None
         assert "Smith" not in str(verdict.to_dict())
 
 
+class _FakeShortPiiStore(_FakePiiStore):
+    """A fake PII store (unit tests only): a five-letter first name and a date with digits."""
+
+    def values(self, chunk: Chunk) -> tuple[object, ...]:
+        from ragshield.pii.store import PiiValue
+
+        if chunk.id != "c1":
+            return ()
+        return (PiiValue("person", "Karen", "d-first"), PiiValue("date", "6 May 2001", "d-date"))
+
+
+def _every_reading(text: str) -> list[str]:
+    """`text` folded, under every Caesar shift back, atbash, and reversed."""
+    lower = text.lower()
+    shifted = ["".join(chr((ord(c) - 97 - k) % 26 + 97) if "a" <= c <= "z" else c for c in lower) for k in range(26)]
+    atbash = "".join(chr(219 - ord(c)) if "a" <= c <= "z" else c for c in lower)
+    return [text_symbols(reading) for reading in (*shifted, atbash, lower[::-1])]
+
+
+@pytest.mark.parametrize("view", ["rot13", "caesar", "atbash", "reversed"])
+def test_a_short_or_digit_bearing_pii_value_is_withheld_in_caesar_views(view: str) -> None:
+    # five letters are too few for the letter-difference track, and a shift leaves digits as they
+    # are (so a date's letter differences break): these values are matched in every shifted spelling
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeShortPiiStore())
+    values = (text_symbols("Karen"), text_symbols("6 May 2001"))
+    for plain in ("Karen wrote back.", "It happened on 6 May 2001 at noon."):
+        reply = encode(plain, view, random.Random(3))
+        assert any(v in r for v in values for r in _every_reading(reply))  # the fake's copy holds it
+        response = pipeline(reply, echo=echo).answer(retrieval().query)
+        assert not any(v in r for v in values for r in _every_reading(response.text)), (view, reply)
+
+
 class _FakeFrequentPiiStore(_FakePiiStore):
     """A fake PII store (unit tests only) whose values are each held by 50 chunks."""
 

@@ -159,6 +159,12 @@ def build_sources(
                 if len(letters) > pii_m:  # the value in any Caesar shift or atbash, forward or reversed
                     for symbols in _caesar_forms(letters):
                         request.pii_differences.add(_needle(value.digest, symbols))
+                if len(letters) <= pii_m or any(char.isdigit() for char in value.value):
+                    # too few letters for the difference track, or digits (a shift leaves them as
+                    # they are, which breaks the letters' differences): every shifted spelling itself
+                    for shifted in _shifted_spellings(value.value):
+                        for symbols in (shifted, shifted[::-1]):
+                            request.pii.add(_needle(value.digest, symbols))
     return request
 
 
@@ -215,6 +221,18 @@ def _needle(key: str, symbols: str) -> Source:
     """A PII value as a source: every symbol private, each its own word."""
     steps = range(len(symbols))
     return Source(key, "pii", symbols, steps, steps, range(1, len(symbols) + 1), range(1, len(symbols) + 1))
+
+
+def _shifted_spellings(value: str) -> set[str]:
+    """The folded symbols of `value` in every Caesar shift (1-25) and atbash of its ASCII letters
+    (digits and other characters unchanged, as those ciphers leave them)."""
+    lower = value.lower()
+    spellings = {
+        text_symbols("".join(chr((ord(c) - 97 + shift) % 26 + 97) if "a" <= c <= "z" else c for c in lower))
+        for shift in range(1, 26)
+    }
+    spellings.add(text_symbols("".join(chr(219 - ord(c)) if "a" <= c <= "z" else c for c in lower)))
+    return spellings
 
 
 def _caesar_forms(letters: str) -> tuple[str, str, str, str]:
