@@ -487,3 +487,15 @@ def test_an_adaptive_attack_the_head_refuses_is_run_not_composed(
     recorder = Recorder()
     run_evaluation(config.model_copy(update={"compose_layered": False}), tmp_path, progress=recorder, parts=parts())
     assert ("pide__rule-based+canary-rag", True, False) in recorder.finished
+
+
+def test_benign_table_reports_what_release_containment_withheld(tmp_path: Path) -> None:
+    # the worst-case fake copies its whole context: under context-echo every benign answer loses text
+    config = make_config(defenses=["none", "context-echo"], attacks=[{"name": "tgtb", "budget": 1}])
+    run_evaluation(config, tmp_path, parts=parts())
+    detail = json.loads((tmp_path / "results.json").read_text())["detail"]["benign"]
+    assert detail["none"]["withheld_chars_mean"] == 0.0 and detail["none"]["answers_withheld"] == 0
+    assert detail["context-echo"]["withheld_chars_mean"] > 100
+    assert detail["context-echo"]["answers_withheld"] == detail["context-echo"]["n"] == 6
+    report = (tmp_path / "report.md").read_text()
+    assert "withheld chars / answer" in report and "100.0% [61.0, 100.0] (n=6)" in report

@@ -60,6 +60,7 @@ def score_benign(
             "added_latency": added,
             "latencies_ms": [r.timings_ms.get("total") for r in timed.responses],
             "latency_derived": derived,
+            **withheld_summary(transcript),
         }
     return rows, detail
 
@@ -100,3 +101,13 @@ def _utility(
             for key, value in utility_metrics(answers, pairs, kb.embedder).items():
                 result[f"undefended_{key}"] = float(value)
     return result
+
+
+def withheld_summary(transcript: Transcript) -> dict[str, Any]:
+    """What release containment withheld from the benign answers: characters per answer (mean over
+    every answer, 0 where nothing was withheld) and how many answers had a withheld span."""
+    withheld = [float(r.timings_ms.get("withheld_chars", 0.0)) for r in transcript.responses]
+    return {
+        "withheld_chars_mean": sum(withheld) / len(withheld) if withheld else None,
+        "answers_withheld": sum(1 for chars in withheld if chars > 0),
+    }

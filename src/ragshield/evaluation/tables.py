@@ -18,6 +18,7 @@ from ragshield.evaluation import papers
 from ragshield.evaluation import report_texts as _texts
 from ragshield.evaluation.results import Estimate, ResultTable, share_estimate
 from ragshield.evaluation.units import ASR, AUROC, CRR, FPR, LATENCY, MISSING, NOT_APPLICABLE, PII, TPR, ULC
+from ragshield.metrics.intervals import rate_text
 
 _PAPER_DATASET = {"healthcaremagic": "healthcare", "enron": "email"}
 
@@ -201,6 +202,7 @@ def _benign(table: ResultTable) -> TextTable:
     detail = table.detail.get("benign", {})
     keys = sorted({key for row in table.benign_rows for key in row.utility if not key.endswith(("n", "skipped"))})
     header = ["defense", "FPR [95% CI] (%)", "blocked / n", *keys]
+    header += ["withheld chars / answer", "answers with a withheld span"]
     header += ["latency p50 (ms)", "p95 (ms)", "added p50 (ms)", "p50 ratio"]
     rows = []
     for defense in table.defenses if table.benign_rows else table.meta.get("defense_order", []):
@@ -216,6 +218,8 @@ def _benign(table: ResultTable) -> TextTable:
                 FPR.estimate_text(table.benign_fpr(defense)),
                 f"{info.get('blocked')} / {info.get('n')}",
                 *(row.utility.get(k) for k in keys),
+                _cell(info.get("withheld_chars_mean")),
+                _withheld_share(info),
                 LATENCY.text(row.latency_p50_ms),
                 LATENCY.text(row.latency_p95_ms),
                 _cell(added.get("added_p50_ms")),
@@ -223,6 +227,13 @@ def _benign(table: ResultTable) -> TextTable:
             ]
         )
     return _text_table(header, rows)
+
+
+def _withheld_share(info: Mapping[str, Any]) -> str:
+    """`k of n` answers with a withheld span, with the share's 95% interval; missing for results
+    written before it was recorded."""
+    count, n = info.get("answers_withheld"), info.get("n")
+    return MISSING if count is None or not n else rate_text(int(count), int(n))
 
 
 def rescoring_n(table: ResultTable) -> tuple[dict[str, int], int | None]:
