@@ -26,10 +26,29 @@ text, digits written as words); the echo guard compares those against the retrie
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ragshield.errors import ConfigError
-from ragshield.guards.release.unnatural_scan import INITIAL_STATE, UnnaturalSpan, scan
+from ragshield.guards.release.unnatural_scan import INITIAL_STATE, scan
 
 __all__ = ["UnnaturalSpan", "UnnaturalTextDetector"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnnaturalSpan:
+    """A run of the streamed answer that is not natural text.
+
+    Attributes:
+        start: raw character offset in the answer (inclusive), counted from the first delta.
+        end: raw character offset (exclusive).
+        score: the run's cumulative unnaturalness cost from its start to its peak, in the cost
+            units of `unnatural_costs` (higher = more suspicious); a reported span always has
+            ``score >= threshold`` of the detector that found it.
+    """
+
+    start: int
+    end: int
+    score: float
 
 
 class UnnaturalTextDetector:
@@ -130,4 +149,4 @@ class UnnaturalTextDetector:
             window=self.holdback_chars - self.batch_chars,  # decided this far behind the scan
             word_steps=self._word_steps,
         )
-        return spans
+        return [UnnaturalSpan(start, end, score) for start, end, score in spans]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ragshield.guards.release.unnatural_costs import (
@@ -76,23 +75,7 @@ from ragshield.guards.release.unnatural_costs import (
 _ASCII_WORD = re.compile(r"([A-Z]?[a-z]+ ?)")  # split() puts these words at odd indices
 _MARGIN = 1e-9  # float slack when bounding how far a word can lift the CUSUM
 State = tuple[Any, ...]  # the scanner's locals between batches (INITIAL_STATE's layout)
-
-
-@dataclass(frozen=True, slots=True)
-class UnnaturalSpan:
-    """A run of the streamed answer that is not natural text.
-
-    Attributes:
-        start: raw character offset in the answer (inclusive), counted from the first delta.
-        end: raw character offset (exclusive).
-        score: the run's cumulative unnaturalness cost from its start to its peak, in the cost
-            units of this module (higher = more suspicious); a reported span always has
-            ``score >= threshold`` of the detector that found it.
-    """
-
-    start: int
-    end: int
-    score: float
+Found = tuple[int, int, float]  # a span: start, end (raw offsets), score (see `UnnaturalSpan`)
 
 
 # the scanner's state at the start of an answer, in the order `scan` unpacks it
@@ -117,7 +100,7 @@ def scan(
     min_run: int,
     window: int,
     word_steps: bool = True,
-) -> tuple[State, list[UnnaturalSpan]]:
+) -> tuple[State, list[Found]]:
     """Cost every character of `text`, run the CUSUM and collect the spans it confirms or extends.
 
     Args:
@@ -131,7 +114,7 @@ def scan(
         word_steps: score plain words in one step (False: every character alone; same result).
 
     Returns:
-        The new state, and the spans (raw offsets from the answer's start).
+        The new state, and the spans found (raw offsets from the answer's start).
 
     One flat loop over locals: this is the hot path.
     """
@@ -143,7 +126,7 @@ def scan(
         digits, gap, num_compound,
         last_word, last_word_end, line_letters, token_start, prev_word_start, nato_chain, tok, prev_tok,
     ) = state  # fmt: skip
-    out: list[UnnaturalSpan] = []
+    out: list[Found] = []
     rep_start = rep_end = -1  # the span being reported, extended in place while contiguous
     rep_score = 0.0
     info_of, word_cache = INFO.get, WORD_COSTS
@@ -384,7 +367,7 @@ def scan(
                     if first < end:
                         if rep_end < first:  # not contiguous with the pending report: emit that one
                             if rep_end > rep_start:
-                                out.append(UnnaturalSpan(rep_start, rep_end, rep_score))
+                                out.append((rep_start, rep_end, rep_score))
                             rep_start = first
                         rep_end, rep_score, flagged_end = end, peak, end
             # token boundaries: whitespace, and every caseless-script letter (Chinese has no spaces)
@@ -401,7 +384,7 @@ def scan(
         last_word, last_word_end, line_letters, token_start, prev_word_start, nato_chain, tok, prev_tok,
     )  # fmt: skip
     if rep_end > rep_start:
-        out.append(UnnaturalSpan(rep_start, rep_end, rep_score))
+        out.append((rep_start, rep_end, rep_score))
     return state, out
 
 
