@@ -443,8 +443,8 @@ def _measure_in(src: Path, repeats: int) -> dict[str, Any]:
 def cost_section(repeats: int, baseline: str | None = None, rounds: int = 3) -> dict[str, Any]:
     """The cost per delta; with `baseline` (a git revision), that revision's code and the working
     tree are measured alternately, `rounds` times each in fresh interpreters, on the same machine in
-    one run (the machine is shared: alternating keeps the comparison fair), and each figure is the
-    lowest of its rounds' medians."""
+    one run (the machine is shared: alternating keeps the comparison fair); each figure is the
+    lowest over all rounds and answers, with the lowest of the rounds' medians beside it."""
     if baseline is None:
         out = measure_cost(repeats)
         for key, row in out.items():
