@@ -22,21 +22,27 @@ Sections (all by default, or pick with --sections):
           against the undefended answer (mean, and the share at >= 0.9).
 * cost  - CPU microseconds per 4-character delta of `context-echo` (with and without the
           unnatural-output detector) over 1 kB, 10 kB and 100 kB answers of prose, and the
-          per-request setup (`open`) time.
+          per-request setup (`open`) time. With `--baseline REV` the code of git revision REV and
+          the working tree are measured alternately in fresh interpreters, in one run.
 
 Writes benchmarks/results/release.json and prints tables.
 
     .venv/bin/python benchmarks/release.py [--sections views cost] [--requests 10]
+    .venv/bin/python benchmarks/release.py --sections cost --baseline main --rounds 3 --repeats 5
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -377,7 +383,9 @@ def replay_section(questions: int, seed: int) -> dict[str, Any]:
     return out
 
 
-def cost_section(repeats: int) -> dict[str, Any]:
+def measure_cost(repeats: int) -> dict[str, Any]:
+    """CPU microseconds per 4-character delta of the code on `sys.path`: the median and the lowest
+    over at least `repeats` answers per size (more for short answers: at least 25,000 deltas)."""
     chunks = [
         Chunk("c1", "d1", "Patient John Smith, born 12/03/1961, lives at 42 Elm Street, Springfield. " * 6),
         Chunk("c2", "d2", "The weather in the valley was mild, and the harvest of apples came early. " * 6),
@@ -404,7 +412,8 @@ def cost_section(repeats: int) -> dict[str, Any]:
             text = prose[:size]
             deltas = [text[i : i + 4] for i in range(0, len(text), 4)]
             samples = []
-            for _ in range(repeats):
+            answers = max(repeats, -(-25_000 // len(deltas)))
+            for _ in range(answers):
                 monitor = guard.open(retrieval)
                 started = time.process_time()
                 for delta in deltas:
@@ -412,9 +421,78 @@ def cost_section(repeats: int) -> dict[str, Any]:
                 monitor.close()
                 samples.append((time.process_time() - started) / len(deltas) * 1e6)
             key = f"{'echo+unnatural' if unnatural else 'echo'}|{size}"
-            out[key] = {"us_per_delta_median": statistics.median(samples), "repeats": repeats, "open_ms": open_ms}
-            print(f"{key:22s} {statistics.median(samples):6.2f} us/delta (median of {repeats}), open {open_ms:.2f} ms")
+            out[key] = {
+                "us_per_delta_median": statistics.median(samples),
+                "us_per_delta_min": min(samples),
+                "repeats": answers,
+                "deltas": len(deltas),
+                "open_ms": open_ms,
+            }
     return out
+
+
+def _measure_in(src: Path, repeats: int) -> dict[str, Any]:
+    """`measure_cost` in a fresh interpreter that imports ragshield from `src`."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, str(Path(__file__).resolve()), "--cost-json", "--repeats", str(repeats)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=1800)
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def cost_section(repeats: int, baseline: str | None = None, rounds: int = 3) -> dict[str, Any]:
+    """The cost per delta; with `baseline` (a git revision), that revision's code and the working
+    tree are measured alternately, `rounds` times each in fresh interpreters, on the same machine in
+    one run (the machine is shared: alternating keeps the comparison fair); each figure is the
+    lowest over all rounds and answers, with the lowest of the rounds' medians beside it."""
+    if baseline is None:
+        out = measure_cost(repeats)
+        for key, row in out.items():
+            median, opened = row["us_per_delta_median"], row["open_ms"]
+            print(f"{key:22s} {median:6.2f} us/delta (median of {repeats}), open {opened:.2f} ms")
+        return out
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", baseline], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as folder:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "src"], capture_output=True, check=True)
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(folder, filter="data")
+        runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
+        for number in range(rounds):
+            for label, src in (("baseline", Path(folder) / "src"), ("current", REPO / "src")):
+                runs[label].append(_measure_in(src, repeats))
+                print(f"cost: round {number + 1}/{rounds} {label} done", flush=True)
+    out: dict[str, Any] = {}
+    for key, row in runs["current"][0].items():
+        # the lowest over all rounds and answers: interference on a shared machine only adds time
+        current = min(run[key]["us_per_delta_min"] for run in runs["current"])
+        before = min(run[key]["us_per_delta_min"] for run in runs["baseline"])
+        out[key] = {
+            **row,
+            "us_per_delta_median": min(run[key]["us_per_delta_median"] for run in runs["current"]),
+            "us_per_delta_min": current,
+            "baseline": commit,
+            "baseline_us_per_delta": before,
+            "baseline_us_per_delta_median": min(run[key]["us_per_delta_median"] for run in runs["baseline"]),
+            "ratio": current / before,
+            "rounds": rounds,
+            "open_ms": min(run[key]["open_ms"] for run in runs["current"]),
+            "baseline_open_ms": min(run[key]["open_ms"] for run in runs["baseline"]),
+            "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+        }
+        print(
+            f"{key:22s} {before:6.2f} -> {current:6.2f} us/delta ({current / before:.2f}x; lowest of {rounds} rounds x "
+            f"{row['repeats']} answers), open {out[key]['baseline_open_ms']:.2f} -> {out[key]['open_ms']:.2f} ms"
+        )
+    return out
+
+
+def _cost_row(key: str) -> str:
+    """`echo+unnatural|1000` as a table cell (a bare `|` would split the cell)."""
+    guard, size = key.split("|")
+    return f"{guard}, {int(size):,} chars"
 
 
 def report(results: dict[str, Any]) -> str:
@@ -495,14 +573,36 @@ def report(results: dict[str, Any]) -> str:
         lines.append("")
     cost = results.get("cost")
     if cost:
-        lines += [
-            "## Cost",
-            "",
-            "| guard, answer size | CPU us per 4-char delta (median) | open (ms) |",
-            "|---|---|---|",
-        ]
-        for key, row in cost.items():
-            lines.append(f"| {key} | {row['us_per_delta_median']:.2f} | {row['open_ms']:.2f} |")
+        first = next(iter(cost.values()))
+        if "baseline" in first:
+            lines += [
+                "## Cost",
+                "",
+                f"CPU us per 4-character delta of prose, `{first['baseline']}` (before) and this tree measured"
+                f" alternately in one run, {first['rounds']} rounds each in fresh interpreters; `before` and"
+                " `after` are the lowest over all rounds and answers (interference only adds time), the medians"
+                f" are the lowest of the rounds' medians (load average {first['load_average'][0]} ->"
+                f" {first['load_average'][1]}).",
+                "",
+                "| guard, answer size | deltas x answers | before (us) | after (us) | after / before | median before"
+                " / after (us) | open before / after (ms) |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            for key, row in cost.items():
+                lines.append(
+                    f"| {_cost_row(key)} | {row['deltas']} x {row['repeats']} | {row['baseline_us_per_delta']:.2f} |"
+                    f" {row['us_per_delta_min']:.2f} | {row['ratio']:.2f} | {row['baseline_us_per_delta_median']:.2f}"
+                    f" / {row['us_per_delta_median']:.2f} | {row['baseline_open_ms']:.2f} / {row['open_ms']:.2f} |"
+                )
+        else:
+            lines += [
+                "## Cost",
+                "",
+                "| guard, answer size | CPU us per 4-char delta (median) | open (ms) |",
+                "|---|---|---|",
+            ]
+            for key, row in cost.items():
+                lines.append(f"| {_cost_row(key)} | {row['us_per_delta_median']:.2f} | {row['open_ms']:.2f} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -534,10 +634,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10, help="requests per view and knowledge base")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", help="section cost: also measure this git revision, alternating (e.g. main)")
+    parser.add_argument("--rounds", type=int, default=3, help="section cost with --baseline: rounds per side")
+    parser.add_argument("--cost-json", action="store_true", help=argparse.SUPPRESS)  # worker of --baseline
     args = parser.parse_args()
+    if args.cost_json:
+        print(json.dumps(measure_cost(args.repeats)))
+        return
     measured: dict[str, Any] = {}
     if "cost" in args.sections:
-        measured["cost"] = cost_section(args.repeats)
+        measured["cost"] = cost_section(args.repeats, args.baseline, args.rounds)
     if "views" in args.sections:
         measured["views"] = views_section(args.requests, args.seed, args.kbs, args.views)
     if "benign" in args.sections:

@@ -251,3 +251,56 @@ def test_bad_parameters_raise_config_error(params: dict[str, object]) -> None:
 def test_non_string_delta_raises() -> None:
     with pytest.raises(TypeError):
         UnnaturalTextDetector().feed(b"abc")  # type: ignore[arg-type]
+
+
+class _LetterByLetter(UnnaturalTextDetector):
+    """The detector with the one-step word path turned off: every character scored alone."""
+
+    __slots__ = ()
+    _word_steps = False
+
+
+def _feed_all(detector: UnnaturalTextDetector, text: str, sizes: list[int]) -> list[UnnaturalSpan]:
+    out: list[UnnaturalSpan] = []
+    i = 0
+    for size in sizes:
+        out.extend(detector.feed(text[i : i + size]))
+        i += size
+    out.extend(detector.feed(text[i:]))
+    return out + detector.flush()
+
+
+# words that exercise every rule a word step must reproduce: doubled and alternating letters,
+# clusters, vowel-poor words, long words, NATO words, repeats, one-letter words, camelCase, caps
+_WORDS = (
+    "the", "patient", "hello", "there", "were", "a", "I", "x", "strengths", "rhythm", "tsktsk", "aaaa",
+    "abababab", "hotel", "Echo", "lima", "Lima", "getElement", "USA", "Hello", "cafe", "café",
+    "supercalifragilisticexpialidocious", "mg", "llama", "bookkeeper", "Mississippi", "it's",
+)  # fmt: skip
+_GLUE = (
+    " ", " ", " ", "  ", ", ", ". ", "\n", "\n\n", "", "4", " 400 ", " 8 ", "\\", "-", " - ", " -- ", " . ", "'",
+    "\u0301", "<b>", "中", " 72 101 ",
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_GLUE)), max_size=120),
+    st.lists(st.integers(min_value=0, max_value=70), max_size=60),
+    st.sampled_from([{}, {"min_run_chars": 8, "threshold": 2.0, "holdback_chars": 24, "batch_chars": 4}]),
+)
+def test_words_in_one_step_give_the_spans_of_letter_by_letter_scoring(
+    pieces: list[tuple[str, str]], sizes: list[int], params: dict[str, float]
+) -> None:
+    """The fast path for plain words is exact: same spans and scores, to the bit, on any text."""
+    text = "".join(word + glue for word, glue in pieces)
+    fast = _feed_all(UnnaturalTextDetector(**params), text, sizes)  # type: ignore[arg-type]
+    slow = _feed_all(_LetterByLetter(**params), text, sizes)  # type: ignore[arg-type]
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name", sorted(ENCODED) + sorted(BENIGN))
+def test_words_in_one_step_change_nothing_on_the_samples(name: str) -> None:
+    text = BEFORE + (ENCODED.get(name) or BENIGN[name]) + AFTER
+    sizes = [4] * (len(text) // 4)
+    assert _feed_all(UnnaturalTextDetector(), text, sizes) == _feed_all(_LetterByLetter(), text, sizes)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, owner_parts
+from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, joined_owners, owner_parts
 
 Q = 6  # seed length in folded symbols
 GAP = 20  # most output symbols from one seed's end to the next (two close edits and a seed between)
@@ -74,7 +74,7 @@ class NearTrack:
         grams = [text[i - q + 1 : i + 1] for i in range(first, len(text), STEP)]
         parts = [*self._tail_parts, owners]
         if not self.table.grams.keys().isdisjoint(grams):
-            every = [owner for part in parts for owner in part][-len(text) :]
+            every = joined_owners(parts, len(text))
             lookup = self.table.grams.get
             for offset, gram in enumerate(grams):
                 found = lookup(gram)

@@ -39,6 +39,7 @@ _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
 _LONGEST_SPELLED = 24
+_LAST_TOKEN = re.compile(r"\S*\Z")  # `\S` is exactly `not str.isspace`
 _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 
 
@@ -59,9 +60,9 @@ class SpelledView(HoldingView):
     _recent_offset: int = 0
 
     def _cut(self, text: str) -> int:
-        last = len(text)
-        while last > 0 and not text[last - 1].isspace() and len(text) - last < _LONGEST_SPELLED:
-            last -= 1  # hold the last, maybe unfinished token (unless it is too long to be one)
+        # hold the last, maybe unfinished token (unless it is too long to be one)
+        tail = _LAST_TOKEN.search(text, max(0, len(text) - _LONGEST_SPELLED))
+        last = tail.start() if tail is not None else len(text)
         return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
 
     def _feed(self, text: str, start: int) -> None:

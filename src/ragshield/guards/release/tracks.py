@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
 
 POSITION_BITS = 32
@@ -76,6 +77,11 @@ class Source:
         if words and self.is_private(low) and low and counts[low] == before:
             inside += 1  # the run starts inside a private word counted before `low`
         return inside
+
+
+def joined_owners(parts: list[Sequence[int]], length: int) -> list[int]:
+    """The last `length` owners of `parts`, as one list (joined at C speed)."""
+    return list(chain.from_iterable(parts))[-length:]
 
 
 def owner_parts(parts: list[Sequence[int]], needed: int) -> list[Sequence[int]]:
@@ -161,9 +167,9 @@ class Track:
         at the multiple of `step` in [s + m - step, s + m - 1], at or before its first gram's end.
         A probe hit makes this piece, and the next while a probe of this one may still start a run,
         be looked up position by position, so no run is missed and every run starts where it starts."""
-        if not symbols or not self.table:
-            return
         table = self.table
+        if not symbols or not table.grams:
+            return
         m = table.m
         text = self._tail + symbols
         base = self._count - len(self._tail)  # stream position of text[0]
@@ -192,7 +198,7 @@ class Track:
                     runs = {}
                 continue
             if every is None:
-                every = [owner for part in parts for owner in part][-len(text) :]
+                every = joined_owners(parts, len(text))
             runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
         self._runs = runs
         self._tail = text[-(m - 1) :]

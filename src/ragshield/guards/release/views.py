@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ragshield.guards.release.fold import fold_letters, fold_text, fold_text_at
 from ragshield.guards.release.tracks import Track
 
@@ -41,11 +39,20 @@ def _owners(offset: int, length: int) -> range:
     return range(offset, offset + length)
 
 
+_MOD26 = bytes(97 + value % 26 for value in range(256))  # a byte's value mod 26, as a letter
+
+
 def letter_differences(letters: str, previous: str = "") -> str:
     """Consecutive-letter differences mod 26, as letters (`a` = 0): the same for every Caesar shift."""
-    codes = np.frombuffer((previous + letters).encode("ascii"), dtype=np.uint8)
-    # uint8 throughout: 26 + later - earlier lies in [1, 51] for letters a-z, so nothing wraps
-    return ((codes[1:] + 26 - codes[:-1]) % 26 + 97).astype(np.uint8).tobytes().decode("ascii")
+    data = (previous + letters).encode("ascii")
+    size = len(data) - 1
+    if size <= 0:
+        return ""
+    # bytewise at C speed, as big integers: 26 + later - earlier lies in [1, 51] for letters a-z,
+    # so no byte borrows from its neighbour
+    later, earlier = int.from_bytes(data[1:], "big"), int.from_bytes(data[:-1], "big")
+    shifted = later + int.from_bytes(b"\x1a" * size, "big") - earlier
+    return shifted.to_bytes(size, "big").translate(_MOD26).decode("ascii")
 
 
 @dataclass
@@ -144,6 +151,7 @@ _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
 _MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
 _UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+\W{1,3}\d+\W{1,3}\d+")
 _TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
+_ALNUM_TAIL = re.compile(r"[^\W_]*\Z")  # `[^\W_]` is exactly `str.isalnum`
 
 
 def _escape_tail(text: str) -> int:
@@ -156,10 +164,8 @@ def _escape_tail(text: str) -> int:
         found = text.rfind(mark, floor)
         if found != -1:
             cut = min(cut, found)
-    run = len(text)
-    while run > floor and text[run - 1].isalnum():
-        run -= 1
-    return min(cut, run)
+    run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
+    return min(cut, run.start() if run is not None else len(text))
 
 
 _BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
@@ -245,8 +251,9 @@ _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
-# words that start with a letter and hold no digit, whitespace-separated (linear: a word ends at a space)
-_WORDS = re.compile(r"\s*(?:[^\W\d_][^\s\d]*(?:\s+|$))*")
+# whitespace-separated words that start with a letter and hold no digit, and lone tokens with a digit
+# (a number in a sentence) each followed by a whole such word; possessive, so linear
+_WORDS = re.compile(r"\s*(?:(?=[^\s\d]*\d)\S++\s+[^\W\d_][^\s\d]*+\s+|[^\W\d_][^\s\d]*+(?:\s+|$))*")
 _LONG_TOKEN = re.compile(rf"\S{{{_BLOB_CHARS},}}")
 _LAST_TOKEN = re.compile(r"\S+$")
 _COLD, _WEAK, _HOT = 0, 1, 2
@@ -281,8 +288,10 @@ class Views:
 
     def _words_only(self, delta: str, offset: int) -> bool:
         """The common case at C speed: between words (cold), a delta of short words that start
-        with a letter and hold no digit reaches no decoder; `_gate` would only carry its last,
-        unfinished word, which this does too. False: let `_gate` decide piece by piece."""
+        with a letter and hold no digit, and of lone short numbers each followed by such a word,
+        reaches no decoder (`_gate` holds a number until the word after it, then drops it); `_gate`
+        would only carry its last, unfinished word, which this does too. False: let `_gate`
+        decide piece by piece."""
         if self._state != _COLD or self._token_state != _COLD:
             return False
         joined = self._token + delta

@@ -1,0 +1,120 @@
+"""The release guard's views: the shortcuts that keep ordinary text cheap change nothing.
+
+`Views._words_only` decides at C speed that a delta of words (and lone numbers) reaches no
+base-N decoder; it must leave the decoders the same input as deciding piece by piece (`_gate`).
+`letter_differences` and the tail cuts of the escape and spelled views are checked against their
+plain definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragshield.guards.release.spelled import SpelledView
+from ragshield.guards.release.views import Views, _escape_tail, letter_differences
+
+
+class _Recorder:
+    """A fake encoded view (tests only): records what the gate feeds it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, tuple[int, ...]]] = []
+
+    def feed(self, text: str, owners: Sequence[int]) -> None:
+        self.calls.append(("feed", text, tuple(owners)))
+
+    def interrupt(self) -> None:
+        self.calls.append(("interrupt", "", ()))
+
+    def flush(self) -> None:
+        self.calls.append(("flush", "", ()))
+
+
+class _PieceByPiece(Views):
+    """`Views` without the C-speed shortcut: every delta goes through `_gate`."""
+
+    def _words_only(self, delta: str, offset: int) -> bool:
+        return False
+
+
+def _gated(views: Views, text: str, sizes: list[int]) -> list[tuple[str, str, tuple[int, ...]]]:
+    recorder = _Recorder()
+    views.encoded = [recorder]
+    offset = 0
+    for size in [*sizes, len(text)]:
+        piece = text[offset : offset + size]
+        if piece:
+            views.feed(piece, offset)
+        offset += len(piece)
+    views.flush()
+    # consecutive feeds of adjacent text are one stream to a decoder: compare them joined
+    joined: list[tuple[str, str, tuple[int, ...]]] = []
+    for kind, chunk, owners in recorder.calls:
+        if joined and kind == "feed" and joined[-1][0] == "feed":
+            joined[-1] = ("feed", joined[-1][1] + chunk, joined[-1][2] + owners)
+        else:
+            joined.append((kind, chunk, owners))
+    return joined
+
+
+_TOKENS = ("the", "patient", "Dosage", "400", "mg", "12.5", "a1", "4a6f", "0x1F", "|", "--", "dGhlIHBhdGllbnQ=")
+_SPACES = (" ", " ", "  ", "\n", "\t")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_TOKENS), st.sampled_from(_SPACES)), max_size=60),
+    st.lists(st.integers(min_value=1, max_value=40), max_size=40),
+)
+def test_the_words_shortcut_feeds_the_decoders_what_the_gate_does(
+    pieces: list[tuple[str, str]], sizes: list[int]
+) -> None:
+    text = "".join(token + space for token, space in pieces)
+    assert _gated(Views(), text, sizes) == _gated(_PieceByPiece(), text, sizes)
+
+
+def test_the_words_shortcut_agrees_with_the_gate_at_every_cut() -> None:
+    for text in ("take 400 a1 ok then 4a 6f done ", "x 12 mg2 y 7 z 0x1F more ", "we 400 mg 12.5 | -- ab"):
+        for cut in range(len(text) + 1):
+            for second in (cut + 1, cut + 5):
+                sizes = [cut, second - cut]
+                assert _gated(Views(), text, sizes) == _gated(_PieceByPiece(), text, sizes), (text, sizes)
+
+
+def test_a_lone_number_in_a_sentence_reaches_no_decoder_and_two_in_a_row_do() -> None:
+    assert _gated(Views(), "take 400 mg twice a day ", [64]) == [("flush", "", ())]
+    fed = [chunk for kind, chunk, _ in _gated(Views(), "bytes 4a 6f 72 ok ", [64]) if kind == "feed"]
+    assert "".join(fed).split() == ["4a", "6f", "72"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", max_size=80), st.sampled_from(["", "a", "q", "z"]))
+def test_letter_differences_are_the_differences_mod_26(letters: str, previous: str) -> None:
+    joined = previous + letters
+    expected = "".join(chr(97 + (ord(b) - ord(a)) % 26) for a, b in pairwise(joined))
+    assert letter_differences(letters, previous) == expected
+
+
+_TAIL_ALPHABET = "ab1_ \n\t\u00a0\u2003é中٣%&\\x-.,\u200b"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_TAIL_ALPHABET, max_size=40))
+def test_the_held_tails_are_cut_where_their_definitions_say(text: str) -> None:
+    # escape view: the last escape mark or the trailing letters and digits, within 12 characters
+    floor = max(0, len(text) - 12)
+    run = len(text)
+    while run > floor and text[run - 1].isalnum():
+        run -= 1
+    marks = [found for found in (text.rfind(mark, floor) for mark in "%&\\") if found != -1]
+    assert _escape_tail(text) == min([len(text), run, *marks])
+    # spelled view: the last token, unless the whole text is one token of 24 characters or more
+    last = len(text)
+    while last > 0 and not text[last - 1].isspace() and len(text) - last < 24:
+        last -= 1
+    expected = last if last > 0 or len(text) < 24 else len(text)
+    assert SpelledView(track=None)._cut(text) == expected  # type: ignore[arg-type]
