@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, joined_owners, owner_parts
 
 Q = 6  # seed length in folded symbols
-GAP = 20  # most output symbols from one seed's end to the next (two close edits and a seed between)
+# most output symbols from one seed's end to the next: with one edit per 12 symbols, at most two
+# clean stretches in a row are too short for a seed (< 7 symbols), so seeds end at most ~26 apart
+GAP = 28
 DRIFT = 2  # most diagonal change between consecutive seeds (two drops or inserts)
 STEP = 2  # seeds are looked up at every 2nd output position (a clean stretch of 7+ symbols holds one)
 _DIAGONALS = (0, -1, 1, -2, 2)
