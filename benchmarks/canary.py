@@ -1123,6 +1123,8 @@ def summarise_likelihood(rows: list[dict[str, Any]], seed: int) -> dict[str, Any
     FPR / TPR at thresholds calibrated at 1% FPR on one benign fold, evaluated on the other."""
     out: dict[str, Any] = {"rows": len(rows), "by_kb": {}}
     for kb in (*KB_QUESTIONS, "pooled"):
+        if kb == "pooled" and len(out["by_kb"]) < 2:  # one knowledge base: pooled would repeat it
+            continue
         mine = [row for row in rows if kb == "pooled" or row["kb"] == kb]
         benign = [row for row in mine if row["family"] == "benign"]
         if len(benign) < 4:
@@ -1258,14 +1260,15 @@ def _likelihood_report(lik: dict[str, Any]) -> list[str]:
             )
     lines += [
         "",
-        "Per variant (obfuscation) and wording source (module = the attack module's own wordings, "
-        "held = held-apart), against all benign rows of the knowledge base:",
+        "Obfuscation per variant (both wording sources), against all benign rows of the knowledge base:",
         "",
         "| KB | family / variant | n | AUROC canary (95% CI) | AUROC copy (95% CI) |",
         "|---|---|---|---|---|",
     ]
     for kb, entry in lik["by_kb"].items():
         for name, row in entry["variants"].items():
+            if name in entry.get("sources", {}):  # suppression / deferred: shown by source above
+                continue
             lines.append(
                 f"| {kb} | {name} | {row['queries']} | {row['auroc_canary_drop']:.3f} "
                 f"({_ci(row['auroc_canary_drop_95ci'])}) | {row['auroc_copy_drop']:.3f} "
