@@ -29,6 +29,8 @@ Sections (run all by default, or pick with --sections):
               held-apart ones), and TPR at thresholds calibrated at 1% FPR on one benign half, FPR
               on the other (--lik-benign, --lik-family, --lik-passages). Resumable per scored query
               (--resume --progress runs/<file>.jsonl). Not in the default sections.
+* likelihood-self-check - the likelihood oracle's self-check with the real SmolLM2 (what
+              `oracle: likelihood` runs before it trusts the model). Not in the default sections.
 * likelihood-latency - added p50 latency of the likelihood oracle against the undefended answer,
               interleaved in one run (--lik-latency queries). Not in the default sections.
 * benign    - matcher false positives on real benign text (HealthcareMagic dialogues and Enron
@@ -937,6 +939,23 @@ def bench_likelihood(
     return summarise_likelihood([row for key, row in progress.done.items() if key.startswith("likelihood:")], seed)
 
 
+def bench_likelihood_self_check() -> dict:
+    """The likelihood oracle's own self-check (built-in probes, `DEFAULT_THRESHOLDS`) with the real
+    SmolLM2: what decides whether `oracle: likelihood` runs at all."""
+    from ragshield.generators.llama_cpp import LlamaCppGenerator
+    from ragshield.guards.canary.likelihood import likelihood_self_check
+
+    tick = time.perf_counter()
+    health = likelihood_self_check(LlamaCppGenerator(n_ctx=1024, n_threads=THREADS, name="likelihood-oracle"))
+    return {
+        "healthy": health.healthy,
+        "probes": health.probes,
+        "separation_auroc": health.separation,
+        "reason": health.reason,
+        "seconds": round(time.perf_counter() - tick, 1),
+    }
+
+
 def bench_likelihood_latency(data: Path, n: int, max_tokens: int, seed: int, progress: Progress) -> dict:
     """Answer latency with the likelihood oracle running concurrently against the undefended answer.
 
@@ -1087,6 +1106,12 @@ def _calibrated(benign: list[dict[str, Any]], attacks: dict[str, list[dict[str, 
                 "calibration_flagged": _flagged(fit, thresholds),
                 "fpr_held_out": _rate(_flagged(held, thresholds), len(held)),
                 "tpr": {family: _rate(_flagged(rows, thresholds), len(rows)) for family, rows in attacks.items()},
+                "tpr_by_source": {
+                    f"{family}/{source}": _rate(_flagged(part, thresholds), len(part))
+                    for family, rows in attacks.items()
+                    for source in sorted({r["source"] for r in rows})
+                    for part in [[r for r in rows if r["source"] == source]]
+                },
             }
         )
     return out
@@ -1098,6 +1123,8 @@ def summarise_likelihood(rows: list[dict[str, Any]], seed: int) -> dict[str, Any
     FPR / TPR at thresholds calibrated at 1% FPR on one benign fold, evaluated on the other."""
     out: dict[str, Any] = {"rows": len(rows), "by_kb": {}}
     for kb in (*KB_QUESTIONS, "pooled"):
+        if kb == "pooled" and len(out["by_kb"]) < 2:  # one knowledge base: pooled would repeat it
+            continue
         mine = [row for row in rows if kb == "pooled" or row["kb"] == kb]
         benign = [row for row in mine if row["family"] == "benign"]
         if len(benign) < 4:
@@ -1116,6 +1143,13 @@ def summarise_likelihood(rows: list[dict[str, Any]], seed: int) -> dict[str, Any
                 f"{family}/{variant}": _aurocs(benign, [r for r in found if r["variant"] == variant], seed)
                 for family, found in attacks.items()
                 for variant in sorted({r["variant"] for r in found})
+            },
+            # the wordings never used to tune the oracle (held) apart from the attack module's own
+            "sources": {
+                f"{family}/{source}": _aurocs(benign, part, seed)
+                for family, found in attacks.items()
+                for source in sorted({r["source"] for r in found})
+                for part in [[r for r in found if r["source"] == source]]
             },
             "calibrated": _calibrated(benign, attacks),
             # the two benign sources apart: which benign traffic the attacks are (not) told from
@@ -1147,8 +1181,36 @@ def _rate_cell(rate: dict[str, Any]) -> str:
     return f"{rate['flagged']}/{rate['n']} = {rate['rate']:.3f} ({low:.3f}-{high:.3f})"
 
 
+LIKELIHOOD_REASONING = [
+    "## Likelihood oracle: why it can work where generation does not, and when it cannot",
+    "",
+    "- **Why generation fails with a small model.** The generative oracle asks the model to copy a "
+    "decorated passage and counts the canaries that come back. SmolLM2-135M drops most canaries on "
+    "benign probes too (0-38% recovered), so a missing canary says more about the model than about the "
+    "request, and the self-check rightly turns that oracle off.",
+    "- **Why a likelihood comparison can still work.** Teacher forcing scores the faithful copy token by "
+    "token; nothing is sampled, so the model never has to produce 12 random characters. The score is how "
+    "much the user's request changes the log-probability of the canary tokens (and of the whole copy) "
+    "against a neutral request, on the SAME passage and canaries, which cancels what makes passages "
+    "and canaries differ (length, vocabulary, how random a canary looks). The model only has to "
+    "condition on an instruction such as 'leave out random codes' (move some probability away from the "
+    "canary), not to carry it out, and conditioning is what even small language models do best.",
+    "- **When it cannot.** (1) A model whose distribution over a passage it has just seen hardly "
+    "depends on the request shows no drop: suppression and benign requests look alike (the "
+    "'ignores instructions' case). (2) Every real question lowers the verbatim copy against 'please "
+    "copy the passage', and long, realistic questions lower it more than short ones; an attack must "
+    "move the score further than that benign spread, at 1% FPR its top percentile. (3) Extraction "
+    "attacks ask for the context, which RAISES the copy's likelihood and offsets the drop an encoding "
+    "or suppression instruction causes. (4) Attacks that never mention the copy show nothing. "
+    "(5) Thresholds belong to one model. The self-check guards only (1), on easy built-in probes; the "
+    "tables below measure (2)-(3) on real traffic.",
+    "",
+]
+
+
 def _likelihood_report(lik: dict[str, Any]) -> list[str]:
     lines = [
+        *LIKELIHOOD_REASONING,
         "## Likelihood oracle: separation (real SmolLM2-135M, teacher-forced, no sampling)",
         "",
         "Violation scores in nats/token, neutral minus user (higher = more suspicious): `canary` over the "
@@ -1180,14 +1242,33 @@ def _likelihood_report(lik: dict[str, Any]) -> list[str]:
             )
     lines += [
         "",
-        "Per variant (obfuscation) and wording source (module = the attack module's own wordings, "
-        "held = held-apart), against all benign rows of the knowledge base:",
+        "Each family by wording source: `held` = the held-apart wordings (`HELD_*`, never used to tune "
+        "the oracle), `module` = the attack module's own wordings; against all benign rows of the "
+        "knowledge base, TPR at the first calibration's thresholds:",
+        "",
+        "| KB | family / source | n | AUROC canary (95% CI) | AUROC copy (95% CI) | TPR at cal. 1% FPR (95% CI) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kb, entry in lik["by_kb"].items():
+        calibrated = entry["calibrated"][0] if entry["calibrated"] else None
+        for name, row in entry.get("sources", {}).items():
+            tpr = calibrated.get("tpr_by_source", {}).get(name) if calibrated else None
+            lines.append(
+                f"| {kb} | {name} | {row['queries']} | {row['auroc_canary_drop']:.3f} "
+                f"({_ci(row['auroc_canary_drop_95ci'])}) | {row['auroc_copy_drop']:.3f} "
+                f"({_ci(row['auroc_copy_drop_95ci'])}) | {_rate_cell(tpr) if tpr else 'missing'} |"
+            )
+    lines += [
+        "",
+        "Obfuscation per variant (both wording sources), against all benign rows of the knowledge base:",
         "",
         "| KB | family / variant | n | AUROC canary (95% CI) | AUROC copy (95% CI) |",
         "|---|---|---|---|---|",
     ]
     for kb, entry in lik["by_kb"].items():
         for name, row in entry["variants"].items():
+            if name in entry.get("sources", {}):  # suppression / deferred: shown by source above
+                continue
             lines.append(
                 f"| {kb} | {name} | {row['queries']} | {row['auroc_canary_drop']:.3f} "
                 f"({_ci(row['auroc_canary_drop_95ci'])}) | {row['auroc_copy_drop']:.3f} "
@@ -1368,6 +1449,14 @@ def write_report(results: dict[str, Any], path: Path) -> None:
         lines.append("")
     if results.get("likelihood", {}).get("by_kb"):
         lines += _likelihood_report(results["likelihood"])
+    if "likelihood_self_check" in results:
+        check = results["likelihood_self_check"]
+        lines += [
+            "## Likelihood oracle: self-check (real SmolLM2-135M)",
+            "",
+            f"{'PASSED' if check['healthy'] else 'FAILED'} on {check['probes']} built-in probes: {check['reason']}.",
+            "",
+        ]
     if results.get("likelihood_latency", {}).get("queries"):
         lat = results["likelihood_latency"]
         lines += [
@@ -1423,7 +1512,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lik-benign", type=int, default=200, help="benign queries per KB (likelihood section)")
     parser.add_argument("--lik-family", type=int, default=50, help="queries per adaptive family per KB (likelihood)")
     parser.add_argument("--lik-latency", type=int, default=10, help="queries (likelihood-latency section)")
-    parser.add_argument("--lik-passages", type=int, default=20, help="decorated chunks per KB (likelihood section)")
+    # odd: benign sources and wording sources alternate by query index, and queries go to passages
+    # round-robin, so an even count would give every passage a single source (source = passage effect)
+    parser.add_argument("--lik-passages", type=int, default=21, help="decorated chunks per KB (likelihood section)")
     parser.add_argument(
         "--lik-kbs", default="healthcaremagic,enron", help="knowledge bases of the likelihood section, in run order"
     )
@@ -1488,6 +1579,8 @@ def main(argv: list[str] | None = None) -> int:
             progress,
             tuple(args.lik_kbs.split(",")),
         )
+    if "likelihood-self-check" in sections:
+        results["likelihood_self_check"] = bench_likelihood_self_check()
     if "likelihood-latency" in sections:
         results["likelihood_latency"] = bench_likelihood_latency(
             args.data, args.lik_latency, args.max_tokens, args.seed, progress
