@@ -228,6 +228,7 @@ def train(
         meta=meta,
         multilingual_vectors=multilingual_rows(examples, embedders),
         multilingual_embedder=embedders.multi.name,
+        groups=[None if e.lang == "en" else e.lang for e in examples],
     )
 
 
