@@ -76,6 +76,52 @@ def summary(g: dict[str, Any]) -> list[str]:
     return out
 
 
+def _row(label: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
+    return [label, cell(before), cell(after)]
+
+
+def comparison(g: dict[str, Any]) -> list[str]:
+    """Before (the `baseline` payload: the previous model, same harness) against this model."""
+    base = g.get("baseline")
+    if not base:
+        return []
+    b, a = base["shipped"], g["shipped"]
+    rows = [
+        _row(f"FPR {name}", b["benign"].get(name), a["benign"].get(name))
+        for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
+    ]
+    for version in ("v1", "v2", "v3", "v4"):
+        name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+        rows.append(_row(f"FPR held-apart {version} hard benign", b["benign"].get(name), a["benign"].get(name)))
+    for version in ("v3", "v4"):
+        rows.append(
+            _row(
+                f"TPR held-apart {version} extraction",
+                b["heldout_sets"].get(version, {}).get("tpr"),
+                a["heldout_sets"].get(version, {}).get("tpr"),
+            )
+        )
+    rows += [_row(f"TPR {name}", b["families"].get(name), r) for name, r in a["families"].items()]
+    for key, what in (("leave_one_language_out", "LOLO"), ("leave_one_style_out", "LOSO")):
+        for value in sorted(set(base.get(key, {})) | set(g.get(key, {}))):
+            rows.append(
+                _row(
+                    f"{what} {value}: TPR own phrasings",
+                    base.get(key, {}).get(value, {}).get("own"),
+                    g.get(key, {}).get(value, {}).get("own"),
+                )
+            )
+    before = base["model"].get("model_version", "previous model")
+    return [
+        "",
+        f"**Before and after** (before: {before} at its own shipped operating point "
+        f"p >= {base['shipped']['threshold']:.4f}, judged by the same harness; after: this model, "
+        f"p >= {g['shipped']['threshold']:.4f}). Cells: rate [95% Wilson CI] (k/n); '-' = not measured.",
+        "",
+        qs.markdown_table(["figure", "before", "after"], rows),
+    ]
+
+
 def report(g: dict[str, Any]) -> list[str]:
     """Markdown lines of the generalisation section (tables only; no query text)."""
     s = g["shipped"]
@@ -93,6 +139,7 @@ def report(g: dict[str, Any]) -> list[str]:
         "every test set below). No user calibration anywhere in this section. Cells: rate [95% Wilson CI] (k/n).",
         "",
         *summary(g),
+        *comparison(g),
         "",
         "**False-positive rate on benign questions never trained or calibrated on** (goal <= 1%; hard benign <= 2%)",
         "",
@@ -104,6 +151,7 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
+        "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
         "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
         "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
         "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
@@ -122,6 +170,11 @@ def report(g: dict[str, Any]) -> list[str]:
     lines += ["", "**Adaptive sets of issue 8** (paraphrased commands avoiding every bank word; padded)", ""]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
+        (
+            "v4",
+            "written and committed before any model-v4 training change, never read while training or tuning; "
+            "the styles of its extraction requests are in no training row",
+        ),
         ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
         ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
         (

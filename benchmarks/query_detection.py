@@ -1,7 +1,8 @@
 """Query-time detection on real data (issue 8): RAG-CT, RetrievalAnomaly, ExtractionIntent, QueryShield.
 
     nice .venv/bin/python benchmarks/query_detection.py [--data ../shared/data] [--kb healthcaremagic]
-        [--section generalisation|scenarios|all] [--loo all|languages|none]
+        [--section generalisation|scenarios|all] [--loo all|languages|styles|none]
+        [--loo-from LOO.json ...] [--intent-model MODEL.json] [--baseline GENERALISATION.json]
 
 The `generalisation` section (issue 18, `benchmarks/intent_generalisation.py`) judges the shipped
 learned `intent` model with no user calibration: FPR on unseen benign sets, TPR on the published
@@ -360,7 +361,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report-only", action="store_true", help="rebuild the report from the results JSON")
     parser.add_argument("--section", choices=("generalisation", "scenarios", "all"), default="all")
     parser.add_argument(
-        "--loo", choices=("all", "languages", "none"), default="all", help="leave-one-out retraining (slow)"
+        "--loo", choices=("all", "languages", "styles", "none"), default="all", help="leave-one-out retraining (slow)"
+    )
+    parser.add_argument(
+        "--loo-from", type=Path, nargs="*", default=[], help="leave-one-out results of intent_generalisation.py"
+    )
+    parser.add_argument("--intent-model", type=Path, help="judge this intent model instead of the shipped one")
+    parser.add_argument(
+        "--baseline", type=Path, help="a previous model's generalisation payload (JSON), shown as 'before'"
     )
     args = parser.parse_args(argv)
     if args.report_only:
@@ -371,7 +379,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     payload: dict[str, Any] = {"benchmark": "query_detection", "embedder": "all-MiniLM-L6-v2", "scenarios": []}
     if args.section in ("generalisation", "all"):
-        payload["generalisation"] = ig.run(args.data, n_cost=args.overhead_queries, loo=args.loo)
+        payload["generalisation"] = ig.run(
+            args.data,
+            n_cost=args.overhead_queries,
+            loo=args.loo,
+            model_path=args.intent_model,
+            loo_files=tuple(args.loo_from),
+        )
+        if args.baseline:
+            payload["generalisation"]["baseline"] = json.loads(args.baseline.read_text(encoding="utf-8"))
     if args.section in ("scenarios", "all"):
         scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
         payload["embedder"] = embedder.name
