@@ -261,8 +261,8 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`;
-    `benchmarks/query_detection.py --loo-from X.json` puts it in the report."""
+    """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`
+    (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report."""
     parser = argparse.ArgumentParser(description="leave-one-style-out / leave-one-language-out of the intent recipe")
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--loo", choices=tuple(LOO_KEYS), required=True)
@@ -271,10 +271,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     corpus = ti.build_corpus(args.data)
     embedder = ti.Embedders()
-    values = args.values.split(",") if args.values else loo_values(args.loo)
-    results = leave_one_out(corpus, embedder, args.loo, values)
-    embedder.save()
-    qs.write_json(args.out, {"key": args.loo, "folds": LOO_FOLDS, "results": results})
+    # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
+    results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}
+    for value in args.values.split(",") if args.values else loo_values(args.loo):
+        if value not in results:
+            results |= leave_one_out(corpus, embedder, args.loo, [value])
+            embedder.save()
+            qs.write_json(args.out, {"key": args.loo, "folds": LOO_FOLDS, "results": results})
     print(f"wrote {args.out}")
 
 
