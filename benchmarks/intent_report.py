@@ -111,7 +111,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
                     g.get(key, {}).get(value, {}).get("own"),
                 )
             )
-    before = base["model"].get("model_version", "previous model")
+    before = base["model"].get("model_version", "the previously shipped model (v3)")
     return [
         "",
         f"**Before and after** (before: {before} at its own shipped operating point "
