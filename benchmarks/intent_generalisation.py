@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--loo", choices=tuple(LOO_KEYS), required=True)
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
     args = parser.parse_args(argv)
     corpus = ti.build_corpus(args.data)
     embedder = ti.Embedders()
@@ -277,7 +278,8 @@ def main(argv: list[str] | None = None) -> None:
         if value not in results:
             results |= leave_one_out(corpus, embedder, args.loo, [value])
             embedder.save()
-            qs.write_json(args.out, {"key": args.loo, "folds": LOO_FOLDS, "results": results})
+            saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
+            qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 
 

@@ -81,45 +81,70 @@ def _row(label: str, before: dict[str, Any] | None, after: dict[str, Any] | None
 
 
 def comparison(g: dict[str, Any]) -> list[str]:
-    """Before (the `baseline` payload: the previous model, same harness) against this model."""
-    base = g.get("baseline")
-    if not base:
+    """This model against `compare` (another model's payload, same harness), figure by figure."""
+    other = g.get("compare")
+    if not other:
         return []
-    b, a = base["shipped"], g["shipped"]
+    b, a = other["generalisation"], g
     rows = [
-        _row(f"FPR {name}", b["benign"].get(name), a["benign"].get(name))
+        _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
         for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
     ]
     for version in ("v1", "v2", "v3", "v4"):
         name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
-        rows.append(_row(f"FPR held-apart {version} hard benign", b["benign"].get(name), a["benign"].get(name)))
+        rows.append(
+            _row(
+                f"FPR held-apart {version} hard benign",
+                a["shipped"]["benign"].get(name),
+                b["shipped"]["benign"].get(name),
+            )
+        )
     for version in ("v3", "v4"):
         rows.append(
             _row(
                 f"TPR held-apart {version} extraction",
-                b["heldout_sets"].get(version, {}).get("tpr"),
-                a["heldout_sets"].get(version, {}).get("tpr"),
+                a["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
+                b["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
             )
         )
-    rows += [_row(f"TPR {name}", b["families"].get(name), r) for name, r in a["families"].items()]
+    families = a["shipped"]["families"]
+    rows += [_row(f"TPR {name}", r, b["shipped"]["families"].get(name)) for name, r in families.items()]
+    adaptive = a["shipped"]["adaptive"]
+    rows += [_row(f"TPR {name}", r, b["shipped"]["adaptive"].get(name)) for name, r in adaptive.items()]
     for key, what in (("leave_one_language_out", "LOLO"), ("leave_one_style_out", "LOSO")):
-        for value in sorted(set(base.get(key, {})) | set(g.get(key, {}))):
+        for value in sorted(set(a.get(key, {})) | set(b.get(key, {}))):
             rows.append(
                 _row(
                     f"{what} {value}: TPR own phrasings",
-                    base.get(key, {}).get(value, {}).get("own"),
-                    g.get(key, {}).get(value, {}).get("own"),
+                    a.get(key, {}).get(value, {}).get("own"),
+                    b.get(key, {}).get(value, {}).get("own"),
                 )
             )
-    before = base["model"].get("model_version", "the previously shipped model (v3)")
+    mine = a["model"].get("model_version", "v3")
     return [
         "",
-        f"**Before and after** (before: {before} at its own shipped operating point "
-        f"p >= {base['shipped']['threshold']:.4f}, judged by the same harness; after: this model, "
-        f"p >= {g['shipped']['threshold']:.4f}). Cells: rate [95% Wilson CI] (k/n); '-' = not measured.",
+        f"**Shipped model ({mine}, p >= {a['shipped']['threshold']:.4f}) against {other['label']} "
+        f"(p >= {b['shipped']['threshold']:.4f}, its own operating point), same harness.** Cells: rate "
+        "[95% Wilson CI] (k/n); '-' = not measured.",
         "",
-        qs.markdown_table(["figure", "before", "after"], rows),
+        qs.markdown_table(["figure", "shipped", other["label"]], rows),
     ]
+
+
+def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
+    notes = {r["heldout"].get("note") for r in results.values()} - {None}
+    held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
+    header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
+    if key == "leave_one_language_out":
+        header.append("FPR own benign in that language")
+    rows = []
+    for value, r in results.items():
+        row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
+        row.append(cell(r["fpr_pooled"]))
+        if key == "leave_one_language_out":
+            row.append(cell(r.get("fpr_own_benign")))
+        rows.append(row)
+    return qs.markdown_table(header, rows)
 
 
 def report(g: dict[str, Any]) -> list[str]:
@@ -212,19 +237,12 @@ def report(g: dict[str, Any]) -> list[str]:
             "HealthcareMagic, iCliniq and Enron test sets)",
             "",
         ]
-        notes = {r["heldout"].get("note") for r in g[key].values()} - {None}
-        held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
-        header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
-        if key == "leave_one_language_out":
-            header.append("FPR own benign in that language")
-        rows = []
-        for value, r in g[key].items():
-            row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
-            row.append(cell(r["fpr_pooled"]))
-            if key == "leave_one_language_out":
-                row.append(cell(r.get("fpr_own_benign")))
-            rows.append(row)
-        lines.append(qs.markdown_table(header, rows))
+        lines.append(_loo_table(g[key], key, goal))
+    for extra in g.get("extra_loo", []):
+        key = "leave_one_language_out" if extra["key"] == "lang" else "leave_one_style_out"
+        goal = GOAL_TPR_LANG if extra["key"] == "lang" else GOAL_TPR_STYLE
+        lines += ["", f"**{extra.get('title') or key} ({extra.get('folds', '?')} folds)**", ""]
+        lines.append(_loo_table(extra["results"], key, goal))
     c = g["cost"]
     lines += [
         "",
