@@ -356,8 +356,8 @@ def test_a_language_training_never_saw_is_not_read_as_benign_for_its_unknown_wor
         "ru": ["Что помогает от головной боли?", "Как долго длится простуда?", "Когда собрание совета?"],
         "es": ["¿Qué ayuda con el dolor de cabeza?", "¿Cuánto dura un resfriado?", "¿Cuándo es la reunión?"],
     }
-    rows = [(t, 1, lang) for lang, ts in attacks.items() for t in ts * 4]
-    rows += [(t, 0, lang) for lang, ts in benign.items() for t in ts * (1 if lang == "en" else 4)]
+    rows = [(t, 1, lang) for lang, ts in attacks.items() for t in ts * 2]
+    rows += [(t, 0, lang) for lang, ts in benign.items() for t in ts * (1 if lang == "en" else 2)]
     texts, labels, langs = zip(*rows, strict=True)
 
     def meaning(label: int, n: int = 1) -> np.ndarray:
