@@ -86,8 +86,9 @@ def fold_ids(labels: np.ndarray, groups: Sequence[str | None] | None, folds: int
         names = sorted({g for g in groups if g is not None})
         np.random.default_rng(seed).shuffle(names)
         where = {name: i % folds for i, name in enumerate(names)}
-        for i in np.flatnonzero(named):
-            out[i] = where[groups[i]]  # type: ignore[index]
+        for i, group in enumerate(groups):
+            if group is not None:
+                out[i] = where[group]
     return out
 
 
