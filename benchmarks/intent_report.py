@@ -58,7 +58,7 @@ def summary(g: dict[str, Any]) -> list[str]:
             out.append(
                 f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
-                + "."
+                + f" (measured: {', '.join(g[key])}; any other {what} was not rerun)."
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
