@@ -16,6 +16,8 @@ the calibration buckets (never on a test set or the held-apart set):
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
 import time
 from pathlib import Path
@@ -82,9 +84,9 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
-    benign_sets["heldout-hard"] = [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 0]
-    benign_sets["heldout-v2-hard"] = [e.text for e in ti.heldout(ti.HELDOUT_V2) if e.label == 0]
-    benign_sets["heldout-v3-hard"] = [e.text for e in ti.heldout(ti.HELDOUT_V3) if e.label == 0]
+    for version, path in ti.HELDOUT_SETS.items():
+        name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+        benign_sets[name] = [e.text for e in ti.heldout(path) if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
     for name, texts in published_families(data).items():
@@ -92,11 +94,7 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     for name, texts in adaptive_sets(data, padding).items():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
-    out["heldout_sets"] = {
-        "v1": heldout_rates(model, ti.heldout(ti.HELDOUT), embedder),
-        "v2": heldout_rates(model, ti.heldout(ti.HELDOUT_V2), embedder),
-        "v3": heldout_rates(model, ti.heldout(ti.HELDOUT_V3), embedder),
-    }
+    out["heldout_sets"] = {v: heldout_rates(model, ti.heldout(path), embedder) for v, path in ti.HELDOUT_SETS.items()}
     return out
 
 
@@ -119,7 +117,7 @@ def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> 
 
 def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
-    held = ti.heldout(ti.HELDOUT) + ti.heldout(ti.HELDOUT_V2) + ti.heldout(ti.HELDOUT_V3)
+    held = [e for path in ti.HELDOUT_SETS.values() for e in ti.heldout(path)]
     pooled = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     out: dict[str, Any] = {}
     for value in values:
@@ -216,30 +214,74 @@ def cost(
     }
 
 
-def run(data: Path, *, n_cost: int = 100, loo: str = "all") -> dict[str, Any]:
-    """The generalisation figures; `loo`: "all", "languages" (leave-one-language-out only) or "none"."""
+LOO_KEYS = {"lang": "leave_one_language_out", "style": "leave_one_style_out"}
+
+
+def loo_values(key: str) -> list[str]:
+    from intent_corpus import LANGUAGES, STYLES
+
+    return [x for x in LANGUAGES if x != "en"] if key == "lang" else list(STYLES)
+
+
+def run(
+    data: Path,
+    *,
+    n_cost: int = 100,
+    loo: str = "all",
+    model_path: Path | None = None,
+    loo_files: tuple[Path, ...] = (),
+) -> dict[str, Any]:
+    """The generalisation figures of the shipped model (or `model_path`); `loo`: "all",
+    "languages", "styles" or "none"; `loo_files`: leave-one-out results written by this
+    module's `main` (same function, run on its own because each takes tens of minutes here)."""
     corpus = ti.build_corpus(data)
     embedder = ti.Embedders()
-    model = IntentModel.load()
+    model = IntentModel.load(model_path)
     result: dict[str, Any] = {"model": {k: v for k, v in model.meta.items() if k != "format"}}
     result["shipped"] = evaluate_shipped(model, corpus, data, embedder)
     embedder.save()
     print("intent: shipped model evaluated", flush=True)
-    from intent_corpus import LANGUAGES, STYLES
-
-    if loo in ("all", "languages"):
-        result["leave_one_language_out"] = leave_one_out(corpus, embedder, "lang", [x for x in LANGUAGES if x != "en"])
-        embedder.save()
-    if loo == "all":
-        result["leave_one_style_out"] = leave_one_out(corpus, embedder, "style", list(STYLES))
-        embedder.save()
+    for key, wanted in (("lang", ("all", "languages")), ("style", ("all", "styles"))):
+        if loo in wanted:
+            result[LOO_KEYS[key]] = leave_one_out(corpus, embedder, key, loo_values(key))
+            embedder.save()
+    for path in loo_files:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        result[LOO_KEYS[saved["key"]]] = {**result.get(LOO_KEYS[saved["key"]], {}), **saved["results"]}
     rng = random.Random(5)
     pool = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     pool += [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 1]
     others = [e.text for e in corpus.calib if e.lang != "en" and e.source == "own"]
     result["cost"] = cost(
-        None,
+        model_path,
         rng.sample(pool, min(n_cost, len(pool))),
         other_languages=rng.sample(others, min(n_cost // 4, len(others))),
     )
     return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`
+    (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report."""
+    parser = argparse.ArgumentParser(description="leave-one-style-out / leave-one-language-out of the intent recipe")
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--loo", choices=tuple(LOO_KEYS), required=True)
+    parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
+    args = parser.parse_args(argv)
+    corpus = ti.build_corpus(args.data)
+    embedder = ti.Embedders()
+    # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
+    results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}
+    for value in args.values.split(",") if args.values else loo_values(args.loo):
+        if value not in results:
+            results |= leave_one_out(corpus, embedder, args.loo, [value])
+            embedder.save()
+            saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
+            qs.write_json(args.out, saved)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

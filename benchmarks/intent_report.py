@@ -58,7 +58,7 @@ def summary(g: dict[str, Any]) -> list[str]:
             out.append(
                 f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
-                + "."
+                + f" (measured: {', '.join(g[key])}; any other {what} was not rerun)."
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
@@ -74,6 +74,77 @@ def summary(g: dict[str, Any]) -> list[str]:
         )
     )
     return out
+
+
+def _row(label: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
+    return [label, cell(before), cell(after)]
+
+
+def comparison(g: dict[str, Any]) -> list[str]:
+    """This model against `compare` (another model's payload, same harness), figure by figure."""
+    other = g.get("compare")
+    if not other:
+        return []
+    b, a = other["generalisation"], g
+    rows = [
+        _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
+        for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
+    ]
+    for version in ("v1", "v2", "v3", "v4"):
+        name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+        rows.append(
+            _row(
+                f"FPR held-apart {version} hard benign",
+                a["shipped"]["benign"].get(name),
+                b["shipped"]["benign"].get(name),
+            )
+        )
+    for version in ("v3", "v4"):
+        rows.append(
+            _row(
+                f"TPR held-apart {version} extraction",
+                a["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
+                b["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
+            )
+        )
+    families = a["shipped"]["families"]
+    rows += [_row(f"TPR {name}", r, b["shipped"]["families"].get(name)) for name, r in families.items()]
+    adaptive = a["shipped"]["adaptive"]
+    rows += [_row(f"TPR {name}", r, b["shipped"]["adaptive"].get(name)) for name, r in adaptive.items()]
+    for key, what in (("leave_one_language_out", "LOLO"), ("leave_one_style_out", "LOSO")):
+        for value in sorted(set(a.get(key, {})) | set(b.get(key, {}))):
+            rows.append(
+                _row(
+                    f"{what} {value}: TPR own phrasings",
+                    a.get(key, {}).get(value, {}).get("own"),
+                    b.get(key, {}).get(value, {}).get("own"),
+                )
+            )
+    mine = a["model"].get("model_version", "v3")
+    return [
+        "",
+        f"**Shipped model ({mine}, p >= {a['shipped']['threshold']:.4f}) against {other['label']} "
+        f"(p >= {b['shipped']['threshold']:.4f}, its own operating point), same harness.** Cells: rate "
+        "[95% Wilson CI] (k/n); '-' = not measured.",
+        "",
+        qs.markdown_table(["figure", "shipped", other["label"]], rows),
+    ]
+
+
+def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
+    notes = {r["heldout"].get("note") for r in results.values()} - {None}
+    held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
+    header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
+    if key == "leave_one_language_out":
+        header.append("FPR own benign in that language")
+    rows = []
+    for value, r in results.items():
+        row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
+        row.append(cell(r["fpr_pooled"]))
+        if key == "leave_one_language_out":
+            row.append(cell(r.get("fpr_own_benign")))
+        rows.append(row)
+    return qs.markdown_table(header, rows)
 
 
 def report(g: dict[str, Any]) -> list[str]:
@@ -93,6 +164,7 @@ def report(g: dict[str, Any]) -> list[str]:
         "every test set below). No user calibration anywhere in this section. Cells: rate [95% Wilson CI] (k/n).",
         "",
         *summary(g),
+        *comparison(g),
         "",
         "**False-positive rate on benign questions never trained or calibrated on** (goal <= 1%; hard benign <= 2%)",
         "",
@@ -104,6 +176,7 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
+        "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
         "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
         "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
         "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
@@ -122,6 +195,11 @@ def report(g: dict[str, Any]) -> list[str]:
     lines += ["", "**Adaptive sets of issue 8** (paraphrased commands avoiding every bank word; padded)", ""]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
+        (
+            "v4",
+            "written and committed before any model-v4 training change, never read while training or tuning; "
+            "the styles of its extraction requests are in no training row",
+        ),
         ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
         ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
         (
@@ -159,19 +237,12 @@ def report(g: dict[str, Any]) -> list[str]:
             "HealthcareMagic, iCliniq and Enron test sets)",
             "",
         ]
-        notes = {r["heldout"].get("note") for r in g[key].values()} - {None}
-        held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
-        header = ["left out", "TPR own phrasings", held_label, "goal (own)", "FPR pooled"]
-        if key == "leave_one_language_out":
-            header.append("FPR own benign in that language")
-        rows = []
-        for value, r in g[key].items():
-            row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
-            row.append(cell(r["fpr_pooled"]))
-            if key == "leave_one_language_out":
-                row.append(cell(r.get("fpr_own_benign")))
-            rows.append(row)
-        lines.append(qs.markdown_table(header, rows))
+        lines.append(_loo_table(g[key], key, goal))
+    for extra in g.get("extra_loo", []):
+        key = "leave_one_language_out" if extra["key"] == "lang" else "leave_one_style_out"
+        goal = GOAL_TPR_LANG if extra["key"] == "lang" else GOAL_TPR_STYLE
+        lines += ["", f"**{extra.get('title') or key} ({extra.get('folds', '?')} folds)**", ""]
+        lines.append(_loo_table(extra["results"], key, goal))
     c = g["cost"]
     lines += [
         "",

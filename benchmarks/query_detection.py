@@ -1,7 +1,9 @@
 """Query-time detection on real data (issue 8): RAG-CT, RetrievalAnomaly, ExtractionIntent, QueryShield.
 
     nice .venv/bin/python benchmarks/query_detection.py [--data ../shared/data] [--kb healthcaremagic]
-        [--section generalisation|scenarios|all] [--loo all|languages|none]
+        [--section generalisation|scenarios|all] [--loo all|languages|styles|none]
+        [--loo-from LOO.json ...] [--extra-loo LOO.json ...] [--intent-model MODEL.json]
+        [--compare-with GENERALISATION.json --compare-label TEXT]
 
 The `generalisation` section (issue 18, `benchmarks/intent_generalisation.py`) judges the shipped
 learned `intent` model with no user calibration: FPR on unseen benign sets, TPR on the published
@@ -360,8 +362,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report-only", action="store_true", help="rebuild the report from the results JSON")
     parser.add_argument("--section", choices=("generalisation", "scenarios", "all"), default="all")
     parser.add_argument(
-        "--loo", choices=("all", "languages", "none"), default="all", help="leave-one-out retraining (slow)"
+        "--loo", choices=("all", "languages", "styles", "none"), default="all", help="leave-one-out retraining (slow)"
     )
+    parser.add_argument(
+        "--loo-from", type=Path, nargs="*", default=[], help="leave-one-out results of intent_generalisation.py"
+    )
+    parser.add_argument("--intent-model", type=Path, help="judge this intent model instead of the shipped one")
+    parser.add_argument(
+        "--extra-loo", type=Path, nargs="*", default=[], help="leave-one-out of ANOTHER recipe, shown under its title"
+    )
+    parser.add_argument("--compare-with", type=Path, help="another model's generalisation payload (JSON)")
+    parser.add_argument("--compare-label", default="other model", help="column title of --compare-with")
     args = parser.parse_args(argv)
     if args.report_only:
         payload = json.loads((args.results / "query_detection.json").read_text(encoding="utf-8"))
@@ -371,7 +382,17 @@ def main(argv: list[str] | None = None) -> None:
         return
     payload: dict[str, Any] = {"benchmark": "query_detection", "embedder": "all-MiniLM-L6-v2", "scenarios": []}
     if args.section in ("generalisation", "all"):
-        payload["generalisation"] = ig.run(args.data, n_cost=args.overhead_queries, loo=args.loo)
+        payload["generalisation"] = ig.run(
+            args.data,
+            n_cost=args.overhead_queries,
+            loo=args.loo,
+            model_path=args.intent_model,
+            loo_files=tuple(args.loo_from),
+        )
+        if args.compare_with:
+            other = json.loads(args.compare_with.read_text(encoding="utf-8"))
+            payload["generalisation"]["compare"] = {"label": args.compare_label, "generalisation": other}
+        payload["generalisation"]["extra_loo"] = [json.loads(p.read_text(encoding="utf-8")) for p in args.extra_loo]
     if args.section in ("scenarios", "all"):
         scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
         payload["embedder"] = embedder.name

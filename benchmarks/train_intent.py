@@ -11,9 +11,11 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   their `<info>` slot filled by TGTB information pieces, and TGTB information pieces joined
   with the project's own commands;
 * benign questions: the project's own hard-benign and general phrasings (`intent_corpus.py`
-  and, from model v3, the more varied ones of `intent_benign.py`), and real questions
-  from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in SAGE) and
-  Enron (first 50 words of an email).
+  and, from model v3, the more varied ones of `intent_benign.py`, from model v4 the
+  programming / office / legal / finance ones of `intent_benign_domains.py`), and real
+  questions from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in
+  SAGE) and Enron (first 50 words of an email; from model v4 also the requests inside Enron
+  emails: "Please forward ...", "Can you send me the list ...", in the split of their email).
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -39,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import intent_benign
+import intent_benign_domains
 import query_sets as qs
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
@@ -52,9 +55,12 @@ PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
 HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
 HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
 HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
+HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
+HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4}
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
+MODEL_VERSION = "v4"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 SEED = 18
 
@@ -98,6 +104,40 @@ def _enron_openings(data: Path) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_REQUEST_WORDS = re.compile(
+    r"\b(send|list|forward|copy|copies|print|show|give|provide|documents?|records?|files?|all|every|full|"
+    r"complete|exact|attach\w*|repeat|output|extract)\b",
+    re.I,
+)
+_REQUEST_START = re.compile(r"(?i)(please|can you|could you|would you|i need|let me know)")
+_QUOTED = ("-----Original Message-----", "---------------------- Forwarded")
+
+
+def _enron_requests(data: Path) -> list[tuple[str, str]]:
+    """(request, its email's opening): questions and requests written in Enron emails that use
+    extraction words innocently ("Please forward the attached documents to ..."); a request
+    goes to the split of its email's opening, so no test email lends sentences to training."""
+    out: dict[str, str] = {}
+    for row in _rows(data / "enron.jsonl"):
+        body = str(row.get("body") or "")
+        words = re.findall(r"\w+", body)[:50]
+        if len(words) < 10:
+            continue
+        for marker in _QUOTED:  # quoted and forwarded mail is someone else's text
+            body = body.split(marker)[0]
+        for sentence in re.split(r"(?<=[.?!])\s+|\n\s*\n", body):
+            text = " ".join(sentence.split()).replace(".?", ".")
+            asks = text.endswith("?") or _REQUEST_START.match(text)
+            if (
+                6 <= len(text.split()) <= 35
+                and asks
+                and _REQUEST_WORDS.search(text)
+                and not re.search(r"[@:]|http", text)
+            ):
+                out.setdefault(text, " ".join(words))
+    return list(out.items())
+
+
 def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -> list[str]:
     templates = [
         str(r["text"])
@@ -112,7 +152,7 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
     rng = random.Random(seed)
     corpus = Corpus()
     own = _rows(PHRASINGS)
-    for row in [*own, *intent_benign.generate()]:
+    for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate()]:
         example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "own")
         if example.label == 1:
             corpus.train.append(example)
@@ -147,6 +187,10 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
                 corpus.test.setdefault(source, []).append(example)
             else:
                 getattr(corpus, where).append(example)
+    for text, opening in _enron_requests(data):
+        where = split_of(opening, *benign["enron"][1:])
+        if where != "test":
+            getattr(corpus, where).append(Example(text, 0, "real-request", "en", "enron-requests"))
     # HCM questions that are also SAGE questions: never trained on, judged with the HCM test set
     corpus.test["healthcaremagic"] += [
         Example(q, 0, "real", "en", "healthcaremagic") for q in hcm if " ".join(q.split()).lower() in in_sage
@@ -157,7 +201,8 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
 
 def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
-    set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2."""
+    set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
+    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
     ]
@@ -228,6 +273,7 @@ def train(
         meta=meta,
         multilingual_vectors=multilingual_rows(examples, embedders),
         multilingual_embedder=embedders.multi.name,
+        groups=[None if e.lang == "en" else e.lang for e in examples],
     )
 
 
@@ -261,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
     meta = {
+        "model_version": MODEL_VERSION,
         "trained_on": {
             "extraction_by_source": counts(attacks, "source"),
             "extraction_by_style": counts(attacks, "style"),

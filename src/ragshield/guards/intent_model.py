@@ -15,7 +15,11 @@ Three linear parts, each cheap at query time:
   question is still seen on its own. It is trained on whole extraction requests against
   benign questions AND their sentences and clauses, so benign fragments stay low;
 * **stacker**: logistic regression on (embedding logit, largest lexical logit, whole-text
-  lexical logit), fitted on out-of-fold logits, which gives calibrated probabilities.
+  lexical logit), fitted on out-of-fold logits, which gives calibrated probabilities. Models
+  with a multilingual part (v4 on) have a second stacker for the texts it reads, fitted on
+  logits from folds that held each language out whole: a text whose words the lexical part
+  never saw gets the lexical intercept (about -3, "benign"), and a stacker fitted only on
+  languages every fold had seen trusts that intercept over the multilingual embedding.
 
     probability = sigmoid(stacker)       in [0, 1]; higher = more likely an extraction request
 
@@ -174,7 +178,8 @@ class IntentModel:
     """Weights of the parts plus metadata (embedders, sizes, feature version, operating point).
 
     Use `IntentModel.load()` for the shipped model; `train_intent_model` builds new ones.
-    `multi_weights` / `multi_bias` (optional) are the multilingual embedding part.
+    `multi_weights` / `multi_bias` (optional) are the multilingual embedding part and
+    `multi_stack_weights` / `multi_stack_bias` (optional) the stacker for the texts it reads.
     """
 
     def __init__(
@@ -189,6 +194,8 @@ class IntentModel:
         meta: dict[str, Any],
         multi_weights: np.ndarray | None = None,
         multi_bias: float = 0.0,
+        multi_stack_weights: np.ndarray | None = None,
+        multi_stack_bias: float = 0.0,
     ) -> None:
         self.embed_weights = np.asarray(embed_weights, dtype=np.float32)
         self.embed_bias = float(embed_bias)
@@ -198,8 +205,13 @@ class IntentModel:
         self.stack_bias = float(stack_bias)
         self.multi_weights = None if multi_weights is None else np.asarray(multi_weights, dtype=np.float32)
         self.multi_bias = float(multi_bias)
+        self.multi_stack_weights = (
+            None if multi_stack_weights is None else np.asarray(multi_stack_weights, dtype=np.float64)
+        )
+        self.multi_stack_bias = float(multi_stack_bias)
         self.meta = dict(meta)
-        if self.lexical_weights.shape != (N_FEATURES,) or self.stack_weights.shape != (3,):
+        stacks = [self.stack_weights, *([] if self.multi_stack_weights is None else [self.multi_stack_weights])]
+        if self.lexical_weights.shape != (N_FEATURES,) or any(w.shape != (3,) for w in stacks):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
 
     @property
@@ -257,14 +269,17 @@ class IntentModel:
     ) -> list[IntentScore]:
         """Scores of queries given their texts, their embeddings (one row per text) and, for
         the texts `routes` sends to the multilingual part, their multilingual vectors by row
-        index (a routed text without one is read by the first embedding part)."""
+        index (a routed text without one is read by the first embedding part and stacker)."""
         embedding = self.embedding_logits(vectors) if len(texts) else np.empty(0)
         for i, vector in (multilingual or {}).items():
             embedding[i] = float(self.embedding_logits(vector, multilingual=True)[0])
         out = []
-        for text, e in zip(texts, embedding, strict=True):
+        for i, (text, e) in enumerate(zip(texts, embedding, strict=True)):
             best, whole, segment, count = self.lexical_logits(text)
-            logit = self.stack_bias + float(self.stack_weights @ np.array([float(e), best, whole]))
+            weights, bias = self.stack_weights, self.stack_bias
+            if multilingual and i in multilingual and self.multi_stack_weights is not None:
+                weights, bias = self.multi_stack_weights, self.multi_stack_bias
+            logit = bias + float(weights @ np.array([float(e), best, whole]))
             out.append(IntentScore(_sigmoid(logit), float(e), best, whole, segment, count))
         return out
 
@@ -286,6 +301,11 @@ class IntentModel:
         }
         if self.multi_weights is not None:
             data |= {"multi_weights": _b64(self.multi_weights), "multi_bias": self.multi_bias}
+        if self.multi_stack_weights is not None:
+            data |= {
+                "multi_stack_weights": self.multi_stack_weights.tolist(),
+                "multi_stack_bias": self.multi_stack_bias,
+            }
         return data
 
     @classmethod
@@ -295,6 +315,7 @@ class IntentModel:
         lexical = np.zeros(N_FEATURES, dtype=np.float32)
         lexical[_unb64(data["lexical_indices"], "<u4").astype(np.int64)] = _unb64(data["lexical_values"], "<f4")
         multi = data.get("multi_weights")
+        multi_stack = data.get("multi_stack_weights")
         return cls(
             embed_weights=_unb64(data["embed_weights"], "<f4"),
             embed_bias=float(data["embed_bias"]),
@@ -305,6 +326,8 @@ class IntentModel:
             meta=data["meta"],
             multi_weights=None if multi is None else _unb64(multi, "<f4"),
             multi_bias=float(data.get("multi_bias", 0.0)),
+            multi_stack_weights=None if multi_stack is None else np.asarray(multi_stack, dtype=np.float64),
+            multi_stack_bias=float(data.get("multi_stack_bias", 0.0)),
         )
 
     def save(self, path: str | Path) -> None:
@@ -371,6 +394,8 @@ class IntentModel:
             meta=meta,
             multi_weights=self.multi_weights,
             multi_bias=self.multi_bias,
+            multi_stack_weights=self.multi_stack_weights,
+            multi_stack_bias=self.multi_stack_bias,
         )
 
 

@@ -69,6 +69,29 @@ def _lexical_logits(pieces: tuple[np.ndarray, ...], weights: np.ndarray, bias: f
     return max(logits), logits[0]
 
 
+def fold_ids(labels: np.ndarray, groups: Sequence[str | None] | None, folds: int, seed: int) -> np.ndarray:
+    """A fold per row: rows without a group stratified by label at random, rows that share a
+    group (a language other than English) all in one fold, groups dealt round-robin in a
+    seeded order. The out-of-fold logits of a grouped row then come from parts that never saw
+    its language, which is what a query in an unseen language gets."""
+    from sklearn.model_selection import StratifiedKFold
+
+    out = np.full(labels.size, -1, dtype=np.int64)
+    named = np.array([g is not None for g in groups]) if groups is not None else np.zeros(labels.size, dtype=bool)
+    free = np.flatnonzero(~named)
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for fold, (_, test) in enumerate(splitter.split(free, labels[free])):
+        out[free[test]] = fold
+    if groups is not None:
+        names = sorted({g for g in groups if g is not None})
+        np.random.default_rng(seed).shuffle(names)
+        where = {name: i % folds for i, name in enumerate(names)}
+        for i, group in enumerate(groups):
+            if group is not None:
+                out[i] = where[group]
+    return out
+
+
 def train_intent_model(
     texts: Sequence[str],
     labels: Sequence[int],
@@ -82,6 +105,7 @@ def train_intent_model(
     meta: dict[str, Any] | None = None,
     multilingual_vectors: np.ndarray | None = None,
     multilingual_embedder: str | None = None,
+    groups: Sequence[str | None] | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -97,6 +121,8 @@ def train_intent_model(
             embedder (n x d'); when given, a second embedding part is fitted on them and the
             stacker reads its logit for the texts the router sends to it. A row of NaN leaves
             that text out of the multilingual part (routed texts must have a vector).
+        groups: per text, its language when not English, else None (see `fold_ids`); with a
+            multilingual part, the texts the router sends there get their own stacker.
 
     Returns:
         An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
@@ -106,7 +132,6 @@ def train_intent_model(
         ConfigError: mismatched lengths or a single class.
     """
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
 
     y = np.asarray(labels, dtype=np.int64)
     matrix = np.asarray(vectors, dtype=np.float32)
@@ -117,6 +142,8 @@ def train_intent_model(
     multi = None if multilingual_vectors is None else np.asarray(multilingual_vectors, dtype=np.float32)
     if multi is not None and multi.shape[0] != y.size:
         raise ConfigError("multilingual vectors must have one row per text")
+    if groups is not None and len(groups) != y.size:
+        raise ConfigError("groups must have one entry per text")
     routed = np.zeros(y.size, dtype=bool)
     has = np.zeros(y.size, dtype=bool)
     if multi is not None:
@@ -129,8 +156,9 @@ def train_intent_model(
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
     stack_x = np.zeros((y.size, 3))
-    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    for train, test in splitter.split(matrix, y):
+    fold = fold_ids(y, groups, folds, seed)
+    for k in range(folds):
+        train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
         ew, eb = _fit_embedding(matrix[train], y[train], c_embedding)
         lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical)
         stack_x[test, 0] = matrix[test] @ ew + eb
@@ -141,7 +169,11 @@ def train_intent_model(
             stack_x[here, 0] = multi[here] @ fold_w + fold_b
         for i in test:
             stack_x[i, 1:] = _lexical_logits(segments[i], lw, lb)
-    stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x, y)
+    # each stacker is fitted on the rows it will read: the multilingual one on routed texts
+    own_stacker = multi is not None and len(set(y[routed].tolist())) == 2
+    rest = ~routed if own_stacker and len(set(y[~routed].tolist())) == 2 else np.ones(y.size, dtype=bool)
+    stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[rest], y[rest])
+    multi_stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[routed], y[routed]) if own_stacker else None
     ew, eb = _fit_embedding(matrix, y, c_embedding)
     lw, lb = _fit_lexical(segments, y, c_lexical)
     mw: np.ndarray | None = None
@@ -170,4 +202,6 @@ def train_intent_model(
         meta=info,
         multi_weights=mw,
         multi_bias=mb,
+        multi_stack_weights=None if multi_stacker is None else multi_stacker.coef_[0],
+        multi_stack_bias=0.0 if multi_stacker is None else float(multi_stacker.intercept_[0]),
     )
