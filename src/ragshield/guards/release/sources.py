@@ -223,16 +223,19 @@ def _needle(key: str, symbols: str) -> Source:
     return Source(key, "pii", symbols, steps, steps, range(1, len(symbols) + 1), range(1, len(symbols) + 1))
 
 
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+# every Caesar shift (1-25) and atbash of the ASCII letters, as `str.translate` tables
+_SHIFT_TABLES = (
+    *(str.maketrans(_LOWER, _LOWER[k:] + _LOWER[:k]) for k in range(1, 26)),
+    str.maketrans(_LOWER, _LOWER[::-1]),
+)
+
+
 def _shifted_spellings(value: str) -> set[str]:
     """The folded symbols of `value` in every Caesar shift (1-25) and atbash of its ASCII letters
     (digits and other characters unchanged, as those ciphers leave them)."""
     lower = value.lower()
-    spellings = {
-        text_symbols("".join(chr((ord(c) - 97 + shift) % 26 + 97) if "a" <= c <= "z" else c for c in lower))
-        for shift in range(1, 26)
-    }
-    spellings.add(text_symbols("".join(chr(219 - ord(c)) if "a" <= c <= "z" else c for c in lower)))
-    return spellings
+    return {text_symbols(lower.translate(table)) for table in _SHIFT_TABLES}
 
 
 def _caesar_forms(letters: str) -> tuple[str, str, str, str]:
