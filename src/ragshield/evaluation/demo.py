@@ -49,6 +49,15 @@ DEMO_QUESTIONS = (
     "What does the new analyst need on the first day?",
     "Which documents fall under the legal hold notice?",
 )
+#: printed under the table: the synthetic records are Faker fills of a few dozen templates, so what
+#: is private in them is the filled-in PII, while their sentences recur in 80 records or more
+HOW_TO_READ = (
+    "How to read it: ULC counts chunks whose text an answer reproduces (a 20-token repeat or ROUGE-L > 0.5). "
+    "The synthetic records are filled-in templates: a template sentence occurs in 80 records or more, so "
+    "context-echo treats it as knowledge-base boilerplate (public) and releases it, and it withholds the "
+    "records' PII. A context-echo cell with ULC above 0 and PII 0 counts those shared sentences; in the "
+    "real-corpus grids (docs/results/eval-containment-*, small budgets) its ULC is 0."
+)
 
 
 def demo_config(out_dir: Path, *, budget: int = DEMO_BUDGET, records: int = DEMO_RECORDS) -> EvalConfig:
@@ -103,4 +112,5 @@ def run_demo_grid(out_dir: Path, console: Console) -> None:
     with Progress(*bar_columns(), console=console, transient=True) as bars:
         table = run_evaluation(config, out_dir / "grid", progress=BarProgress(bars))
     console.print(leakage_table(table, title="leakage on the synthetic corpus (demo budgets)"))
+    console.print(HOW_TO_READ)
     console.print(f"full report: {out_dir / 'grid' / 'report.md'}")
