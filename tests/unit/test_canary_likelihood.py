@@ -137,6 +137,19 @@ def test_likelihood_mode_needs_a_scoring_model_and_is_disabled_when_its_self_che
         build_defense("canary-rag", DefenseContext(oracle_generator=deaf), {"canary-rag": {"oracle_thresholds": [1]}})
 
 
+def test_likelihood_forced_runs_the_oracle_although_its_self_check_fails_and_verdicts_say_so() -> None:
+    deaf = FakeTokenScorer(follows_instructions=False)
+    context = DefenseContext(oracle_generator=deaf)
+    defense = build_defense("canary-rag", context, {"canary-rag": {"oracle": "likelihood-forced", **THRESHOLDS}})
+    (injector,), (guard,) = defense.decorators, defense.output_guards
+    assert isinstance(guard, CanaryGuard) and isinstance(guard.oracle, LikelihoodPath)
+    monitor = guard.open(injector.decorate(_plain("I have a headache, what should I do?")))
+    monitor.observe("Here is some advice for you. " * 4)
+    verdict = monitor.close()
+    assert verdict.evidence["oracle"]["status"] == "forced" and verdict.evidence["oracle"]["kind"] == "likelihood"
+    assert "likelihood oracle forced on" in verdict.reason and "failed the self-check" in verdict.reason
+
+
 def test_scoring_errors_and_timeouts_fail_closed_unless_configured_open() -> None:
     config = LikelihoodConfig(thresholds=(1.0, 1.0), timeout_s=0.05)
     for scorer, said in (

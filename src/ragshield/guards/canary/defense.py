@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "canary-rag"
-ORACLE_MODES = ("auto", "on", "likelihood", "off")
+ORACLE_MODES = ("auto", "on", "likelihood", "likelihood-forced", "off")
 
 
 def default_oracle_generator(target: Generator | None) -> Generator:
@@ -74,7 +74,9 @@ def build_defense(
             model scores tokens and it passes the likelihood self-check; else none, saying so in
             every verdict), `on` (the generative oracle even when its
             self-check fails: expect false positives; for measurement), `likelihood` (only the
-            likelihood oracle, see `likelihood.py`; none when its self-check fails) or `off`.
+            likelihood oracle, see `likelihood.py`; none when its self-check fails),
+            `likelihood-forced` (the likelihood oracle even when its self-check fails, status
+            `forced`: for measuring a model end to end at thresholds fit for it) or `off`.
             Verdict evidence `oracle.status` is `likelihood` while the likelihood oracle runs.
         min_share, oracle_max_tokens, oracle_passage_chars, oracle_timeout_s, oracle_layout: see
             `OracleConfig`.
@@ -154,8 +156,8 @@ def _oracle(
             if mode == "on":
                 raise
             return None, None, "disabled", f"oracle path disabled: no oracle model ({error})"
-    if mode == "likelihood":
-        return _likelihood(generator, likelihood, injector, "configured")
+    if mode in ("likelihood", "likelihood-forced"):
+        return _likelihood(generator, likelihood, injector, "configured", forced=mode == "likelihood-forced")
     health = self_check(generator, config, injector=injector)  # generation errors fail the check
     if health.healthy:
         return OraclePath(generator, config), health, "on", None
@@ -171,9 +173,10 @@ def _oracle(
 
 
 def _likelihood(
-    generator: object, likelihood: LikelihoodConfig, injector: CanaryInjector, why: str
+    generator: object, likelihood: LikelihoodConfig, injector: CanaryInjector, why: str, *, forced: bool = False
 ) -> tuple[OraclePath | None, OracleHealth | None, str, str | None]:
-    """The likelihood oracle when `generator` scores tokens and passes the likelihood self-check."""
+    """The likelihood oracle when `generator` scores tokens and passes the likelihood self-check
+    (`forced`: whatever the self-check says, which the verdicts then carry)."""
     if not isinstance(generator, TokenScorer):
         raise ConfigError(
             f"oracle 'likelihood' needs a model that scores tokens (llama-cpp, openai-compatible with "
@@ -182,6 +185,9 @@ def _likelihood(
     health = likelihood_check(generator, likelihood, injector=injector)
     if health.healthy:
         return LikelihoodPath(generator, likelihood), health, "likelihood", f"likelihood oracle ran ({why})"
+    if forced:
+        log.warning("%s; running it anyway (oracle=likelihood-forced)", health.reason)
+        return LikelihoodPath(generator, likelihood), health, "forced", f"likelihood oracle forced on: {health.reason}"
     log.warning("%s; running without the oracle path", health.reason)
     return None, health, "disabled", f"oracle path disabled ({why}): {health.reason}"
 
