@@ -301,6 +301,10 @@ def test_held_out_records_become_benign_queries() -> None:
     email = Document("e1", "From: a@x.com\nSubject: s\n\n" + " ".join(f"w{i}" for i in range(80)))
     item = benign_from_document(email)
     assert item is not None and item.query.text.split() == [f"w{i}" for i in range(50)] and item.reference == ""
+    # a raw message with CRLF line ends and folded headers (the Enron corpus): the body's words, no header
+    raw = "Message-ID: <1.J@x>\r\nTo: a@x.com,\r\n\tb@x.com\r\nSubject: s\r\n\r\nHi Bob,\r\n\r\nThe gas deal closed."
+    item = benign_from_document(Document("e2", raw))
+    assert item is not None and item.query.text == "Hi Bob, The gas deal closed"
 
 
 def test_threshold_sweep_counts_leaks_that_pass_the_detector() -> None:

@@ -25,6 +25,8 @@ BENIGN_FILE = "benign_queries.jsonl"  # the benign set of a run, in its output f
 QUERY_WORDS = 50  # TGTB: the first 50 tokens of a held-out email are the benign query
 _WORD = re.compile(r"\w+")
 _DIALOGUE = re.compile(r"^\s*input:\s*(?P<input>.*?)\noutput:\s*(?P<output>.*)$", re.DOTALL)
+# headers end at the first empty line; raw Enron messages use CRLF line ends (RFC 822)
+_HEADER_END = re.compile(r"\r?\n[ \t]*\r?\n")
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,20 @@ def benign_from_document(document: Document) -> BenignItem | None:
         question = " ".join(match.group("input").split())
         reference = " ".join(match.group("output").split())
     else:
-        head, blank, body = document.text.partition("\n\n")
+        head, blank, body = _split_headers(document.text)
         question = _first_words(body if blank and ":" in head else document.text, QUERY_WORDS)
         reference = ""
     if not question:
         return None
     return BenignItem(Query(question, user_id="benign", id=f"holdout-{document.id}"), reference)
+
+
+def _split_headers(text: str) -> tuple[str, str, str]:
+    """(text before the first empty line, the separator, the rest); ("", "", text) when none."""
+    match = _HEADER_END.search(text)
+    if match is None:
+        return text, "", ""
+    return text[: match.start()], match.group(), text[match.end() :]
 
 
 def holdout_items(documents: list[Document]) -> list[BenignItem]:
