@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import yaml
 
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
@@ -225,6 +226,15 @@ def test_weak_oracle_is_disabled_and_every_verdict_says_so(fake_retriever: Retri
     forced = build_defense("canary-rag", _context(oracle_generator=weak), {"canary-rag": {"oracle": "on"}})
     forced_verdict = RagPipeline(fake_retriever, ScriptedGenerator(["Rest."]), defense=forced).answer("cough?")
     assert forced_verdict.blocked and "oracle forced on" in forced_verdict.verdicts[-1].reason
+
+
+def test_a_bare_yaml_off_or_on_means_oracle_off_or_on() -> None:
+    weak = ScriptedGenerator(["I cannot help with that."], name="weak-fake")
+    for text, status in (("oracle: off", "off"), ("oracle: on", "forced")):
+        params = yaml.safe_load(text)  # YAML 1.1 reads both as booleans
+        defense = build_defense("canary-rag", _context(oracle_generator=weak), {"canary-rag": params})
+        guard = defense.output_guards[0]
+        assert isinstance(guard, CanaryGuard) and guard.oracle_status == status, text
 
 
 def test_oracle_catches_suppression_and_obfuscation_that_the_target_hides(fake_retriever: Retriever) -> None:

@@ -49,7 +49,7 @@ def build_defense(
     length: int = DEFAULT_LENGTH,
     cover_chars: int = DEFAULT_COVER_CHARS,
     on_violation: str = "redact",
-    oracle: str = "auto",
+    oracle: str | bool = "auto",
     min_share: float = 0.5,
     oracle_max_tokens: int = 64,
     oracle_passage_chars: int = 300,
@@ -77,6 +77,7 @@ def build_defense(
             likelihood oracle, see `likelihood.py`; none when its self-check fails),
             `likelihood-forced` (the likelihood oracle even when its self-check fails, status
             `forced`: for measuring a model end to end at thresholds fit for it) or `off`.
+            The booleans YAML makes of a bare `off` / `on` mean `off` / `on`.
             Verdict evidence `oracle.status` is `likelihood` while the likelihood oracle runs.
         min_share, oracle_max_tokens, oracle_passage_chars, oracle_timeout_s, oracle_layout: see
             `OracleConfig`.
@@ -93,6 +94,8 @@ def build_defense(
         ConfigError: invalid value; the oracle model is the target's instance.
     """
     check_on_violation(on_violation)
+    if isinstance(oracle, bool):  # YAML reads a bare `oracle: off` / `oracle: on` as a boolean
+        oracle = "on" if oracle else "off"
     if oracle not in ORACLE_MODES:
         raise ConfigError(f"canary-rag oracle must be one of {', '.join(ORACLE_MODES)}, got {oracle!r}")
     injector = CanaryInjector(
