@@ -57,7 +57,8 @@ HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
 HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
 HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
 HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
-HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4}
+HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
+HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4, "v5": HELDOUT_V5}
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
@@ -208,7 +209,8 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
 def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
     set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
-    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change."""
+    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
+    one (and read only for the one v5 candidate chosen without it)."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
     ]
