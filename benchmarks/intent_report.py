@@ -204,8 +204,8 @@ def report(g: dict[str, Any]) -> list[str]:
         ),
         (
             "v4",
-            "written and committed before any model-v4 training change, never read while training or tuning; "
-            "the styles of its extraction requests are in no training row",
+            "written and committed before any model-v4 training change, never read while training v4; the "
+            "three v5 candidates were compared on it; the styles of its extraction requests are in no training row",
         ),
         ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
         ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
