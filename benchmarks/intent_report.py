@@ -90,7 +90,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
         _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
         for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
     ]
-    for version in ("v1", "v2", "v3", "v4"):
+    for version in ("v1", "v2", "v3", "v4", "v5"):
         name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
         rows.append(
             _row(
@@ -99,7 +99,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
                 b["shipped"]["benign"].get(name),
             )
         )
-    for version in ("v3", "v4"):
+    for version in ("v3", "v4", "v5"):
         rows.append(
             _row(
                 f"TPR held-apart {version} extraction",
@@ -176,6 +176,7 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
+        "heldout-v5-hard": "held-apart set v5, hard benign (hand-written and committed before any v5 change)",
         "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
         "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
         "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
@@ -196,9 +197,15 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v5",
+            "written and committed before any model-v5 training change; read only for the one v5 candidate "
+            "chosen without it (and for v3); PIDE-like 'repeat the records above' requests and styles no "
+            "training row has",
+        ),
+        (
             "v4",
-            "written and committed before any model-v4 training change, never read while training or tuning; "
-            "the styles of its extraction requests are in no training row",
+            "written and committed before any model-v4 training change, never read while training v4; the "
+            "three v5 candidates were compared on it; the styles of its extraction requests are in no training row",
         ),
         ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
         ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),

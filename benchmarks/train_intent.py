@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import random
 import re
 import sys
@@ -56,12 +57,18 @@ HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
 HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
 HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
 HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
-HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4}
+HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
+HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4, "v5": HELDOUT_V5}
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v4"
+MODEL_VERSION = "v5"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
+# least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
+# (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
+# medical question) fell to TPR 0.70; v5 keeps v3's weight and v4's folds and benign sources
+SEGMENT_FLOOR = 1.89
+PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 SEED = 18
 
 
@@ -202,7 +209,8 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
 def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
     set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
-    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change."""
+    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
+    one (and read only for the one v5 candidate chosen without it)."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
     ]
@@ -258,7 +266,12 @@ def multilingual_rows(examples: list[Example], embedders: Embedders) -> Any:
 
 
 def train(
-    examples: list[Example], embedders: Embedders, *, folds: int = 5, meta: dict[str, Any] | None = None
+    examples: list[Example],
+    embedders: Embedders,
+    *,
+    folds: int = 5,
+    meta: dict[str, Any] | None = None,
+    segment_floor: float | None = SEGMENT_FLOOR,
 ) -> IntentModel:
     texts = [e.text for e in examples]
     vectors = embedders.embed(texts)
@@ -274,18 +287,49 @@ def train(
         multilingual_vectors=multilingual_rows(examples, embedders),
         multilingual_embedder=embedders.multi.name,
         groups=[None if e.lang == "en" else e.lang for e in examples],
+        segment_floor=segment_floor,
     )
 
 
-def calibrate(model: IntentModel, calib: list[Example], embedders: Embedders) -> IntentModel:
-    """The model with its operating point at `TARGET_FPR` on the mixed public benign set."""
-    scores = probabilities(model, [e.text for e in calib], embedders)
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    return math.log(p / (1.0 - p))
+
+
+def calibrate(
+    model: IntentModel, calib: list[Example], embedders: Embedders, *, per_path: bool = PER_PATH
+) -> IntentModel:
+    """The model with its operating point at `TARGET_FPR` on the mixed public benign set.
+
+    With `per_path` and a multilingual stacker, each path gets `TARGET_FPR` on its own
+    calibration texts: the threshold is set on the texts the English stacker reads, and the
+    multilingual stacker's bias is shifted so that its own texts' threshold lands on it. One
+    pooled threshold let the few non-English texts (235 of 1671 for v4) fill the top of the
+    pooled scores (7 of v4's 8 allowed), so the English path ran at 1 in 1436."""
+    import numpy as np
+
+    texts = [e.text for e in calib]
+    scores = np.asarray(probabilities(model, texts, embedders))
+    routed = np.array(model.routes(texts), dtype=bool)
     sources = sorted({e.source for e in calib})
+    paths: dict[str, Any] = {}
+    if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
+        threshold = threshold_at_fpr(scores[~routed], TARGET_FPR)
+        own = threshold_at_fpr(scores[routed], TARGET_FPR)
+        model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
+        paths = {
+            "per_path": True,
+            "n_calibration_multilingual": int(routed.sum()),
+            "multilingual_shift": _logit(threshold) - _logit(own),
+        }
+    else:
+        threshold = threshold_at_fpr(scores, TARGET_FPR)
     return model.with_operating_point(
-        threshold_at_fpr(scores, TARGET_FPR),
+        threshold,
         target_fpr=TARGET_FPR,
         n_calibration=len(calib),
         calibration_sources=sources,
+        **paths,
         note="mixed public benign set: calibration buckets of GenMedGPT-5k, iCliniq, HealthcareMagic, "
         "Enron openings and the project's own benign phrasings",
     )
@@ -302,6 +346,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
+    parser.add_argument("--pooled", action="store_true", help="one operating point for both stackers (as v3 / v4)")
+    parser.add_argument(
+        "--segment-floor", type=float, default=SEGMENT_FLOOR, help="least English stacker weight on the best segment"
+    )
     args = parser.parse_args(argv)
     corpus = build_corpus(args.data)
     embedder = Embedders()
@@ -318,7 +366,8 @@ def main(argv: list[str] | None = None) -> None:
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
     }
-    model = calibrate(train(corpus.train, embedder, meta=meta), corpus.calib, embedder)
+    trained = train(corpus.train, embedder, meta=meta, segment_floor=args.segment_floor)
+    model = calibrate(trained, corpus.calib, embedder, per_path=not args.pooled)
     embedder.save()
     model.save(args.out)
     print(json.dumps({k: v for k, v in model.meta.items() if k != "shared_data_note"}, indent=2))

@@ -383,20 +383,31 @@ class IntentModel:
 
     def with_operating_point(self, threshold: float, **details: Any) -> IntentModel:
         """The same weights with another operating point (what `ragshield calibrate` saves)."""
-        meta = {**self.meta, "operating_point": {**details, "threshold": float(threshold)}}
-        return IntentModel(
-            embed_weights=self.embed_weights,
-            embed_bias=self.embed_bias,
-            lexical_weights=self.lexical_weights,
-            lexical_bias=self.lexical_bias,
-            stack_weights=self.stack_weights,
-            stack_bias=self.stack_bias,
-            meta=meta,
-            multi_weights=self.multi_weights,
-            multi_bias=self.multi_bias,
-            multi_stack_weights=self.multi_stack_weights,
-            multi_stack_bias=self.multi_stack_bias,
-        )
+        return self._replace(meta={**self.meta, "operating_point": {**details, "threshold": float(threshold)}})
+
+    def with_multilingual_shift(self, shift: float) -> IntentModel:
+        """The same model with `shift` (log-odds; positive = more suspicious) added to the
+        multilingual stacker's bias: how training gives the texts that stacker reads their own
+        operating point on the one shared threshold."""
+        if self.multi_stack_weights is None:
+            raise ConfigError("this intent model has no multilingual stacker to shift")
+        return self._replace(multi_stack_bias=self.multi_stack_bias + float(shift))
+
+    def _replace(self, **changes: Any) -> IntentModel:
+        fields: dict[str, Any] = {
+            "embed_weights": self.embed_weights,
+            "embed_bias": self.embed_bias,
+            "lexical_weights": self.lexical_weights,
+            "lexical_bias": self.lexical_bias,
+            "stack_weights": self.stack_weights,
+            "stack_bias": self.stack_bias,
+            "meta": self.meta,
+            "multi_weights": self.multi_weights,
+            "multi_bias": self.multi_bias,
+            "multi_stack_weights": self.multi_stack_weights,
+            "multi_stack_bias": self.multi_stack_bias,
+        }
+        return IntentModel(**(fields | changes))
 
 
 def _b64(array: np.ndarray) -> str:

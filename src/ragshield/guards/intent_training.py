@@ -69,6 +69,34 @@ def _lexical_logits(pieces: tuple[np.ndarray, ...], weights: np.ndarray, bias: f
     return max(logits), logits[0]
 
 
+def _fit_stacker(x: np.ndarray, y: np.ndarray, segment_floor: float | None) -> tuple[np.ndarray, float]:
+    """Logistic regression (C=1) on (embedding logit, largest segment logit, whole-text logit);
+    with `segment_floor`, a fit that puts less than that weight on the largest segment logit
+    is redone with the weight held at the floor (the other two and the bias refitted), so a
+    command in one sentence of a long benign text keeps the weight it had in the v3 stacker."""
+    from scipy.optimize import minimize
+    from sklearn.linear_model import LogisticRegression
+
+    fitted = LogisticRegression(C=1.0, max_iter=2000).fit(x, y)
+    weights, bias = fitted.coef_[0], float(fitted.intercept_[0])
+    if segment_floor is None or weights[1] >= segment_floor:
+        return weights, bias
+    free = x[:, [0, 2]]
+    offset = segment_floor * x[:, 1]
+    sign = 2.0 * y - 1.0
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        # the same objective as sklearn's lbfgs: 0.5 |w|^2 + sum of log-losses, bias unpenalised
+        margin = sign * (free @ theta[:2] + theta[2] + offset)
+        slope = -sign * np.exp(-np.logaddexp(0.0, margin))
+        gradient = np.append(free.T @ slope + theta[:2], slope.sum())
+        return float(np.logaddexp(0.0, -margin).sum() + 0.5 * theta[:2] @ theta[:2]), gradient
+
+    start = np.array([weights[0], weights[2], bias])
+    theta = minimize(loss, start, jac=True, method="L-BFGS-B").x
+    return np.array([theta[0], segment_floor, theta[1]]), float(theta[2])
+
+
 def fold_ids(labels: np.ndarray, groups: Sequence[str | None] | None, folds: int, seed: int) -> np.ndarray:
     """A fold per row: rows without a group stratified by label at random, rows that share a
     group (a language other than English) all in one fold, groups dealt round-robin in a
@@ -106,6 +134,7 @@ def train_intent_model(
     multilingual_vectors: np.ndarray | None = None,
     multilingual_embedder: str | None = None,
     groups: Sequence[str | None] | None = None,
+    segment_floor: float | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -123,6 +152,8 @@ def train_intent_model(
             that text out of the multilingual part (routed texts must have a vector).
         groups: per text, its language when not English, else None (see `fold_ids`); with a
             multilingual part, the texts the router sends there get their own stacker.
+        segment_floor: least weight of the (English) stacker on the largest segment logit
+            (see `_fit_stacker`); None leaves the fit alone. The multilingual stacker has none.
 
     Returns:
         An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
@@ -172,7 +203,7 @@ def train_intent_model(
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
     own_stacker = multi is not None and len(set(y[routed].tolist())) == 2
     rest = ~routed if own_stacker and len(set(y[~routed].tolist())) == 2 else np.ones(y.size, dtype=bool)
-    stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[rest], y[rest])
+    stack_w, stack_b = _fit_stacker(stack_x[rest], y[rest], segment_floor)
     multi_stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[routed], y[routed]) if own_stacker else None
     ew, eb = _fit_embedding(matrix, y, c_embedding)
     lw, lb = _fit_lexical(segments, y, c_lexical)
@@ -189,6 +220,7 @@ def train_intent_model(
         "n_benign": int(y.size - y.sum()),
         "c_embedding": c_embedding,
         "c_lexical": c_lexical,
+        **({"segment_floor": segment_floor} if segment_floor is not None else {}),
         "operating_point": {"threshold": 0.5, "note": "placeholder; not calibrated"},
         **(meta or {}),
     }
@@ -197,8 +229,8 @@ def train_intent_model(
         embed_bias=eb,
         lexical_weights=lw,
         lexical_bias=lb,
-        stack_weights=stacker.coef_[0],
-        stack_bias=float(stacker.intercept_[0]),
+        stack_weights=stack_w,
+        stack_bias=stack_b,
         meta=info,
         multi_weights=mw,
         multi_bias=mb,
