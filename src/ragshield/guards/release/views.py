@@ -255,7 +255,7 @@ _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
 # (a number in a sentence) each followed by a whole such word; possessive, so linear
 _WORDS = re.compile(r"\s*(?:(?=[^\s\d]*\d)\S++\s+[^\W\d_][^\s\d]*+\s+|[^\W\d_][^\s\d]*+(?:\s+|$))*")
 _LONG_TOKEN = re.compile(rf"\S{{{_BLOB_CHARS},}}")
-_LAST_TOKEN = re.compile(r"\S+$")
+_LAST_TOKEN = re.compile(r"\S+\Z")  # `$` would also match before a final newline
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
