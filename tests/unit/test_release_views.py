@@ -8,6 +8,7 @@ plain definitions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragshield.guards.release.spelled import SpelledView
-from ragshield.guards.release.views import Views, _escape_tail, letter_differences
+from ragshield.guards.release.views import _WORDS, Views, _escape_tail, letter_differences
 
 
 class _Recorder:
@@ -118,3 +119,23 @@ def test_the_held_tails_are_cut_where_their_definitions_say(text: str) -> None:
         last -= 1
     expected = last if last > 0 or len(text) < 24 else len(text)
     assert SpelledView(track=None)._cut(text) == expected  # type: ignore[arg-type]
+
+
+_UNBOUNDED_WORDS = re.compile(r"\s*(?:(?=[^\s\d]*\d)\S++\s+[^\W\d_][^\s\d]*+\s+|[^\W\d_][^\s\d]*+(?:\s+|$))*")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="abé", min_size=1, max_size=14) | st.text(alphabet="ab4-'", min_size=1, max_size=14),
+            st.sampled_from((" ", "\n", "  ", "")),
+        ),
+        max_size=12,
+    )
+)
+def test_the_words_pattern_refuses_exactly_the_tokens_that_may_be_blobs(pieces: list[tuple[str, str]]) -> None:
+    # one bounded pattern == words and numbers of any length, and no token of 12 characters or more
+    text = "".join(token + space for token, space in pieces)
+    expected = _UNBOUNDED_WORDS.fullmatch(text) is not None and re.search(r"\S{12,}", text) is None
+    assert (_WORDS.fullmatch(text) is not None) == expected

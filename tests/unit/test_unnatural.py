@@ -299,6 +299,30 @@ def test_words_in_one_step_give_the_spans_of_letter_by_letter_scoring(
     assert fast == slow
 
 
+# vowel-poor words next to vowel-rich ones, so the running share crosses the sparse-vowel floor
+_SHARE_WORDS = ("drink", "tests", "lungs", "strengths", "rhythm", "pst", "the", "aeiou", "area", "eerie", "blood")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_SHARE_WORDS), st.sampled_from((" ", " ", ", ", "\n"))), max_size=120),
+    st.lists(st.integers(min_value=1, max_value=40), max_size=60),
+)
+def test_vowel_poor_words_in_one_step_leave_the_letter_by_letter_state(
+    pieces: list[tuple[str, str]], sizes: list[int]
+) -> None:
+    """A vowel-poor word takes one step only while the share keeps the sparse-vowel rule off: the
+    scanner's whole state (the running share's float included) equals letter-by-letter scoring's
+    after every delta."""
+    text = "".join(word + glue for word, glue in pieces)
+    fast, slow = UnnaturalTextDetector(batch_chars=1), _LetterByLetter(batch_chars=1)
+    i = 0
+    for size in [*sizes, len(text)]:
+        assert fast.feed(text[i : i + size]) == slow.feed(text[i : i + size])
+        assert fast._state == slow._state
+        i += size
+
+
 @pytest.mark.parametrize("name", sorted(ENCODED) + sorted(BENIGN))
 def test_words_in_one_step_change_nothing_on_the_samples(name: str) -> None:
     text = BEFORE + (ENCODED.get(name) or BENIGN[name]) + AFTER

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 
 from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, joined_owners, owner_parts
 
@@ -77,13 +78,11 @@ class NearTrack:
         parts = [*self._tail_parts, owners]
         if not self.table.grams.keys().isdisjoint(grams):
             every = joined_owners(parts, len(text))
-            lookup = self.table.grams.get
-            for offset, gram in enumerate(grams):
-                found = lookup(gram)
-                if found is not None:
-                    index = first + offset * STEP
-                    for packed in found:
-                        self._seed(packed, base + index, every[index - q + 1], every[index] + 1)
+            found = list(map(self.table.grams.get, grams))  # looked up at C speed; misses are None
+            for offset in compress(range(len(grams)), found):
+                index = first + offset * STEP
+                for packed in found[offset]:  # type: ignore[union-attr]
+                    self._seed(packed, base + index, every[index - q + 1], every[index] + 1)
         self._count += len(symbols)
         self._tail = text[-(q - 1) :]
         self._tail_parts = owner_parts(parts, len(self._tail))

@@ -68,11 +68,11 @@ class RequestSources:
     def views(self, sink: RunSink) -> Views:
         """Fresh views of one answer, each stream followed by its own `Track` reporting to `sink`."""
 
-        def group(width: int = 1) -> _Pair:
-            return _Pair(Track(self.text, sink, width), Track(self.pii, sink, width))
+        def group(width: int = 1, tables: tuple[GramTable, GramTable] = (self.text, self.pii)) -> Track | _Fan:
+            return _fan([Track(table, sink, width) for table in tables])
 
         strides = [[group() for _ in range(2)]]  # every 2nd character: filler after each, doubled text
-        caesar = _Pair(Track(self.differences, sink), Track(self.pii_differences, sink))
+        caesar = group(tables=(self.differences, self.pii_differences))
         near = NearTrack(self.near, sink, self.text.m)
         text_view = TextView(group(), caesar, strides, near)  # type: ignore[arg-type]
         plain = [text_view, UntaggedView(group()), Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
@@ -86,19 +86,26 @@ class RequestSources:
 
 
 @dataclass
-class _Pair:
-    """Feeds one stream to the chunk table's track and the PII table's track."""
+class _Fan:
+    """Feeds one stream to several tracks (the chunk table's and the PII table's)."""
 
-    chunks: Track
-    pii: Track
+    tracks: tuple[Track, ...]
 
     def feed(self, symbols: str, owners: Any) -> None:
-        self.chunks.feed(symbols, owners)
-        self.pii.feed(symbols, owners)
+        for track in self.tracks:
+            track.feed(symbols, owners)
 
     def reset(self) -> None:
-        self.chunks.reset()
-        self.pii.reset()
+        for track in self.tracks:
+            track.reset()
+
+
+def _fan(tracks: list[Track]) -> Track | _Fan:
+    """The tracks of non-empty tables as one feed target: a track of an empty table never matches,
+    and without a PII store (or with no PII retrieved) the PII tables are empty; one track alone
+    is fed directly (no call in between)."""
+    kept = tuple(track for track in tracks if track.table)
+    return kept[0] if len(kept) == 1 else _Fan(kept)
 
 
 # PII kinds that reach one person; never made public by how often the knowledge base holds them

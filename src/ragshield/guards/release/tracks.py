@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress
 from typing import Protocol
 
 POSITION_BITS = 32
@@ -171,38 +171,51 @@ class Track:
         if not symbols or not table.grams:
             return
         m = table.m
-        text = self._tail + symbols
-        base = self._count - len(self._tail)  # stream position of text[0]
+        tail = self._tail
+        text = tail + symbols
+        size = len(text)
+        base = self._count - len(tail)  # stream position of text[0]
         self._count += len(symbols)
-        lookup = table.grams.get
         runs = self._runs
-        parts = [*self._tail_parts, owners]
-        every: list[int] | None = None  # tail and new owners, built only when a gram matches
-        first = max(m - 1, len(self._tail))
+        first = max(m - 1, len(tail))
         step = table.step
         probe = m - step + 1
-        last = len(text) - 1 - (base + len(text) - 1) % step  # the last probe position of this piece
+        last = size - 1 - (base + size - 1) % step  # the last probe position of this piece
         if not runs and self._hot_until < base + first:
-            start = max(probe - 1, len(self._tail))
+            start = max(probe - 1, len(tail))
             start += (-(base + start)) % step  # the first multiple of `step` in stream positions
-            if table.probes.isdisjoint([text[i - probe + 1 : i + 1] for i in range(start, len(text), step)]):
-                first = len(text)
+            if table.probes.isdisjoint([text[i - probe + 1 : i + 1] for i in range(start, size, step)]):
+                first = size
             else:  # as if the last probe hit (the next piece may hold the end of its run's first gram)
                 self._hot_until = base + last + step - 1
         elif last >= probe - 1 and text[last - probe + 1 : last + 1] in table.probes:
             self._hot_until = base + last + step - 1  # this piece is looked up whole; the next may not be
-        for index in range(first, len(text)):
-            found = lookup(text[index - m + 1 : index + 1])
-            if found is None:
-                if runs:
-                    runs = {}
-                continue
-            if every is None:
-                every = joined_owners(parts, len(text))
-            runs = self._extend(runs, found, every[index - m + 1], every[index] + self.width)
+        if first < size:
+            runs = self._look_up(text, first, runs, [*self._tail_parts, owners])
         self._runs = runs
         self._tail = text[-(m - 1) :]
-        self._tail_parts = owner_parts(parts, len(self._tail))
+        # the new owners alone usually cover the tail (a piece of m - 1 symbols or more)
+        needed = len(self._tail)
+        self._tail_parts = [owners] if len(owners) >= needed else owner_parts([*self._tail_parts, owners], needed)
+
+    def _look_up(
+        self, text: str, first: int, runs: dict[int, tuple[int, int]], parts: list[Sequence[int]]
+    ) -> dict[int, tuple[int, int]]:
+        """Look up the gram ending at every position from `first` on (at C speed) and extend the
+        runs through the hits; a miss ends every run."""
+        m = self.table.m
+        found = list(map(self.table.grams.get, [text[i - m + 1 : i + 1] for i in range(first, len(text))]))
+        every: list[int] | None = None  # tail and new owners, joined only when a gram matches
+        previous = first - 1
+        for offset in compress(range(len(found)), found):
+            index = first + offset
+            if index != previous + 1:
+                runs = {}
+            if every is None:
+                every = joined_owners(parts, len(text))
+            runs = self._extend(runs, found[offset], every[index - m + 1], every[index] + self.width)  # type: ignore[arg-type]
+            previous = index
+        return runs if previous == len(text) - 1 else {}
 
     def reset(self) -> None:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""

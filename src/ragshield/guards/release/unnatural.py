@@ -12,8 +12,9 @@ to the character where ``S`` peaked (extended to the end of that word). The excu
 state, so the cost per delta does not grow with the answer.
 
 Speed: a word of ASCII letters that starts after a space or punctuation, outside a confirmed run,
-and cannot lift ``S`` to the threshold by itself (ordinary prose) is scored in one step from its
-cached costs (`word_costs`) instead of letter by letter; the result is the same to the bit
+and cannot lift ``S`` to the threshold by itself (ordinary prose; a vowel-poor word only while
+the running vowel share keeps the sparse-vowel rule off) is scored in one step from its cached
+costs (`word_costs`) instead of letter by letter; the result is the same to the bit
 (`tests/unit/test_unnatural.py` compares both paths).
 
 Streaming contract: a character's status is final once ``holdback_chars`` characters follow it;

@@ -145,6 +145,10 @@ class WordCosts(NamedTuple):
         key: how the scanner remembers the word to spot a repeat (first letters and length).
         plain_end: the word's end costs nothing unless it repeats the previous word (two or
             more letters, not a NATO word).
+        share_floor: the lowest running vowel share at the word's start for which these costs
+            hold: a vowel-poor word ("drink", "tests") pays `SPARSE_VOWELS` only while the share
+            is below `VOWEL_FLOOR`, and the share can fall at most by a factor ``1 - VOWEL_RATE``
+            per consonant; 0.0 for a word the rule never reaches.
     """
 
     costs: tuple[float, ...]
@@ -159,15 +163,15 @@ class WordCosts(NamedTuple):
     consonant_count: int
     key: str
     plain_end: bool
+    share_floor: float
 
 
-WORD_COSTS: dict[str, WordCosts | None] = {}  # `word_costs`'s cache
+WORD_COSTS: dict[str, WordCosts] = {}  # `word_costs`'s cache
+_SHARE_MARGIN = 1e-9  # far above the rounding of a word's float steps of the running share
 
 
-def word_costs(token: str) -> WordCosts | None:
-    """The costs of the word in `token` (a trailing space is ignored; see `WordCosts`), or None when
-    its cost also depends on the running vowel share (a vowel-poor word: the scanner scores it
-    letter by letter). Cached per token."""
+def word_costs(token: str) -> WordCosts:
+    """The costs of the word in `token` (a trailing space is ignored; see `WordCosts`), cached per token."""
     if token in WORD_COSTS:
         return WORD_COSTS[token]
     letters = token.rstrip(" ")
@@ -175,7 +179,7 @@ def word_costs(token: str) -> WordCosts | None:
     costs: list[float] = []
     flags: list[bool] = []
     cluster = vowel_count = consonant_count = 0
-    found: WordCosts | None = None
+    sparse_consonants = 0  # consonants up to the last letter where the vowel-share rule may apply
     for index, low in enumerate(lower):
         # the same rules and the same order of additions as the scanner (bit-identical costs)
         cost = 0.0
@@ -200,29 +204,31 @@ def word_costs(token: str) -> WordCosts | None:
                 cost += CLUSTER
             consonant_count += 1
         if consonant_count >= 3 and vowel_count * 3 < consonant_count:
-            break  # the vowel-share rule may apply
+            sparse_consonants = consonant_count  # the rule applies here if the share is below the floor
         costs.append(cost)
         flags.append(vowel)
-    else:
-        rise = run = 0.0
-        for cost in costs:
-            run = max(0.0, run + cost)
-            rise = max(rise, run)
-        low_streak = len(letters) - (not letters[0].islower())
-        found = WordCosts(
-            tuple(costs),
-            rise > 0.0,
-            rise,
-            tuple(flags),
-            lower[:NATO_MAX],
-            lower,
-            low_streak,
-            cluster,
-            vowel_count,
-            consonant_count,
-            f"{lower[:NATO_MAX]}/{len(lower)}",
-            len(lower) > 1 and lower not in NATO,
-        )
+    rise = run = 0.0
+    for cost in costs:
+        run = max(0.0, run + cost)
+        rise = max(rise, run)
+    # the share after the letter at `sparse_consonants` is at least start * (1 - rate) ** consonants
+    # (a vowel only raises it); the margin covers the floats' rounding in the scanner's steps
+    share_floor = VOWEL_FLOOR / (1.0 - VOWEL_RATE) ** sparse_consonants + _SHARE_MARGIN if sparse_consonants else 0.0
+    found = WordCosts(
+        tuple(costs),
+        rise > 0.0,
+        rise,
+        tuple(flags),
+        lower[:NATO_MAX],
+        lower,
+        len(letters) - (not letters[0].islower()),
+        cluster,
+        vowel_count,
+        consonant_count,
+        f"{lower[:NATO_MAX]}/{len(lower)}",
+        len(lower) > 1 and lower not in NATO,
+        share_floor,
+    )
     if len(WORD_COSTS) < _CACHE_MAX:
         WORD_COSTS[token] = found
     return found

@@ -5,10 +5,11 @@ returns the new state and the spans the CUSUM confirmed or extended (see `unnatu
 method and the streaming contract, `unnatural_costs.py` for the costs).
 
 A word of ASCII letters (`[A-Z]?[a-z]+`) that starts after a space or punctuation, outside a
-confirmed run, and cannot lift ``S`` to the threshold by itself (ordinary prose) takes one step:
-its cached costs (`word_costs`) and the state the letter-by-letter path would leave, to the bit;
-only its CUSUM and the running vowel share are stepped per letter, on floats alone. Everything else
-goes character by character.
+confirmed run, and cannot lift ``S`` to the threshold by itself (ordinary prose) takes one step
+(a vowel-poor word such as "drink" too, while the running vowel share is high enough that the
+sparse-vowel rule cannot reach it: `WordCosts.share_floor`): its cached costs (`word_costs`) and
+the state the letter-by-letter path would leave, to the bit; only its CUSUM and the running vowel
+share are stepped per letter, on floats alone. Everything else goes character by character.
 """
 
 from __future__ import annotations
@@ -143,11 +144,11 @@ def scan(
             and prev_low != "\\"
         ):
             entry = word_cache[part] if part in word_cache else word_costs(part)
-            if entry is not None and s + entry[2] < threshold - _MARGIN:
+            if s + entry[2] < threshold - _MARGIN and vowels >= entry[12]:
                 # the word in one step: the state the letter-by-letter path would leave
                 (
                     costs, positive, _, flags, word, lower, low_streak, cluster, word_vowels, word_consonants,
-                    key, plain_end,
+                    key, plain_end, _,
                 ) = entry  # fmt: skip
                 size = len(lower)
                 run_start, run_before, switched, run_len = pos, prev_low, False, size

@@ -251,11 +251,15 @@ _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
-# whitespace-separated words that start with a letter and hold no digit, and lone tokens with a digit
-# (a number in a sentence) each followed by a whole such word; possessive, so linear
-_WORDS = re.compile(r"\s*(?:(?=[^\s\d]*\d)\S++\s+[^\W\d_][^\s\d]*+\s+|[^\W\d_][^\s\d]*+(?:\s+|$))*")
-_LONG_TOKEN = re.compile(rf"\S{{{_BLOB_CHARS},}}")
-_LAST_TOKEN = re.compile(r"\S+$")
+# whitespace-separated words shorter than `_BLOB_CHARS` that start with a letter and hold no digit,
+# and lone such tokens with a digit (a number in a sentence) each followed by a whole such word;
+# possessive, so linear (a longer token makes the whole match fail: it may be a blob)
+_SHORT = _BLOB_CHARS - 1
+_WORDS = re.compile(
+    rf"\s*(?:(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+"
+    rf"|[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$))*"
+)
+_LAST_TOKEN = re.compile(r"\S+\Z")  # `$` would also match before a final newline
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
@@ -295,9 +299,10 @@ class Views:
         if self._state != _COLD or self._token_state != _COLD:
             return False
         joined = self._token + delta
-        if _WORDS.fullmatch(joined) is None or _LONG_TOKEN.search(joined) is not None:
+        if _WORDS.fullmatch(joined) is None:
             return False
-        last = _LAST_TOKEN.search(joined)
+        # every token is shorter than `_BLOB_CHARS`: the last one starts in the last characters
+        last = _LAST_TOKEN.search(joined, max(0, len(joined) - _BLOB_CHARS))
         if last is None:
             self._token = ""
         else:
