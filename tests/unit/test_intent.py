@@ -7,6 +7,7 @@ weights (deterministic), measured at scale in benchmarks/query_detection.py.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -160,6 +161,17 @@ def test_save_load_round_trip_without_pickle(tiny: ExtractionIntent, tmp_path: P
     assert loaded.score_many(EXTRACTION) == pytest.approx(tiny.score_many(EXTRACTION))
     reloaded = IntentModel.load(path)
     assert reloaded.meta["operating_point"]["n_calibration"] == len(BENIGN)
+
+
+def test_json_with_lexical_indices_written_before_the_mask_still_loads(tiny_model_path: Path) -> None:
+    model = IntentModel.load(tiny_model_path)
+    data = model.to_dict()
+    assert "lexical_mask" in data and "lexical_indices" not in data
+    nonzero = np.flatnonzero(model.lexical_weights).astype("<u4")
+    data.pop("lexical_mask")
+    data["lexical_indices"] = base64.b64encode(nonzero.tobytes()).decode("ascii")
+    older = IntentModel.from_dict(data)
+    assert np.array_equal(older.lexical_weights, model.lexical_weights) and nonzero.size > 0
 
 
 def test_npz_written_by_an_earlier_version_still_loads(tiny_model_path: Path, tmp_path: Path) -> None:

@@ -286,14 +286,15 @@ class IntentModel:
     # -- persistence ------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe contents: dense arrays as base64 float32, the lexical weights sparse."""
-        nonzero = np.flatnonzero(self.lexical_weights).astype("<u4")
+        """JSON-safe contents: dense arrays as base64 float32, the lexical weights sparse (a bit mask
+        of the non-zero features, 32 kB, instead of their 4-byte indices, which were 1 MB)."""
+        nonzero = np.flatnonzero(self.lexical_weights)
         data: dict[str, Any] = {
             "format": FORMAT,
             "meta": self.meta,
             "embed_weights": _b64(self.embed_weights),
             "embed_bias": self.embed_bias,
-            "lexical_indices": _b64(nonzero),
+            "lexical_mask": _b64(np.packbits(self.lexical_weights != 0)),
             "lexical_values": _b64(self.lexical_weights[nonzero]),
             "lexical_bias": self.lexical_bias,
             "stack_weights": self.stack_weights.tolist(),
@@ -313,7 +314,11 @@ class IntentModel:
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("meta"), dict):
             raise ConfigError(f"{label} is not a ragshield intent model")
         lexical = np.zeros(N_FEATURES, dtype=np.float32)
-        lexical[_unb64(data["lexical_indices"], "<u4").astype(np.int64)] = _unb64(data["lexical_values"], "<f4")
+        if "lexical_mask" in data:
+            where = np.unpackbits(_unb64(data["lexical_mask"], "u1"), count=N_FEATURES).astype(bool)
+        else:  # written before the mask: the non-zero features' indices
+            where = _unb64(data["lexical_indices"], "<u4").astype(np.int64)
+        lexical[where] = _unb64(data["lexical_values"], "<f4")
         multi = data.get("multi_weights")
         multi_stack = data.get("multi_stack_weights")
         return cls(
