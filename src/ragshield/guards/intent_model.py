@@ -288,13 +288,13 @@ class IntentModel:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe contents: dense arrays as base64 float32, the lexical weights sparse (a bit mask
         of the non-zero features, 32 kB, instead of their 4-byte indices, which were 1 MB)."""
-        nonzero = np.flatnonzero(self.lexical_weights)
+        nonzero = self.lexical_weights != 0
         data: dict[str, Any] = {
             "format": FORMAT,
             "meta": self.meta,
             "embed_weights": _b64(self.embed_weights),
             "embed_bias": self.embed_bias,
-            "lexical_mask": _b64(np.packbits(self.lexical_weights != 0)),
+            "lexical_mask": _b64(np.packbits(nonzero)),
             "lexical_values": _b64(self.lexical_weights[nonzero]),
             "lexical_bias": self.lexical_bias,
             "stack_weights": self.stack_weights.tolist(),
