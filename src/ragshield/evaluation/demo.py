@@ -49,7 +49,7 @@ DEMO_QUESTIONS = (
     "What does the new analyst need on the first day?",
     "Which documents fall under the legal hold notice?",
 )
-#: printed under the table: the synthetic records are Faker fills of a few dozen templates, so what
+#: printed under the table: the synthetic records are Faker fills of 20 templates, so what
 #: is private in them is the filled-in PII, while their sentences recur in 80 records or more
 HOW_TO_READ = (
     "How to read it: ULC counts chunks whose text an answer reproduces (a 20-token repeat or ROUGE-L > 0.5). "
