@@ -21,8 +21,9 @@ from ragshield.errors import ConfigError, NotFittedError
 from ragshield.guards import ExtractionIntent
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.intent import BankIntent
+from ragshield.guards.intent_features import normalise, segment_texts, segments_of
 from ragshield.guards.intent_languages import needs_multilingual
-from ragshield.guards.intent_model import IntentModel, normalise, segment_texts, segments_of
+from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_training import fold_ids, train_intent_model
 from ragshield.rag.embedding import HashingEmbedder
 from ragshield.types import Action, Query, RetrievalResult

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_model import FEATURE_VERSION, N_FEATURES, IntentModel, segments_of
+from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
+from ragshield.guards.intent_model import IntentModel
 
 
 def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,118 @@
+"""What the intent model's lexical part reads: a query normalised, cut into sentences and
+clauses, and hashed into word and character n-gram features.
+
+* **normalisation**: NFKC, lower case, accents stripped, leetspeak digits inside words read as
+  letters, spaced-out letters joined; CJK text as character 1-3-grams;
+* **segments**: the whole text, each sentence and each clause long enough to carry a command on
+  its own (the model keeps the largest segment logit, so a command padded behind a benign
+  question is still seen);
+* **features**: words, bigrams, skip-bigrams (feature version 2: word pairs two to four apart,
+  so "list ... records" is one feature however many words stand between) and character
+  3-5-grams, hashed with CRC-32 (stable across processes and platforms) into `N_FEATURES` slots.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+FEATURE_VERSION = 2
+N_FEATURES = 2**18
+
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# NFKC turns full-width CJK punctuation into ASCII, which CJK text follows without a space
+_SENTENCES = re.compile(rf"(?<=[.!?])\s+|(?<=[.!?。])(?=[{_CJK_CLASS}])|\n+")
+_CLAUSES = re.compile(rf"\s*[,;:]\s+|[,;:、](?=[{_CJK_CLASS}])")
+_TOKENS = re.compile(r"\w+")
+_SPACED = re.compile(r"\b(?:\w ){2,}\w\b")
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+_MIN_TOKENS = 3
+
+
+def normalise(text: str) -> str:
+    """The text the lexical part reads: NFKC, lower case, accents stripped, leetspeak digits
+    inside words read as letters ("r3p34t" -> "repeat"), spaced-out letters joined."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = re.sub(r"[\w@$]+", lambda m: m.group(0).translate(_LEET) if _is_leet(m.group(0)) else m.group(0), text)
+    text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
+    return " ".join(text.split())
+
+
+def _is_leet(token: str) -> bool:
+    # only words that mix letters with digits or @/$: plain numbers (doses, dates) stay numbers
+    return bool(_HAS_LETTER.search(token)) and any(c in "013457@$" for c in token)
+
+
+def segment_texts(text: str) -> list[list[str]]:
+    """The query's sentences, each as its list of clauses (normalised text)."""
+    sentences = []
+    for sentence in _SENTENCES.split(normalise(text)):
+        clauses = [c.strip() for c in _CLAUSES.split(sentence) if c and c.strip()]
+        if clauses:
+            sentences.append(clauses)
+    return sentences or [[""]]
+
+
+def _features(clause: str, version: int = FEATURE_VERSION) -> list[str]:
+    out: list[str] = []
+    tokens = _TOKENS.findall(clause)
+    previous = ""
+    words: list[str] = []
+    for token in tokens:
+        if _CJK.search(token):
+            chars = token
+            out.extend(f"c:{chars[i : i + n]}" for n in (1, 2, 3) for i in range(len(chars) - n + 1))
+            previous = ""
+            continue
+        out.append(f"w:{token}")
+        if previous:
+            out.append(f"b:{previous} {token}")
+        if version >= 2:
+            # the verb and its object a few words apart: "list all the records" -> "list records"
+            out.extend(f"s:{w} {token}" for w in words[-4:-1])
+            words.append(token)
+        previous = token
+        padded = f"<{token}>"
+        out.extend(f"g:{padded[i : i + n]}" for n in (3, 4, 5) for i in range(len(padded) - n + 1))
+    return out
+
+
+def _hashes(clause: str, version: int = FEATURE_VERSION) -> np.ndarray:
+    features = _features(clause, version)
+    return np.fromiter((zlib.crc32(f.encode("utf-8")) & (N_FEATURES - 1) for f in features), dtype=np.int64)
+
+
+def _size(clause: str) -> int:
+    tokens = _TOKENS.findall(clause)
+    cjk = sum(len(_CJK.findall(t)) for t in tokens)
+    return len(tokens) + cjk // 2
+
+
+@dataclass(frozen=True, slots=True)
+class Segments:
+    """Hashed feature indices of a query's scored segments: index 0 is the whole text, then
+    the sentences and clauses long enough to carry a command on their own."""
+
+    indices: tuple[np.ndarray, ...]
+
+
+def segments_of(text: str, *, max_segments: int = 48, version: int = FEATURE_VERSION) -> Segments:
+    """Feature indices of the whole text, its sentences and its clauses (each hashed once)."""
+    sentences = segment_texts(text)
+    clause_hashes = [[_hashes(c, version) for c in clauses] for clauses in sentences]
+    sentence_hashes = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in clause_hashes]
+    whole = np.concatenate(sentence_hashes) if sentence_hashes else np.empty(0, np.int64)
+    pieces: list[np.ndarray] = [whole]
+    for clauses, hashed, sentence in zip(sentences, clause_hashes, sentence_hashes, strict=True):
+        if len(sentences) > 1 and _size(" ".join(clauses)) >= _MIN_TOKENS:
+            pieces.append(sentence)
+        if len(clauses) > 1:
+            pieces.extend(h for c, h in zip(clauses, hashed, strict=True) if _size(c) >= _MIN_TOKENS)
+    return Segments(tuple(pieces[:max_segments]))
