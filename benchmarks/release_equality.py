@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PROSE_WORDS = (
+PROSE_VOCABULARY = (  # the cost benchmark's
     "the patient should rest and drink water if the pain or fever persists see your doctor who may "
     "consider tests of blood pressure heart and lungs take 400 mg twice daily with food"
-).split()
+)
 QUESTION = "Can you tell me what the records say about this?"
 
 
@@ -48,7 +48,8 @@ def _stream(guard: Any, retrieval: Any, text: str, sizes: list[int]) -> dict[str
         cursor += size
         number += 1
         if verdict is not None:
-            halted = {"delta": number, "verdict": [verdict.action.value, verdict.score, verdict.reason, verdict.evidence]}
+            said = [verdict.action.value, verdict.score, verdict.reason, verdict.evidence]
+            halted = {"delta": number, "verdict": said}
             break
     closed = monitor.close()
     spans = [(span.start, span.end, span.reason) for span in monitor.withheld(0, len(text) + 1)]
@@ -63,14 +64,13 @@ def _stream(guard: Any, retrieval: Any, text: str, sizes: list[int]) -> dict[str
 def run_cases(requests: int, seed: int) -> list[dict[str, Any]]:
     """Every case's outcome, in a fixed order, with the code on `sys.path`."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from release import knowledge_bases  # the cost and views benchmark's chunk loader
-
     from ragshield.encodings import VIEWS, encode
     from ragshield.guards.release.budget import MemoryBudget
     from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
     from ragshield.pii.analyzer import PiiAnalyzer
     from ragshield.pii.store import ChunkPiiStore
     from ragshield.types import Query, RetrievalResult, ScoredChunk
+    from release import knowledge_bases  # the cost and views benchmark's chunk loader
 
     pii = ChunkPiiStore(PiiAnalyzer(ner=False))
     budget = MemoryBudget()
@@ -81,7 +81,8 @@ def run_cases(requests: int, seed: int) -> list[dict[str, Any]]:
     }
     rng = random.Random(seed)
     jitter = [rng.randint(1, 13) for _ in range(997)]
-    prose = " ".join(rng.choice(PROSE_WORDS) for _ in range(800))
+    words = PROSE_VOCABULARY.split()
+    prose = " ".join(rng.choice(words) for _ in range(800))
     out: list[dict[str, Any]] = []
     for kb, chunks in knowledge_bases(2000).items():
         for number in range(requests):
@@ -104,7 +105,8 @@ def run_cases(requests: int, seed: int) -> list[dict[str, Any]]:
 
 def _run_in(src: Path, requests: int, seed: int) -> list[dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--requests", str(requests), "--seed", str(seed)]
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--requests", str(requests)]
+    command += ["--seed", str(seed)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=3600)
     cases: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
     return cases
