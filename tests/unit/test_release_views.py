@@ -79,7 +79,10 @@ def test_the_words_shortcut_feeds_the_decoders_what_the_gate_does(
 
 
 def test_the_words_shortcut_agrees_with_the_gate_at_every_cut() -> None:
-    for text in ("take 400 a1 ok then 4a 6f done ", "x 12 mg2 y 7 z 0x1F more ", "we 400 mg 12.5 | -- ab"):
+    texts = ("take 400 a1 ok then 4a 6f done ", "x 12 mg2 y 7 z 0x1F more ", "we 400 mg 12.5 | -- ab")
+    # a lone number at a cut, then the word that drops it (or a second number) in the next delta
+    texts += ("twice 400 heart 7  mg 12 3 then 40 abcdefghijkl ok 5\n", "a 400\n\nhello 9 x1y2z3w4v5u6 ")
+    for text in texts:
         for cut in range(len(text) + 1):
             for second in (cut + 1, cut + 5):
                 sizes = [cut, second - cut]

@@ -82,6 +82,7 @@ class EchoMonitor:
         # is released, because the holdback grows by the same amount
         extra = self.unnatural.holdback_chars if self.unnatural is not None else 0
         self.holdback_chars = self.settings.holdback_chars + self.settings.scan_chars + extra
+        self._scan_chars = self.settings.scan_chars  # read on every delta
 
     # -- OutputMonitor -------------------------------------------------------------------
 
@@ -90,7 +91,7 @@ class EchoMonitor:
             return None
         self._pending.append(delta)
         self._pending_chars += len(delta)
-        if self._pending_chars < self.settings.scan_chars:
+        if self._pending_chars < self._scan_chars:
             return None
         before = len(self._spans)
         self._scan()

@@ -259,6 +259,13 @@ _WORDS = re.compile(
     rf"\s*(?:(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+"
     rf"|[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$))*"
 )
+_COLD_WORD = rf"[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+"
+# after a lone short number (weak): the first whole word drops it, then words as above
+_WEAK_WORDS = re.compile(rf"\s*{_COLD_WORD}\s+(?:{_WORDS.pattern})")
+# words, then a lone short number at the end, maybe with the whitespace and the start of a word after it
+_WORDS_THEN_NUMBER = re.compile(
+    rf"(?:{_WORDS.pattern})(?P<number>(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+)(?:(?P<gap>\s+)(?P<word>{_COLD_WORD})?)?"
+)
 _LAST_TOKEN = re.compile(r"\S+\Z")  # `$` would also match before a final newline
 _COLD, _WEAK, _HOT = 0, 1, 2
 
@@ -296,11 +303,13 @@ class Views:
         reaches no decoder (`_gate` holds a number until the word after it, then drops it); `_gate`
         would only carry its last, unfinished word, which this does too. False: let `_gate`
         decide piece by piece."""
-        if self._state != _COLD or self._token_state != _COLD:
+        if self._state == _HOT or self._token_state == _HOT or (self._state == self._token_state == _WEAK):
             return False
         joined = self._token + delta
-        if _WORDS.fullmatch(joined) is None:
-            return False
+        # a weak number before (held, or the unfinished token) is dropped by the first whole word
+        if (_WEAK_WORDS if self._state == _WEAK else _WORDS).fullmatch(joined) is None:
+            return self._state == _COLD and self._ends_in_number(joined, offset)
+        self._state, self._held, self._token_state = _COLD, [], _COLD
         # every token is shorter than `_BLOB_CHARS`: the last one starts in the last characters
         last = _LAST_TOKEN.search(joined, max(0, len(joined) - _BLOB_CHARS))
         if last is None:
@@ -309,6 +318,27 @@ class Views:
             if last.start() >= len(self._token):
                 self._token_offset = offset + last.start() - len(self._token)
             self._token = last.group()
+        return True
+
+    def _ends_in_number(self, joined: str, offset: int) -> bool:
+        """From cold, words then a lone short number at the end (maybe with the whitespace and the
+        unfinished word after it): leave the state `_gate` would (the number weak, or held with
+        that whitespace). False: no such text."""
+        match = _WORDS_THEN_NUMBER.fullmatch(joined)
+        if match is None:
+            return False
+        base = offset - len(self._token)  # answer offset of joined[0]
+        start = match.start("number")
+        number_offset = self._token_offset if start == 0 and self._token else base + start
+        gap, word = match.group("gap"), match.group("word")
+        if gap is None:  # the number is the unfinished token
+            self._token, self._token_offset, self._token_state = match.group("number"), number_offset, _WEAK
+            return True
+        self._state = _WEAK
+        self._held = [(match.group("number"), number_offset), (gap, base + match.start("gap"))]
+        self._token, self._token_state = word or "", _COLD
+        if word:
+            self._token_offset = base + match.start("word")
         return True
 
     def _gate(self, piece: str, offset: int) -> None:
