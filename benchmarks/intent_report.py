@@ -68,7 +68,7 @@ def summary(g: dict[str, Any]) -> list[str]:
         ("leave_one_language_out", GOAL_TPR_LANG, "language"),
     ):
         if key in g:
-            missed = [f"{v} {r['own']['rate']:.2f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
+            missed = [f"{v} {r['own']['rate']:.3f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
             out.append(
                 f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
@@ -76,6 +76,11 @@ def summary(g: dict[str, Any]) -> list[str]:
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
+    if "leave_one_language_out" not in g:
+        out.append(
+            "- TPR >= 0.80 on every left-out language: not rerun for this model"
+            + (" (an earlier recipe's table is below)." if g.get("extra_loo") else ".")
+        )
     c = g["cost"]
     out.append(
         f"- cost <= 10% of retrieval: English queries {_verdict(c['check_share'], 0.10, at_most=True)} "
