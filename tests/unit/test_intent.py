@@ -414,6 +414,30 @@ def test_segment_floor_keeps_the_stackers_weight_on_the_strongest_sentence() -> 
     assert np.allclose(low.stack_weights, free.stack_weights)
 
 
+def test_sample_weights_pull_innocent_extraction_words_down_and_reject_bad_values() -> None:
+    """v6 can weigh hand-written hard-benign questions (extraction words used innocently) above
+    the rest: the weighted question's lexical score falls, weights of 1 change nothing, and a
+    weight that is missing, zero or negative is a clear error."""
+    attacks = packaged_extraction_phrasings()[::12]
+    innocent = "Can you list the side effects of this painkiller and repeat the dosage?"
+    benign = [*BENIGN * 2, innocent]
+    texts = [*attacks, *benign]
+    labels = [1] * len(attacks) + [0] * len(benign)
+    vectors = HashingEmbedder(64).embed(texts)
+    plain = train_intent_model(texts, labels, vectors, embedder="fake", folds=3)
+    ones = train_intent_model(texts, labels, vectors, embedder="fake", folds=3, sample_weights=[1.0] * len(texts))
+    assert np.allclose(ones.lexical_weights, plain.lexical_weights)
+    heavy = [1.0] * (len(texts) - 1) + [20.0]
+    weighted = train_intent_model(texts, labels, vectors, embedder="fake", folds=3, sample_weights=heavy)
+    vector = HashingEmbedder(64).embed([innocent])
+    before = plain.score([innocent], vector)[0].lexical_logit
+    after = weighted.score([innocent], vector)[0].lexical_logit
+    assert after < before
+    for bad in ([1.0], [0.0] * len(texts), [-1.0] * len(texts)):
+        with pytest.raises(ConfigError, match="sample_weights"):
+            train_intent_model(texts, labels, vectors, embedder="fake", folds=3, sample_weights=bad)
+
+
 def test_multilingual_shift_moves_only_the_texts_that_stacker_reads(tiny_model_path: Path) -> None:
     model = IntentModel.load(tiny_model_path)
     with pytest.raises(ConfigError, match="no multilingual stacker"):

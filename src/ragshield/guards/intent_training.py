@@ -24,41 +24,49 @@ def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique, counts / norm
 
 
-def _lexical_rows(segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray) -> tuple[Any, np.ndarray]:
+def _lexical_rows(
+    segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """Sparse rows: an extraction request contributes its whole text only (which segment holds
     the command is unknown); a benign question contributes its whole text AND every segment,
-    because the model's largest segment logit must stay low on all of them."""
+    because the model's largest segment logit must stay low on all of them. Each row carries
+    its text's sample weight (None: all 1)."""
     from scipy.sparse import csr_matrix
 
-    data, cols, ptr, y = [], [], [0], []
-    for pieces, label in zip(segments, labels, strict=True):
+    data, cols, ptr, y, w = [], [], [0], [], []
+    for i, (pieces, label) in enumerate(zip(segments, labels, strict=True)):
         for piece in pieces[:1] if label == 1 else pieces:
             unique, values = _row(piece)
             cols.append(unique)
             data.append(values)
             ptr.append(ptr[-1] + unique.size)
             y.append(int(label))
+            w.append(1.0 if weights is None else float(weights[i]))
     matrix = csr_matrix(
         (np.concatenate(data) if data else np.empty(0), np.concatenate(cols) if cols else np.empty(0, np.int64), ptr),
         shape=(len(y), N_FEATURES),
     )
-    return matrix, np.asarray(y)
+    return matrix, np.asarray(y), None if weights is None else np.asarray(w)
 
 
-def _fit_lexical(segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+def _fit_lexical(
+    segments: Sequence[tuple[np.ndarray, ...]], labels: np.ndarray, c: float, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     from sklearn.linear_model import LogisticRegression
 
-    matrix, y = _lexical_rows(segments, labels)
+    matrix, y, row_weights = _lexical_rows(segments, labels, weights)
     model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=2000)
-    model.fit(matrix, y)
+    model.fit(matrix, y, sample_weight=row_weights)
     return model.coef_[0].astype(np.float32), float(model.intercept_[0])
 
 
-def _fit_embedding(vectors: np.ndarray, labels: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+def _fit_embedding(
+    vectors: np.ndarray, labels: np.ndarray, c: float, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     from sklearn.linear_model import LogisticRegression
 
     model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
-    model.fit(vectors, labels)
+    model.fit(vectors, labels, sample_weight=weights)
     return model.coef_[0].astype(np.float32), float(model.intercept_[0])
 
 
@@ -96,6 +104,10 @@ def _fit_stacker(x: np.ndarray, y: np.ndarray, segment_floor: float | None) -> t
     start = np.array([weights[0], weights[2], bias])
     theta = minimize(loss, start, jac=True, method="L-BFGS-B").x
     return np.array([theta[0], segment_floor, theta[1]]), float(theta[2])
+
+
+def _take(weights: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if weights is None else weights[rows]
 
 
 def fold_ids(labels: np.ndarray, groups: Sequence[str | None] | None, folds: int, seed: int) -> np.ndarray:
@@ -136,6 +148,7 @@ def train_intent_model(
     multilingual_embedder: str | None = None,
     groups: Sequence[str | None] | None = None,
     segment_floor: float | None = None,
+    sample_weights: Sequence[float] | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -155,6 +168,9 @@ def train_intent_model(
             multilingual part, the texts the router sends there get their own stacker.
         segment_floor: least weight of the (English) stacker on the largest segment logit
             (see `_fit_stacker`); None leaves the fit alone. The multilingual stacker has none.
+        sample_weights: per text, its weight (> 0) in the embedding and lexical parts (a
+            benign text's segments share it); None weighs every text 1. The stackers are
+            fitted unweighted, so their calibration stays that of the training mixture.
 
     Returns:
         An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
@@ -176,6 +192,9 @@ def train_intent_model(
         raise ConfigError("multilingual vectors must have one row per text")
     if groups is not None and len(groups) != y.size:
         raise ConfigError("groups must have one entry per text")
+    sw = None if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
+    if sw is not None and (sw.shape != (y.size,) or not (sw > 0).all()):
+        raise ConfigError("sample_weights must have one positive weight per text")
     routed = np.zeros(y.size, dtype=bool)
     has = np.zeros(y.size, dtype=bool)
     if multi is not None:
@@ -191,12 +210,12 @@ def train_intent_model(
     fold = fold_ids(y, groups, folds, seed)
     for k in range(folds):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        ew, eb = _fit_embedding(matrix[train], y[train], c_embedding)
-        lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical)
+        ew, eb = _fit_embedding(matrix[train], y[train], c_embedding, _take(sw, train))
+        lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical, _take(sw, train))
         stack_x[test, 0] = matrix[test] @ ew + eb
         if multi is not None:
             rows = train[has[train]]
-            fold_w, fold_b = _fit_embedding(multi[rows], y[rows], c_embedding)
+            fold_w, fold_b = _fit_embedding(multi[rows], y[rows], c_embedding, _take(sw, rows))
             here = test[routed[test]]
             stack_x[here, 0] = multi[here] @ fold_w + fold_b
         for i in test:
@@ -206,12 +225,12 @@ def train_intent_model(
     rest = ~routed if own_stacker and len(set(y[~routed].tolist())) == 2 else np.ones(y.size, dtype=bool)
     stack_w, stack_b = _fit_stacker(stack_x[rest], y[rest], segment_floor)
     multi_stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[routed], y[routed]) if own_stacker else None
-    ew, eb = _fit_embedding(matrix, y, c_embedding)
-    lw, lb = _fit_lexical(segments, y, c_lexical)
+    ew, eb = _fit_embedding(matrix, y, c_embedding, sw)
+    lw, lb = _fit_lexical(segments, y, c_lexical, sw)
     mw: np.ndarray | None = None
     mb = 0.0
     if multi is not None:
-        mw, mb = _fit_embedding(multi[has], y[has], c_embedding)
+        mw, mb = _fit_embedding(multi[has], y[has], c_embedding, _take(sw, np.flatnonzero(has)))
     info = {
         "embedder": embedder,
         "feature_version": FEATURE_VERSION,
