@@ -16,7 +16,7 @@ translation that keeps a canary, for one); release containment still withholds e
 
 Query-time intent flags what it recognises as an extraction request. By default a flagged query is
 still answered and contained (`intent: {refuse: true}` refuses it instead): the learned intent model
-flags 2-9% of hand-written hard-benign questions that use extraction-like words innocently ("list
+flags 2-4% of hand-written hard-benign questions that use extraction-like words innocently ("list
 the side effects of ibuprofen", docs/results/query_detection.md), and refusing them would
 refuse benign users; release containment, not the guess, is what keeps records in. Only intent
 signals count towards per-user blocking (a flagged query, a canary exposed in an obfuscated form, an
