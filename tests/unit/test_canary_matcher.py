@@ -208,6 +208,28 @@ def test_raw_spans_cover_every_supported_form() -> None:
             assert matcher.find(rest) == [], form
 
 
+@pytest.mark.parametrize(("introducer", "head"), [("%", "ab"), ("&#", "7"), ("&#x", "6b3"), ("&#x", "a2c4")])
+def test_an_escape_written_before_an_encoded_canary_cannot_swallow_its_head(introducer: str, head: str) -> None:
+    """`%` before a url-encoded canary whose first two symbols are left plain hex makes `%ab` one
+    byte when decoded; `&#` / `&#x` swallow its leading digits / hex symbols. The canary is still
+    found, and withholding its hit leaves no canary behind; a plain copy next to a `%` stays plain."""
+    canary = head + "mkpqrstwyz"[: 12 - len(head)]
+    matcher = CanaryMatcher([canary])
+    for seed in range(20):
+        written = obfuscate(canary, "url-mixed", random.Random(seed))
+        text = f"notes {introducer}{written} end"
+        for cut in (0, len(text) // 2, len(text) - 3):
+            scanner = matcher.scanner()
+            hits = scanner.feed(text[:cut]) + scanner.feed(text[cut:]) + scanner.flush()
+            assert hits and all(hit.canary == canary for hit in hits), (seed, cut, text)
+        rest = text
+        for hit in sorted(matcher.find(text), key=lambda item: -item.start):
+            rest = rest[: hit.start] + " [withheld] " + rest[hit.end :]
+        assert matcher.find(rest) == [], (seed, text)
+    plain = f"up 50% since {canary} & more"
+    assert [hit.form for hit in matcher.find(plain)] == ["plain"]
+
+
 def test_streaming_finds_a_form_split_at_every_position() -> None:
     canary = new_canaries(1)[0]
     matcher = CanaryMatcher([canary])

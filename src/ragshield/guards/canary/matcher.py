@@ -55,6 +55,13 @@ CHARS_PER_SYMBOL = 8
 # raw characters a one-edit match waits for its next letter or digit before it is reported
 LOOKAHEAD_CHARS = 8
 ONE_EDIT_FORM = "one-edit"
+# An escape introducer written just before an encoded canary (`%`, `&#`, `&#x`) swallows the
+# canary's leading hex or decimal symbols when the text is decoded (`%ab` is one byte, `&#x2b3`
+# one character), so the decoded stream also looks for the canary without its first 1..N
+# symbols; at least 8 symbols remain (31^8 ~ 8.5e11: no chance match in any answer). A canary
+# whose first SWALLOW_MAX + 1 symbols are all hex digits, behind `&#x`, is still missed.
+SWALLOW_MAX = 4
+_ESCAPE_INTRODUCERS = ("%", "&")
 _ENTITY_MAX = 12  # longest HTML character reference we wait for (`&#x0001f600;` is 12)
 
 
@@ -142,13 +149,18 @@ class CanaryMatcher:
                     add_pattern(hexed, pattern, Pattern(canary, prefix + "hex", pattern))
                 for pattern in base64_patterns(text):
                     add_pattern(b64, pattern, Pattern(canary, prefix + "base64", pattern))
+        decoded = {text: list(values) for text, values in plain.items()}
+        for text, values in plain.items():
+            for cut in range(1, min(SWALLOW_MAX, len(text) - 8) + 1):
+                for value in values:
+                    add_pattern(decoded, text[cut:], Pattern(value.canary, value.form, text[cut:]))
         skeletal = {text: list(values) for text, values in plain.items()}
         if one_edit:
             for text in plain:
                 for piece in pieces(text):
                     skeletal.setdefault(text[piece.offset : piece.offset + piece.length], []).append(piece)
         self._targets = {text: values[0] for text, values in plain.items()}  # target -> its exact pattern
-        self._patterns = {"skeleton": skeletal, "hex": hexed, "decoded": plain, "base64": b64}
+        self._patterns = {"skeleton": skeletal, "hex": hexed, "decoded": decoded, "base64": b64}
         self._automata = {name: automaton(patterns) for name, patterns in self._patterns.items()}
         self._keep = {
             name: (max(map(len, patterns)) - 1 if patterns else -1) for name, patterns in self._patterns.items()
@@ -251,8 +263,11 @@ class CanaryScanner:
             if not hit.form.endswith(("hex", "base64")) and ONE_EDIT_FORM not in hit.form:
                 self._credits[hit.canary] = self._credits.get(hit.canary, 0) + 1
         fresh: list[Pattern] = []
-        for _, values in found:
+        escaped = any(introducer in window for introducer in _ESCAPE_INTRODUCERS)
+        for _, values in _longest_per_canary(found):
             for value in values:
+                if len(value.text) < len(value.canary) and not escaped:
+                    continue  # a canary without its head is a swallowed one only behind an escape
                 if self._credits.get(value.canary, 0) > 0:
                     self._credits[value.canary] -= 1
                     continue
@@ -263,10 +278,17 @@ class CanaryScanner:
         spans = self._located(fresh, SpanLookup.by_escape(window))
         hits = []
         for value, (first, last) in zip(fresh, spans, strict=True):
+            # a swallowed head: withhold the escape that swallowed it too
+            first = max(0, first - self._head_chars(value))
             start, end = self._span(window, first, last) if last > first else self._fallback(window)
             named = f"{value.form}+{form}" if value.form else form
             hits.append(CanaryHit(value.canary, named, self.consumed, start, end))
         return hits
+
+    def _head_chars(self, value: Pattern) -> int:
+        """Raw characters a swallowed head of `value` may take: its symbols and the introducer."""
+        swallowed = len(value.canary) - len(value.text)
+        return swallowed * self.matcher.chars_per_symbol + len("&#x") if swallowed else 0
 
     # -- locating and naming forms ---------------------------------------------------------
 
@@ -352,3 +374,15 @@ def _unfinished_escape(text: str) -> int:
     if amp != -1 and ";" not in text[amp:]:
         hold = min(hold, amp)
     return hold
+
+
+def _longest_per_canary(found: list[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, tuple[Any, ...]]]:
+    """The matches of the decoded stream with, at each end position, only the longest pattern of
+    each canary and orientation: a whole canary also completes its swallowed-head patterns."""
+    longest: dict[tuple[int, str, str], Pattern] = {}
+    for end, values in found:
+        for value in values:
+            key = (end, value.canary, value.form)
+            if key not in longest or len(value.text) > len(longest[key].text):
+                longest[key] = value
+    return [(end, (value,)) for (end, _, _), value in longest.items()]
