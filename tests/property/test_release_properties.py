@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragshield.encodings import DECODABLE_VIEWS, decode, encode
@@ -85,6 +85,9 @@ def _readings(part: str, view: str) -> list[str]:
     chunk_count=st.integers(1, 3),
     user_gives_name=st.booleans(),
 )
+# found in a test run: an escape's mark just before the 12 characters a delta may still change
+# (`\u0020\u0070rescrib`) was released to the decoder without its body
+@example(seed=17195, view="unicode-escapes", delta=21, chunk_count=1, user_gives_name=False)
 def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
     seed: int, view: str, delta: int, chunk_count: int, user_gives_name: bool
 ) -> None:

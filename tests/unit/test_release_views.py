@@ -103,17 +103,20 @@ def test_letter_differences_are_the_differences_mod_26(letters: str, previous: s
     assert letter_differences(letters, previous) == expected
 
 
-_TAIL_ALPHABET = "ab1_ \n\t\u00a0\u2003é中٣%&\\x-.,\u200b"
+_TAIL_ALPHABET = "ab1_ \n\t\u00a0\u2003é中٣%&\\x-.,\u200b#+U"
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=_TAIL_ALPHABET, max_size=40))
 def test_the_held_tails_are_cut_where_their_definitions_say(text: str) -> None:
-    # escape view: the last escape mark or the trailing letters and digits, within 12 characters
+    # escape view: the last escape mark or the trailing letters and digits, within 12 characters,
+    # with the escape mark right before those letters and digits
     floor = max(0, len(text) - 12)
     run = len(text)
     while run > floor and text[run - 1].isalnum():
         run -= 1
+    if 0 < run < len(text):
+        run -= 2 if text[max(0, run - 2) : run] in ("&#", "U+", "u+") else int(text[run - 1] in "\\%&")
     marks = [found for found in (text.rfind(mark, floor) for mark in "%&\\") if found != -1]
     assert _escape_tail(text) == min([len(text), run, *marks])
     # spelled view: the last token, unless the whole text is one token of 24 characters or more

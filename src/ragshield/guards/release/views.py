@@ -151,13 +151,15 @@ _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
 _MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
 _UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+\W{1,3}\d+\W{1,3}\d+")
 _TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
+# escape marks before an escape's letters and digits, with their length (`\u0070`, `&#x70`, `U+0070`)
+_MARK_BEFORE = {"\\": 1, "%": 1, "&": 1, "&#": 2, "U+": 2, "u+": 2}
 _ALNUM_TAIL = re.compile(r"[^\W_]*\Z")  # `[^\W_]` is exactly `str.isalnum`
 
 
 def _escape_tail(text: str) -> int:
     """Where an escape that the next delta may finish starts (len(text) when none): the last escape
     mark in the last characters, or a trailing run of letters and digits (a bare code, an escape's
-    digits, or a word)."""
+    digits, or a word) with the escape mark right before it, which may lie just outside them."""
     cut = len(text)
     floor = max(0, len(text) - _TAIL_CHARS)
     for mark in "%&\\":
@@ -165,7 +167,10 @@ def _escape_tail(text: str) -> int:
         if found != -1:
             cut = min(cut, found)
     run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
-    return min(cut, run.start() if run is not None else len(text))
+    start = run.start() if run is not None else len(text)
+    if 0 < start < len(text):  # an escape's body whose mark lies just before: hold the mark too
+        start -= _MARK_BEFORE.get(text[max(0, start - 2) : start], _MARK_BEFORE.get(text[start - 1], 0))
+    return min(cut, start)
 
 
 _BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
