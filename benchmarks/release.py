@@ -34,15 +34,11 @@ Writes benchmarks/results/release.json and prints tables.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
 import statistics
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +55,7 @@ from ragshield.metrics.release import copied_symbols, longest_copied_words
 from ragshield.pipeline import RagPipeline
 from ragshield.rag.chunking import RecordChunker
 from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
+from revisions import revision_src, run_worker
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "release.json"
@@ -433,10 +430,7 @@ def measure_cost(repeats: int) -> dict[str, Any]:
 
 def _measure_in(src: Path, repeats: int) -> dict[str, Any]:
     """`measure_cost` in a fresh interpreter that imports ragshield from `src`."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, str(Path(__file__).resolve()), "--cost-json", "--repeats", str(repeats)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=1800)
-    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    measured: dict[str, Any] = run_worker(__file__, src, ["--cost-json", "--repeats", str(repeats)], timeout=1800)
     return measured
 
 
@@ -451,17 +445,11 @@ def cost_section(repeats: int, baseline: str | None = None, rounds: int = 3) -> 
             median, opened = row["us_per_delta_median"], row["open_ms"]
             print(f"{key:22s} {median:6.2f} us/delta (median of {repeats}), open {opened:.2f} ms")
         return out
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", baseline], capture_output=True, text=True, check=True
-    ).stdout.strip()
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as folder:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "src"], capture_output=True, check=True)
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(folder, filter="data")
+    with revision_src(baseline) as (commit, baseline_src):
         runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
         for number in range(rounds):
-            for label, src in (("baseline", Path(folder) / "src"), ("current", REPO / "src")):
+            for label, src in (("baseline", baseline_src), ("current", REPO / "src")):
                 runs[label].append(_measure_in(src, repeats))
                 print(f"cost: round {number + 1}/{rounds} {label} done", flush=True)
     out: dict[str, Any] = {}

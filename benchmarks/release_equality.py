@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
-import os
 import random
-import subprocess
 import sys
-import tarfile
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from revisions import revision_src, run_worker
 
 REPO = Path(__file__).resolve().parents[1]
 PROSE_VOCABULARY = (  # the cost benchmark's
@@ -104,11 +101,9 @@ def run_cases(requests: int, seed: int) -> list[dict[str, Any]]:
 
 
 def _run_in(src: Path, requests: int, seed: int) -> list[dict[str, Any]]:
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--requests", str(requests)]
-    command += ["--seed", str(seed)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=3600)
-    cases: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    cases: list[dict[str, Any]] = run_worker(
+        __file__, src, ["--worker", "--requests", str(requests), "--seed", str(seed)], timeout=3600
+    )
     return cases
 
 
@@ -122,14 +117,8 @@ def main() -> int:
     if args.worker:
         print(json.dumps(run_cases(args.requests, args.seed), default=str))
         return 0
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", args.baseline], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    with tempfile.TemporaryDirectory() as folder:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "src"], capture_output=True, check=True)
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(folder, filter="data")
-        before = _run_in(Path(folder) / "src", args.requests, args.seed)
+    with revision_src(args.baseline) as (commit, baseline_src):
+        before = _run_in(baseline_src, args.requests, args.seed)
     after = _run_in(REPO / "src", args.requests, args.seed)
     differ = [a["case"] for a, b in zip(before, after, strict=True) if {**a, "holdback": 0} != {**b, "holdback": 0}]
     holdbacks = sorted({(a["holdback"], b["holdback"]) for a, b in zip(before, after, strict=True)})
