@@ -8,7 +8,7 @@ from typing import Any
 import query_sets as qs
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6")
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
 
 
 def _hard_name(version: str) -> str:
@@ -196,8 +196,9 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
-        "heldout-v6-hard": "held-apart set v6, hard benign (hand-written and committed before any v6 change; "
-        "read once)",
+        "heldout-v7-hard": "held-apart set v7, hard benign (hand-written blind to model scores and committed "
+        "before any v7 change; read once)",
+        "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
         "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
         "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
@@ -225,9 +226,14 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v7",
+            "written by hand, blind to model scores, and committed before any model-v7 change; read once, for "
+            "the one v7 candidate chosen without it; padded, obfuscated and CJK requests in 16 languages",
+        ),
+        (
             "v6",
-            "written and committed before any model-v6 change; read once, for the one v6 candidate chosen "
-            "without it (and for v5); styles and wordings no earlier set uses",
+            "written and committed before any model-v6 change; read once for v6; from v7 the development "
+            "set, so no longer a held-apart figure",
         ),
         (
             "v5",

@@ -17,9 +17,10 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   SAGE) and Enron (first 50 words of an email; from model v4 also the requests inside Enron
   emails: "Please forward ...", "Can you send me the list ...", in the split of their email);
 * from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
-  sets v1-v4, which earlier sessions had read and so no longer test anything; their benign rows
-  weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. Set v5 is v6's development set
-  (candidates were chosen on it) and set v6 the one never-tuned judge (`HELDOUT_SETS`).
+  sets v1-v4 (v7: v1-v5), which earlier sessions had read and so no longer test anything; their
+  benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For v6, set v5 was
+  the development set and v6 the judge; for v7, set v6 is the development set and v7, written
+  blind before v7 trained, the one never-tuned judge (`HELDOUT_SETS`).
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -64,6 +65,7 @@ HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
 HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
 HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
 HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
+HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": HELDOUT_V2,
@@ -71,11 +73,12 @@ HELDOUT_SETS = {
     "v4": HELDOUT_V4,
     "v5": HELDOUT_V5,
     "v6": HELDOUT_V6,
+    "v7": HELDOUT_V7,
 }
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v6"
+MODEL_VERSION = "v7"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -83,8 +86,9 @@ TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transf
 SEGMENT_FLOOR = 1.89
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # held-apart sets read by earlier sessions, hence burned as tests: from v6 their rows (requests
-# and hard-benign questions) are training rows; v5 is the development set, v6 the judge
-TRAIN_HELDOUT = ("v1", "v2", "v3", "v4")
+# and hard-benign questions) are training rows; for v7, sets v1-v5 train, v6 is the development
+# set and v7 (written blind before v7 trained) the judge
+TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5")
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
 # the sources with enough calibration texts to measure it (>= 1 / TARGET_FPR): the mixed set is
@@ -92,6 +96,13 @@ HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two p
 PER_SOURCE = True
 PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
 SEED = 18
+# v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
+# v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by
+# a stacker that had only ever seen the lexical part blind to the text's language
+SEEN_LANGUAGE_ROWS = True
+# v7: and it puts the English stacker's floor on the segment logit clipped at 0 (its own fit put
+# 0.3-1.3 there, so a padded command in a trained language rested on the diluted embedding)
+MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
 
 
 def bucket(text: str) -> int:
@@ -302,6 +313,8 @@ def train(
     meta: dict[str, Any] | None = None,
     segment_floor: float | None = SEGMENT_FLOOR,
     hard_benign_weight: float = HARD_BENIGN_WEIGHT,
+    seen_language_rows: bool = SEEN_LANGUAGE_ROWS,
+    multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
 ) -> IntentModel:
     texts = [e.text for e in examples]
     weights = [hard_benign_weight if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
@@ -320,6 +333,8 @@ def train(
         groups=[None if e.lang == "en" else e.lang for e in examples],
         segment_floor=segment_floor,
         sample_weights=None if hard_benign_weight == 1.0 else weights,
+        seen_language_rows=seen_language_rows,
+        multi_segment_floor=multi_segment_floor,
     )
 
 

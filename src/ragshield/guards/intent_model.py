@@ -19,7 +19,11 @@ Three linear parts, each cheap at query time:
   with a multilingual part (v4 on) have a second stacker for the texts it reads, fitted on
   logits from folds that held each language out whole: a text whose words the lexical part
   never saw gets the lexical intercept (about -3, "benign"), and a stacker fitted only on
-  languages every fold had seen trusts that intercept over the multilingual embedding.
+  languages every fold had seen trusts that intercept over the multilingual embedding. From
+  v7 that stacker is also fitted on rows whose language its parts saw, and reads the largest
+  segment logit clipped from below at 0 with at least the English stacker's weight on it
+  (`multi_segment_clip`): a command-like sentence raises the score in any trained language,
+  while a language the lexical part never saw (logit below 0) is judged by the embedding.
 
     probability = sigmoid(stacker)       in [0, 1]; higher = more likely an extraction request
 
@@ -131,6 +135,13 @@ class IntentModel:
         return int(self.meta.get("feature_version", 1))
 
     @property
+    def multi_segment_clip(self) -> float | None:
+        """From v7: the multilingual stacker reads the largest segment logit clipped from below
+        at this value (log-odds), so only a command-like segment moves it; None: unclipped."""
+        clip = self.meta.get("multi_segment_clip")
+        return None if clip is None else float(clip)
+
+    @property
     def threshold(self) -> float:
         """The shipped operating point: block when probability >= this value."""
         return float(self.meta["operating_point"]["threshold"])
@@ -178,10 +189,11 @@ class IntentModel:
         out = []
         for i, (text, e) in enumerate(zip(texts, embedding, strict=True)):
             best, whole, segment, count = self.lexical_logits(text)
-            weights, bias = self.stack_weights, self.stack_bias
+            weights, bias, read = self.stack_weights, self.stack_bias, best
             if multilingual and i in multilingual and self.multi_stack_weights is not None:
                 weights, bias = self.multi_stack_weights, self.multi_stack_bias
-            logit = bias + float(weights @ np.array([float(e), best, whole]))
+                read = best if self.multi_segment_clip is None else max(best, self.multi_segment_clip)
+            logit = bias + float(weights @ np.array([float(e), read, whole]))
             out.append(IntentScore(_sigmoid(logit), float(e), best, whole, segment, count))
         return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
 from ragshield.guards.intent_model import IntentModel
+
+MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
 
 
 def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -133,6 +136,44 @@ def fold_ids(labels: np.ndarray, groups: Sequence[str | None] | None, folds: int
     return out
 
 
+@dataclass(frozen=True)
+class _PartsData:
+    """What the out-of-fold fits of the embedding and lexical parts read."""
+
+    matrix: np.ndarray
+    y: np.ndarray
+    segments: list[tuple[np.ndarray, ...]]
+    multi: np.ndarray | None
+    has: np.ndarray
+    routed: np.ndarray
+    weights: np.ndarray | None
+    c_embedding: float
+    c_lexical: float
+
+
+def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
+    """Per text, (embedding logit, largest segment logit, whole-text logit) from parts fitted
+    without its fold; routed texts get the multilingual embedding part's logit."""
+    stack_x = np.zeros((parts.y.size, 3))
+    for k in range(folds):
+        train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+        ew, eb = _fit_embedding(parts.matrix[train], parts.y[train], parts.c_embedding, _take(parts.weights, train))
+        lw, lb = _fit_lexical(
+            [parts.segments[i] for i in train], parts.y[train], parts.c_lexical, _take(parts.weights, train)
+        )
+        stack_x[test, 0] = parts.matrix[test] @ ew + eb
+        if parts.multi is not None:
+            rows = train[parts.has[train]]
+            fold_w, fold_b = _fit_embedding(
+                parts.multi[rows], parts.y[rows], parts.c_embedding, _take(parts.weights, rows)
+            )
+            here = test[parts.routed[test]]
+            stack_x[here, 0] = parts.multi[here] @ fold_w + fold_b
+        for i in test:
+            stack_x[i, 1:] = _lexical_logits(parts.segments[i], lw, lb)
+    return stack_x
+
+
 def train_intent_model(
     texts: Sequence[str],
     labels: Sequence[int],
@@ -149,6 +190,8 @@ def train_intent_model(
     groups: Sequence[str | None] | None = None,
     segment_floor: float | None = None,
     sample_weights: Sequence[float] | None = None,
+    seen_language_rows: bool = False,
+    multi_segment_floor: float | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -171,6 +214,17 @@ def train_intent_model(
         sample_weights: per text, its weight (> 0) in the embedding and lexical parts (a
             benign text's segments share it); None weighs every text 1. The stackers are
             fitted unweighted, so their calibration stays that of the training mixture.
+        seen_language_rows: also fit the multilingual stacker on out-of-fold logits from folds
+            that split every language (parts that saw the text's language), beside those from
+            folds that held it out whole (with `groups`; model v7 on). Without them the stacker
+            learns that the lexical part knows nothing of a routed text, and a command in a
+            trained language padded behind a benign question is read by the diluted embedding
+            alone. Costs a second round of out-of-fold fits.
+        multi_segment_floor: when given, the multilingual stacker reads the largest segment
+            logit clipped from below at `MULTI_SEGMENT_CLIP` (0: a segment the lexical part
+            finds command-like raises suspicion; below 0 it says nothing, since for a language
+            the lexical part never saw it is about its intercept for any text) and puts at
+            least this weight on it (as `segment_floor` does for the English stacker).
 
     Returns:
         An `IntentModel` with a placeholder operating point of 0.5 (set the real one with
@@ -206,25 +260,27 @@ def train_intent_model(
         if not has[routed].all():
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
-    stack_x = np.zeros((y.size, 3))
-    fold = fold_ids(y, groups, folds, seed)
-    for k in range(folds):
-        train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        ew, eb = _fit_embedding(matrix[train], y[train], c_embedding, _take(sw, train))
-        lw, lb = _fit_lexical([segments[i] for i in train], y[train], c_lexical, _take(sw, train))
-        stack_x[test, 0] = matrix[test] @ ew + eb
-        if multi is not None:
-            rows = train[has[train]]
-            fold_w, fold_b = _fit_embedding(multi[rows], y[rows], c_embedding, _take(sw, rows))
-            here = test[routed[test]]
-            stack_x[here, 0] = multi[here] @ fold_w + fold_b
-        for i in test:
-            stack_x[i, 1:] = _lexical_logits(segments[i], lw, lb)
+    parts = _PartsData(matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical)
+    stack_x = _out_of_fold(parts, fold_ids(y, groups, folds, seed), folds)
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
     own_stacker = multi is not None and len(set(y[routed].tolist())) == 2
     rest = ~routed if own_stacker and len(set(y[~routed].tolist())) == 2 else np.ones(y.size, dtype=bool)
     stack_w, stack_b = _fit_stacker(stack_x[rest], y[rest], segment_floor)
-    multi_stacker = LogisticRegression(C=1.0, max_iter=2000).fit(stack_x[routed], y[routed]) if own_stacker else None
+    multi_x, multi_y = stack_x[routed], y[routed]
+    if own_stacker and seen_language_rows and groups is not None:
+        # the grouped folds give each routed text the logits of parts that never saw its language
+        # (a query in an unseen language); a query in a trained language gets parts that saw it,
+        # whose segment logit is informative: ungrouped folds give those rows too
+        seen = _out_of_fold(parts, fold_ids(y, None, folds, seed), folds)
+        multi_x, multi_y = np.vstack([multi_x, seen[routed]]), np.concatenate([multi_y, y[routed]])
+    multi_w: np.ndarray | None = None
+    multi_b = 0.0
+    if own_stacker and multi_segment_floor is not None:
+        multi_x = np.column_stack([multi_x[:, 0], np.maximum(multi_x[:, 1], MULTI_SEGMENT_CLIP), multi_x[:, 2]])
+        multi_w, multi_b = _fit_stacker(multi_x, multi_y, multi_segment_floor)
+    elif own_stacker:
+        fitted = LogisticRegression(C=1.0, max_iter=2000).fit(multi_x, multi_y)
+        multi_w, multi_b = fitted.coef_[0], float(fitted.intercept_[0])
     ew, eb = _fit_embedding(matrix, y, c_embedding, sw)
     lw, lb = _fit_lexical(segments, y, c_lexical, sw)
     mw: np.ndarray | None = None
@@ -241,6 +297,12 @@ def train_intent_model(
         "c_embedding": c_embedding,
         "c_lexical": c_lexical,
         **({"segment_floor": segment_floor} if segment_floor is not None else {}),
+        **({"seen_language_rows": True} if seen_language_rows else {}),
+        **(
+            {"multi_segment_floor": multi_segment_floor, "multi_segment_clip": MULTI_SEGMENT_CLIP}
+            if multi_w is not None and multi_segment_floor is not None
+            else {}
+        ),
         "operating_point": {"threshold": 0.5, "note": "placeholder; not calibrated"},
         **(meta or {}),
     }
@@ -254,6 +316,6 @@ def train_intent_model(
         meta=info,
         multi_weights=mw,
         multi_bias=mb,
-        multi_stack_weights=None if multi_stacker is None else multi_stacker.coef_[0],
-        multi_stack_bias=0.0 if multi_stacker is None else float(multi_stacker.intercept_[0]),
+        multi_stack_weights=multi_w,
+        multi_stack_bias=multi_b,
     )
