@@ -40,6 +40,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +253,29 @@ def _benign_setup(questions: int, seed: int) -> tuple[Any, Any, Any, list[str]] 
     return folder, embedder, retriever, asked
 
 
+def _defense_time(timings: Mapping[str, float]) -> dict[str, float]:
+    """One request's time in the defense (ms): every guard part (query guards, the output guards'
+    open / observe / close, the policy) and decorator, and the generation stage's time (ms)."""
+    spent = sum(value for key, value in timings.items() if key.startswith(("guard:", "decorate:")))
+    return {"defense_ms": spent, "generate_ms": timings.get("generate", float("nan"))}
+
+
+def _defense_share(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The defense's added latency measured inside each request, which a loaded machine slows
+    alike, instead of as a difference of p50s across runs: defense time / pure generation time,
+    where pure generation is the generation stage less the defense time (the output guards run
+    inside it; subtracting the query guards' time too overstates the share slightly)."""
+    rows = [row for row in answers if row["generate_ms"] == row["generate_ms"] and row["generate_ms"] > 0]
+    shares = [row["defense_ms"] / max(row["generate_ms"] - row["defense_ms"], 1e-9) for row in rows]
+    return {
+        "defense_ms_p50": statistics.median(row["defense_ms"] for row in rows) if rows else None,
+        "generate_ms_p50": statistics.median(row["generate_ms"] for row in rows) if rows else None,
+        "defense_share_median": statistics.median(shares) if shares else None,
+        "defense_share_max": max(shares) if shares else None,
+        "defense_share_n": len(shares),
+    }
+
+
 def benign_section(questions: int, seed: int) -> dict[str, Any]:
     from ragshield.config import SystemConfig
     from ragshield.generators.llama_cpp import LlamaCppGenerator
@@ -281,6 +305,7 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
                     "finish": response.finish_reason,
                     "total_ms": response.timings_ms.get("total", float("nan")),
                     "withheld": response.timings_ms.get("withheld_chars", 0.0),
+                    **_defense_time(response.timings_ms),
                     "copied_words": max((longest_copied_words(response.text, h.chunk.text) for h in hits), default=0),
                 }
             )
@@ -300,6 +325,7 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
             "rouge_l_vs_undefended_mean": statistics.fmean(rouge),
             "degenerate": sum(degenerate(row["text"]) for row in answers),
             "p50_ms": statistics.median(row["total_ms"] for row in answers),
+            **_defense_share(answers),
             "copied_words": [row["copied_words"] for row in answers],
         }
         row = out[name]
@@ -307,7 +333,8 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
             f"{name:13s} refused {rate_text(row['refused'], questions)}, redacted "
             f"{rate_text(row['redacted_answers'], questions)}, withheld {row['withheld_chars_mean']:.1f} chars/answer, "
             f"cosine {row['cosine_vs_undefended_mean']:.3f}, ROUGE-L {row['rouge_l_vs_undefended_mean']:.3f}, "
-            f"degenerate {rate_text(row['degenerate'], questions)}, p50 {row['p50_ms']:.0f} ms"
+            f"degenerate {rate_text(row['degenerate'], questions)}, p50 {row['p50_ms']:.0f} ms, "
+            f"defense time / generation {_share_text(row)}"
         )
     copied = out["none"]["copied_words"]
     for bound in (4, 8, 12, 20):
@@ -316,6 +343,18 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
             f"{rate_text(sum(c > bound for c in copied), len(copied))}"
         )
     return out
+
+
+def _ms_text(value: float | None) -> str:
+    return "missing" if value is None else f"{value:.2f}"
+
+
+def _share_text(row: dict[str, Any]) -> str:
+    """'0.01% (0.03%), n=20', or 'missing' for a run made before the defense time was recorded."""
+    if row.get("defense_share_median") is None:
+        return "missing"
+    median, most = 100 * row["defense_share_median"], 100 * row["defense_share_max"]
+    return f"{median:.2f}% ({most:.2f}%), n={row['defense_share_n']}"
 
 
 def replay_section(questions: int, seed: int) -> dict[str, Any]:
@@ -521,15 +560,17 @@ def report(results: dict[str, Any]) -> str:
             f"## Benign answers of the real model (HealthcareMagic, {n} held-out questions)",
             "",
             "| defense | refused | answers with a withheld span | withheld chars / answer | cosine vs undefended"
-            " | ROUGE-L F vs undefended | degenerate | p50 latency (ms) |",
-            "|---|---|---|---|---|---|---|---|",
+            " | ROUGE-L F vs undefended | degenerate | p50 latency (ms) | defense time p50 (ms)"
+            " | defense time / generation, median (max) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name in DEFENSES:
             row = benign[name]
             lines.append(
                 f"| {name} | {rate_text(row['refused'], n)} | {rate_text(row['redacted_answers'], n)} | "
                 f"{row['withheld_chars_mean']:.1f} | {row['cosine_vs_undefended_mean']:.3f} | "
-                f"{row['rouge_l_vs_undefended_mean']:.3f} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} |"
+                f"{row['rouge_l_vs_undefended_mean']:.3f} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} | "
+                f"{_ms_text(row.get('defense_ms_p50'))} | {_share_text(row)} |"
             )
         copied = benign["none"]["copied_words"]
         lines += ["", "Undefended answers that copy more than N consecutive words of a retrieved record:", ""]
