@@ -149,11 +149,14 @@ _MARKED = (
 )
 _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
 _MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
-_UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+\W{1,3}\d+\W{1,3}\d+")
+# an escape mark, `U+` with a hex digit, or three numbers close together; written to start with one
+# character class, so the regex engine skips to candidate characters at C speed
+_UNESCAPE_HINT = re.compile(r"[%&\\uU\d](?:(?<=[%&\\])|(?<=[uU])\+[0-9A-Fa-f]|(?<=\d)\d*\W{1,3}\d+\W{1,3}\d+)")
 _TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
 # escape marks before an escape's letters and digits, with their length (`\u0070`, `&#x70`, `U+0070`)
 _MARK_BEFORE = {"\\": 1, "%": 1, "&": 1, "&#": 2, "U+": 2, "u+": 2}
 _ALNUM_TAIL = re.compile(r"[^\W_]*\Z")  # `[^\W_]` is exactly `str.isalnum`
+_ASCII_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _escape_tail(text: str) -> int:
@@ -166,8 +169,11 @@ def _escape_tail(text: str) -> int:
         found = text.rfind(mark, floor)
         if found != -1:
             cut = min(cut, found)
-    run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
-    start = run.start() if run is not None else len(text)
+    if text.isascii():  # the trailing run of letters and digits, at C speed
+        start = max(floor, len(text.rstrip(_ASCII_ALNUM)))
+    else:
+        run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
+        start = run.start() if run is not None else len(text)
     if 0 < start < len(text):  # an escape's body whose mark lies just before: hold the mark too
         start -= _MARK_BEFORE.get(text[max(0, start - 2) : start], _MARK_BEFORE.get(text[start - 1], 0))
     return min(cut, start)
@@ -260,9 +266,10 @@ _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
 # and lone such tokens with a digit (a number in a sentence) each followed by a whole such word;
 # possessive, so linear (a longer token makes the whole match fail: it may be a blob)
 _SHORT = _BLOB_CHARS - 1
+# (the plain word first: most tokens are one, and it needs no lookahead)
 _WORDS = re.compile(
-    rf"\s*(?:(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+"
-    rf"|[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$))*"
+    rf"\s*(?:[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$)"
+    rf"|(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+)*"
 )
 _COLD_WORD = rf"[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+"
 # after a lone short number (weak): the first whole word drops it, then words as above
