@@ -133,28 +133,21 @@ def scan(
     info_of, word_cache = INFO.get, WORD_COSTS
     # inside a confirmed run (a blob) no word takes one step: go character by character at once
     parts = _ASCII_WORD.split(text) if word_steps and not confirmed else (text,)
+    ceiling = threshold - _MARGIN  # a word step must keep S below this
+    calm = False  # the state is what a word and its space left (so the next word may follow at once)
     for index, part in enumerate(parts):
-        rest = part  # what goes character by character
-        if (
-            index & 1  # a word of ASCII letters, maybe with the space after it
-            and not confirmed
-            and run_len == 0
-            and alnum == 0
-            and prev_cls != DIGIT
-            and prev_low != "\\"
-        ):
+        if index & 1:  # a word of ASCII letters, maybe with the space after it
             entry = word_cache[part] if part in word_cache else word_costs(part)
-            if s + entry[2] < threshold - _MARGIN and vowels >= entry[12]:
+            if (
+                vowels >= entry[12]
+                and s + entry[2] < ceiling
+                and (calm or (not confirmed and run_len == 0 and alnum == 0 and prev_cls != DIGIT and prev_low != "\\"))
+            ):
                 # the word in one step: the state the letter-by-letter path would leave
                 (
                     costs, positive, _, flags, word, lower, low_streak, cluster, word_vowels, word_consonants,
                     key, plain_end, _,
                 ) = entry  # fmt: skip
-                size = len(lower)
-                run_start, run_before, switched, run_len = pos, prev_low, False, size
-                letter_cls, caps_streak, alnum, marks, gap = LOW, 0, size, 0, ""
-                line_letters += size
-                tok |= HAS_LETTER
                 for is_vowel in flags:  # the running share, in the same float steps
                     if is_vowel:
                         vowels += (1.0 - vowels) * VOWEL_RATE
@@ -171,23 +164,36 @@ def scan(
                             s = peak = 0.0
                             break
                         s = t
+                size = len(lower)
+                run_start, run_before = pos, prev_low
+                line_letters += size
+                if size < len(part) and plain_end and key != last_word:  # the space, when the end costs nothing
+                    if 0.0 < s < peak - drop:
+                        s = peak = 0.0
+                    last_word, last_word_end, prev_word_start = key, pos + size, pos
+                    prev2_low, prev_low = lower[-1], " "
+                    pos += size + 1
+                    token_start = pos
+                    prev_tok, tok = tok | HAS_LETTER, 0
+                    if not calm:  # what every such word leaves alike
+                        prev_cls, switched, run_len, letter_cls, caps_streak, alnum, marks, gap = (
+                            SPACE, False, 0, LOW, 0, 0, 0, ""
+                        )  # fmt: skip
+                        nato_chain, calm = False, True
+                    continue
+                switched, run_len, letter_cls, caps_streak, alnum, marks, gap = False, size, LOW, 0, size, 0, ""
+                tok |= HAS_LETTER
                 prev2_low = lower[-2] if size > 1 else prev_low
                 prev_low, prev_cls = lower[-1], LOW
                 pos += size
-                rest = ""
-                if size < len(part):  # the space that ends the word, when its end costs nothing
-                    if plain_end and key != last_word:
-                        nato_chain = False
-                        last_word, last_word_end, prev_word_start = key, run_start + size, run_start
-                        run_len = alnum = 0
-                        prev_tok, tok = tok, 0
-                        if 0.0 < s < peak - drop:
-                            s = peak = 0.0
-                        prev2_low, prev_low, prev_cls = prev_low, " ", SPACE
-                        pos += 1
-                        token_start = pos
-                    else:
-                        rest = " "
+                rest = part[size:]  # the space after the word goes character by character
+            else:
+                rest = part
+        elif part:
+            rest = part
+        else:
+            continue  # nothing between two words
+        calm = False
         for ch in rest:
             cls, vowel, low, cost = info_of(ch) or char_info(ch)
             hint = -1  # where an excursion starting here begins (-1: the current token)
