@@ -88,7 +88,9 @@ class TextView:
         letters, letter_owners = fold_letters(piece, offset)
         if letters:
             differences = letter_differences(letters, self._last_letter)
-            self.caesar.feed(differences, letter_owners[len(letter_owners) - len(differences) :])
+            if len(differences) < len(letters):  # the answer's first letter has no difference
+                letter_owners = letter_owners[1:]
+            self.caesar.feed(differences, letter_owners)
             self._last_letter = letters[-1]
 
 
