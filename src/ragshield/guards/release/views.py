@@ -325,13 +325,13 @@ class Views:
             return self._state == _COLD and self._ends_in_number(joined, offset)
         self._state, self._held, self._token_state = _COLD, [], _COLD
         # every token is shorter than `_BLOB_CHARS`: the last one starts in the last characters
-        last = _LAST_TOKEN.search(joined, max(0, len(joined) - _BLOB_CHARS))
-        if last is None:
+        if not joined or joined[-1].isspace():  # `str.split` splits where `\s` matches, at C speed from the end
             self._token = ""
         else:
-            if last.start() >= len(self._token):
-                self._token_offset = offset + last.start() - len(self._token)
-            self._token = last.group()
+            start = max(len(joined) - _BLOB_CHARS, len(joined) - len(joined.rsplit(None, 1)[-1]))
+            if start >= len(self._token):
+                self._token_offset = offset + start - len(self._token)
+            self._token = joined[start:]
         return True
 
     def _ends_in_number(self, joined: str, offset: int) -> bool:
