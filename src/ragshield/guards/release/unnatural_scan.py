@@ -130,14 +130,14 @@ def scan(
     out: list[Found] = []
     rep_start = rep_end = -1  # the span being reported, extended in place while contiguous
     rep_score = 0.0
-    info_of, word_cache = INFO.get, WORD_COSTS
+    info_of, word_of = INFO.get, WORD_COSTS.get
     # inside a confirmed run (a blob) no word takes one step: go character by character at once
     parts = _ASCII_WORD.split(text) if word_steps and not confirmed else (text,)
     ceiling = threshold - _MARGIN  # a word step must keep S below this
     calm = False  # the state is what a word and its space left (so the next word may follow at once)
     for index, part in enumerate(parts):
         if index & 1:  # a word of ASCII letters, maybe with the space after it
-            entry = word_cache[part] if part in word_cache else word_costs(part)
+            entry = word_of(part) or word_costs(part)  # a cached entry is a non-empty tuple
             if (
                 vowels >= entry[12]
                 and s + entry[2] < ceiling

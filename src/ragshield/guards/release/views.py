@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragshield.guards.release.fold import fold_letters, fold_text, fold_text_at
+from ragshield.guards.release.fold import fold_ascii, fold_letters, fold_text, fold_text_at, text_tables_after
 from ragshield.guards.release.tracks import Track
 
 _TAG = re.compile(r"<[^<>]{0,40}>")
@@ -33,6 +33,8 @@ _TAG_TAIL = re.compile(r"<[^<>]{0,40}$")
 _ROT47 = str.maketrans(
     "".join(chr(c) for c in range(33, 127)), "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127))
 )
+
+_ROT47_TEXT = text_tables_after(_ROT47)  # rot47 undone and folded (ASCII)
 
 
 def _owners(offset: int, length: int) -> range:
@@ -136,8 +138,10 @@ class Rot47View:
     track: Track
 
     def feed(self, delta: str, offset: int) -> None:
-        symbols, owners = fold_text(delta.translate(_ROT47), offset)
-        self.track.feed(symbols, owners)
+        if delta.isascii():  # rot47 and folding in one translate
+            self.track.feed(*fold_ascii(delta, offset, _ROT47_TEXT))
+        else:
+            self.track.feed(*fold_text(delta.translate(_ROT47), offset))
 
     def flush(self) -> None:
         """Nothing is held back."""
