@@ -64,6 +64,7 @@ class NearTrack:
     _tail_parts: list[Sequence[int]] = field(default_factory=list)
     _count: int = 0  # symbols consumed so far
     _chains: dict[int, list[int]] = field(default_factory=dict)  # (source, diagonal) key -> chain
+    _latest: int = -(1 << 62)  # output index of the last seed (no chain was extended after it)
 
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
         """Consume new symbols; `owners[i]` is the raw offset of symbol i (read only on a seed)."""
@@ -94,17 +95,20 @@ class NearTrack:
 
     def reset(self) -> None:
         """Forget the tail and the chains (the stream was interrupted)."""
-        self._tail, self._tail_parts, self._chains = "", [], {}
+        self._tail, self._tail_parts, self._chains, self._latest = "", [], {}, -(1 << 62)
 
     def _seeds(self, found: list[int], out: int, start_raw: int, end_raw: int) -> None:
         """One seed (its packed source positions `found`) ending at output symbol `out`: extend the
         chain on a diagonal close by, or start one."""
         chains, q, min_span = self._chains, self.table.m, self.min_span
+        # every chain ends at or before the last seed: none can take this one if that is too far back
+        diagonals = _DIAGONALS if out - self._latest <= GAP else ()
+        self._latest = out
         for packed in found:
             position = packed & _MASK
             key = ((packed >> POSITION_BITS) << _KEY_BITS) + position - out  # source and diagonal
             chain = None
-            for shift in _DIAGONALS:
+            for shift in diagonals:
                 near = chains.get(key + shift)
                 if near is not None and near[_LAST] < position and 0 < out - near[_OUT] <= GAP:
                     chain = near
