@@ -15,7 +15,6 @@ share are stepped per letter, on floats alone. Everything else goes character by
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from ragshield.guards.release.unnatural_costs import (
@@ -72,6 +71,7 @@ from ragshield.guards.release.unnatural_costs import (
     char_info,
     word_costs,
 )
+from ragshield.guards.release.unnatural_cusum import word_excursion
 
 _ASCII_WORD = re.compile(r"([A-Z]?[a-z]+ ?)")  # split() puts these words at odd indices
 _MARGIN = 1e-9  # float slack when bounding how far a word can lift the CUSUM
@@ -154,7 +154,7 @@ def scan(
                     else:
                         vowels -= vowels * VOWEL_RATE
                 if positive:
-                    s, peak, start, peak_end, flagged_end = _excursion(
+                    s, peak, start, peak_end, flagged_end = word_excursion(
                         costs, s, peak, start, peak_end, flagged_end, pos, token_start, drop
                     )
                 elif s > 0.0:  # no cost above 0: S only falls, until it resets
@@ -393,34 +393,3 @@ def scan(
     if rep_end > rep_start:
         out.append((rep_start, rep_end, rep_score))
     return state, out
-
-
-def _excursion(
-    costs: Sequence[float],
-    s: float,
-    peak: float,
-    start: int,
-    peak_end: int,
-    flagged_end: int,
-    pos: int,
-    token_start: int,
-    drop: float,
-) -> tuple[float, float, int, int, int]:
-    """The CUSUM over one word's costs (letters from raw offset `pos` on) outside a confirmed run,
-    for a word that cannot lift ``S`` to the threshold: the scanner's step without confirming or
-    reporting. Returns the new (S, peak, excursion start, peak end, reported end)."""
-    for cost in costs:
-        if cost > 0.0 or s > 0.0:
-            t = s + cost
-            if t <= 0.0:
-                s = peak = 0.0
-            else:
-                if s <= 0.0:  # a new excursion starts at this word's token
-                    start, peak, flagged_end = min(token_start, pos), 0.0, 0
-                s = t
-                if s > peak:
-                    peak, peak_end = s, pos + 1
-                elif s < peak - drop:
-                    s = peak = 0.0
-        pos += 1
-    return s, peak, start, peak_end, flagged_end

@@ -11,8 +11,8 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
   character, and doubled characters.
 * `UntaggedView`: HTML-like tags removed (a letter per `<b>` tag), then folded.
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
-* `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
-  `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
+* `UnescapeView` (`escapes.py`): percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`,
+  `U+HHHH`, octal `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
 * `SpelledView` (`spelled.py`): NATO phonetic words, digit words and Morse code read back as characters.
 
 Reversed copies need no view: the sources include each text reversed.
@@ -33,12 +33,7 @@ _TAG_TAIL = re.compile(r"<[^<>]{0,40}$")
 _ROT47 = str.maketrans(
     "".join(chr(c) for c in range(33, 127)), "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127))
 )
-
 _ROT47_TEXT = text_tables_after(_ROT47)  # rot47 undone and folded (ASCII)
-
-
-def _owners(offset: int, length: int) -> range:
-    return range(offset, offset + length)
 
 
 _MOD26 = bytes(97 + value % 26 for value in range(256))  # a byte's value mod 26, as a letter
@@ -147,73 +142,6 @@ class Rot47View:
         """Nothing is held back."""
 
 
-_MARKED = (
-    r"%(?P<pct>[0-9A-Fa-f]{2})|&#[xX](?P<hent>[0-9A-Fa-f]{1,6});?|&#(?P<dent>\d{1,7});?"
-    r"|\\[xX](?P<hx>[0-9A-Fa-f]{2})|\\u\{(?P<ub>[0-9A-Fa-f]{1,6})\}|\\u(?P<uni>[0-9A-Fa-f]{4})"
-    r"|\\U(?P<uu>[0-9A-Fa-f]{8})|[uU]\+(?P<cp>[0-9A-Fa-f]{4,6})"
-    r"|\\(?P<oct>[0-7]{1,3})"
-)
-_ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
-_MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
-# an escape mark, `U+` with a hex digit, or three numbers close together; written to start with one
-# character class, so the regex engine skips to candidate characters at C speed
-_UNESCAPE_HINT = re.compile(r"[%&\\uU\d](?:(?<=[%&\\])|(?<=[uU])\+[0-9A-Fa-f]|(?<=\d)\d*\W{1,3}\d+\W{1,3}\d+)")
-_TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
-# escape marks before an escape's letters and digits, with their length (`\u0070`, `&#x70`, `U+0070`)
-_MARK_BEFORE = {"\\": 1, "%": 1, "&": 1, "&#": 2, "U+": 2, "u+": 2}
-_ALNUM_TAIL = re.compile(r"[^\W_]*\Z")  # `[^\W_]` is exactly `str.isalnum`
-_ASCII_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def _escape_tail(text: str) -> int:
-    """Where an escape that the next delta may finish starts (len(text) when none): the last escape
-    mark in the last characters, or a trailing run of letters and digits (a bare code, an escape's
-    digits, or a word) with the escape mark right before it, which may lie just outside them."""
-    cut = len(text)
-    floor = max(0, len(text) - _TAIL_CHARS)
-    for mark in "%&\\":
-        found = text.rfind(mark, floor)
-        if found != -1:
-            cut = min(cut, found)
-    if text.isascii():  # the trailing run of letters and digits, at C speed
-        start = max(floor, len(text.rstrip(_ASCII_ALNUM)))
-    else:
-        run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
-        start = run.start() if run is not None else len(text)
-    if 0 < start < len(text):  # an escape's body whose mark lies just before: hold the mark too
-        start -= _MARK_BEFORE.get(text[max(0, start - 2) : start], _MARK_BEFORE.get(text[start - 1], 0))
-    return min(cut, start)
-
-
-_BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
-
-
-def _escaped_char(match: re.Match[str]) -> str:
-    name = match.lastgroup or "dec"
-    code = int(match.group(name), _BASES[name])
-    return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
-
-
-def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> tuple[str, list[int]]:
-    """`text` with every escape decoded; each decoded character owned by its escape's first offset.
-
-    `bare_numbers`: also read free-standing decimal numbers as character codes.
-    """
-    parts: list[str] = []
-    kept: list[int] = []
-    cursor = 0
-    for match in (_ESCAPE if bare_numbers else _MARKED_ESCAPE).finditer(text):
-        parts.append(text[cursor : match.start()])
-        kept.extend(owners[cursor : match.start()])
-        char = _escaped_char(match)
-        parts.append(char)
-        kept.extend([owners[match.start()]] * len(char))
-        cursor = match.end()
-    parts.append(text[cursor:])
-    kept.extend(owners[cursor:])
-    return "".join(parts), kept
-
-
 @dataclass
 class HoldingView:
     """A view that holds back the end of each piece that the next delta may still change (an
@@ -242,26 +170,6 @@ class HoldingView:
 
     def _feed(self, text: str, start: int) -> None:
         raise NotImplementedError
-
-
-@dataclass
-class UnescapeView(HoldingView):
-    """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
-    boundary is held until the next delta."""
-
-    def _cut(self, text: str) -> int:
-        return _escape_tail(text)
-
-    def _feed(self, text: str, start: int) -> None:
-        if not text:
-            return
-        if _UNESCAPE_HINT.search(text) is None:  # nothing to decode: the text view sees this text as it is
-            self.track.reset()
-            return
-        once, owners = unescape(text, _owners(start, len(text)))
-        twice, owners = unescape(once, owners, bare_numbers=False)
-        symbols, positions = fold_text(twice)
-        self.track.feed(symbols, [owners[i] for i in positions])
 
 
 _PIECE = re.compile(r"\S+|\s+")
