@@ -192,7 +192,6 @@ _WEAK_WORDS = re.compile(rf"\s*{_COLD_WORD}\s+(?:{_WORDS.pattern})")
 _WORDS_THEN_NUMBER = re.compile(
     rf"(?:{_WORDS.pattern})(?P<number>(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+)(?:(?P<gap>\s+)(?P<word>{_COLD_WORD})?)?"
 )
-_LAST_TOKEN = re.compile(r"\S+\Z")  # `$` would also match before a final newline
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
