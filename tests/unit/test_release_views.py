@@ -15,8 +15,9 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragshield.guards.release.escapes import _escape_tail
 from ragshield.guards.release.spelled import SpelledView
-from ragshield.guards.release.views import _WORDS, Views, _escape_tail, letter_differences
+from ragshield.guards.release.views import _WORDS, Views, letter_differences
 
 
 class _Recorder:

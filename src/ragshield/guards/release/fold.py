@@ -167,6 +167,21 @@ def fold_letters(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
     return _fold(text, range(offset, offset + len(text)), _letter_symbol, _LETTERS_ASCII)
 
 
+def text_tables_after(mapping: dict[int, int]) -> tuple[dict[int, str | None], bytes]:
+    """`fold_text`'s ASCII tables for text first translated by `mapping` (ASCII to ASCII), so one
+    `str.translate` does both (`fold_ascii`)."""
+    table = _TEXT_ASCII[0]
+    composed = {code: table[mapping.get(code, code)] for code in range(128)}
+    return composed, bytes(int(code < 128 and composed[code] is not None) for code in range(256))
+
+
+def fold_ascii(text: str, offset: int, tables: tuple[dict[int, str | None], bytes]) -> tuple[str, Sequence[int]]:
+    """The symbols of ASCII `text` under `tables` (`text_tables_after`), with their offsets (lazy)."""
+    table, keep = tables
+    symbols = text.translate(table)
+    return symbols, LazyOwners(text, range(offset, offset + len(text)), keep, len(symbols))
+
+
 def text_symbols(text: str) -> str:
     """The `text`-alphabet symbols of `text` only."""
     return text.translate(_TEXT_ASCII[0]) if text.isascii() else "".join(_text_symbol(char) for char in text)

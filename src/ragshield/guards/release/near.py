@@ -39,12 +39,12 @@ def near_table() -> GramTable:
     return GramTable(Q, probed=False)
 
 
-@dataclass(slots=True)
-class _Chain:
-    first: int  # source position of the chain's first symbol
-    last: int  # source position of the last seed's last symbol
-    out: int  # output symbol index (over the whole stream) of that seed's last symbol
-    start_raw: int  # raw offset where the chain's first seed starts
+# a chain is a list [first, last, out, start_raw]: the source position of its first symbol, of its
+# last seed's last symbol, the output symbol index (over the whole stream) of that seed's last
+# symbol, and the raw offset where its first seed starts; chains are keyed by source and diagonal
+# as one int (`_KEY_BITS` above the diagonal: a diagonal is far smaller than 2**40 either way)
+_FIRST, _LAST, _OUT, _START_RAW = range(4)
+_KEY_BITS = 41
 
 
 @dataclass
@@ -63,53 +63,63 @@ class NearTrack:
     _tail: str = ""
     _tail_parts: list[Sequence[int]] = field(default_factory=list)
     _count: int = 0  # symbols consumed so far
-    _chains: dict[tuple[int, int], _Chain] = field(default_factory=dict)  # (source, diagonal) -> chain
+    _chains: dict[int, list[int]] = field(default_factory=dict)  # (source, diagonal) key -> chain
+    _latest: int = -(1 << 62)  # output index of the last seed (no chain was extended after it)
 
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
         """Consume new symbols; `owners[i]` is the raw offset of symbol i (read only on a seed)."""
-        if not symbols or not self.table:
+        table = self.table.grams
+        if not symbols or not table:
             return
         q = self.table.m
-        text = self._tail + symbols
-        base = self._count - len(self._tail)  # stream index of text[0]
-        first = max(q - 1, len(self._tail))
+        tail = self._tail
+        text = tail + symbols
+        base = self._count - len(tail)  # stream index of text[0]
+        first = max(q - 1, len(tail))
         first += (base + first) % STEP  # seeds end at even stream positions
-        grams = [text[i - q + 1 : i + 1] for i in range(first, len(text), STEP)]
+        grams = [text[i : i + q] for i in range(first - q + 1, len(text) - q + 1, STEP)]
         parts = [*self._tail_parts, owners]
-        if not self.table.grams.keys().isdisjoint(grams):
+        if not table.keys().isdisjoint(grams):
             every = joined_owners(parts, len(text))
-            found = list(map(self.table.grams.get, grams))  # looked up at C speed; misses are None
+            found = list(map(table.get, grams))  # looked up at C speed; misses are None
             for offset in compress(range(len(grams)), found):
                 index = first + offset * STEP
-                for packed in found[offset]:  # type: ignore[union-attr]
-                    self._seed(packed, base + index, every[index - q + 1], every[index] + 1)
+                self._seeds(found[offset], base + index, every[index - q + 1], every[index] + 1)  # type: ignore[arg-type]
         self._count += len(symbols)
         self._tail = text[-(q - 1) :]
-        self._tail_parts = owner_parts(parts, len(self._tail))
+        needed = len(self._tail)
+        self._tail_parts = [owners] if len(symbols) >= needed else owner_parts(parts, needed)
         if len(self._chains) > 64:  # forget chains no seed can extend any more
             floor = self._count - GAP
-            self._chains = {key: chain for key, chain in self._chains.items() if chain.out >= floor}
+            self._chains = {key: chain for key, chain in self._chains.items() if chain[_OUT] >= floor}
 
     def reset(self) -> None:
         """Forget the tail and the chains (the stream was interrupted)."""
-        self._tail, self._tail_parts, self._chains = "", [], {}
+        self._tail, self._tail_parts, self._chains, self._latest = "", [], {}, -(1 << 62)
 
-    def _seed(self, packed: int, out: int, start_raw: int, end_raw: int) -> None:
-        source, position = packed >> POSITION_BITS, packed & _MASK
-        diagonal = position - out
-        chains = self._chains
-        chain = None
-        for shift in _DIAGONALS:
-            found = chains.get((source, diagonal + shift))
-            if found is not None and found.last < position and 0 < out - found.out <= GAP:
-                chain = found
-                if shift:  # an edit moved the diagonal: the chain follows it
-                    del chains[(source, diagonal + shift)]
-                    chains[(source, diagonal)] = chain
-                break
-        if chain is None:
-            chain = chains[(source, diagonal)] = _Chain(position - self.table.m + 1, position, out, start_raw)
-        else:
-            chain.last, chain.out = position, out
-        if chain.last - chain.first + 1 >= self.min_span:
-            self.sink.run(self.table.sources[source], chain.first, chain.last, chain.start_raw, end_raw)
+    def _seeds(self, found: list[int], out: int, start_raw: int, end_raw: int) -> None:
+        """One seed (its packed source positions `found`) ending at output symbol `out`: extend the
+        chain on a diagonal close by, or start one."""
+        chains, q, min_span = self._chains, self.table.m, self.min_span
+        # every chain ends at or before the last seed: none can take this one if that is too far back
+        diagonals = _DIAGONALS if out - self._latest <= GAP else ()
+        self._latest = out
+        for packed in found:
+            position = packed & _MASK
+            key = ((packed >> POSITION_BITS) << _KEY_BITS) + position - out  # source and diagonal
+            chain = None
+            for shift in diagonals:
+                near = chains.get(key + shift)
+                if near is not None and near[_LAST] < position and 0 < out - near[_OUT] <= GAP:
+                    chain = near
+                    if shift:  # an edit moved the diagonal: the chain follows it
+                        del chains[key + shift]
+                        chains[key] = chain
+                    break
+            if chain is None:
+                chain = chains[key] = [position - q + 1, position, out, start_raw]
+            else:
+                chain[_LAST], chain[_OUT] = position, out
+            if chain[_LAST] - chain[_FIRST] + 1 >= min_span:
+                source = self.table.sources[packed >> POSITION_BITS]
+                self.sink.run(source, chain[_FIRST], chain[_LAST], chain[_START_RAW], end_raw)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragshield.guards.release.escapes import UnescapeView
 from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
 from ragshield.guards.release.near import NearTrack, near_table
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
@@ -24,7 +25,6 @@ from ragshield.guards.release.tracks import GramTable, RunSink, Source, Track
 from ragshield.guards.release.views import (
     Rot47View,
     TextView,
-    UnescapeView,
     UntaggedView,
     Views,
     letter_differences,

@@ -39,8 +39,19 @@ _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
 _LONGEST_SPELLED = 24
-_LAST_TOKEN = re.compile(r"\S*\Z")  # `\S` is exactly `not str.isspace`
+_SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
+_LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
 _MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
+
+
+def _spelled_hint(text: str) -> bool:
+    """May `text` hold a spelled token: a NATO or digit word, or Morse between spaces?"""
+    if text.isascii():  # at C speed: the runs of letters as bytes; Morse needs `.`, `-` or `_`
+        words = text.encode("ascii").lower().translate(_LETTER_RUNS).split()
+        return not _SPELLED_BYTES.isdisjoint(words) or (
+            ("." in text or "-" in text or "_" in text) and _MORSE_HINT.search(text) is not None
+        )
+    return not _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) or _MORSE_HINT.search(text) is not None
 
 
 def _standalone(text: str, start: int, end: int) -> bool:
@@ -60,16 +71,18 @@ class SpelledView(HoldingView):
     _recent_offset: int = 0
 
     def _cut(self, text: str) -> int:
-        # hold the last, maybe unfinished token (unless it is too long to be one)
-        tail = _LAST_TOKEN.search(text, max(0, len(text) - _LONGEST_SPELLED))
-        last = tail.start() if tail is not None else len(text)
+        # hold the last, maybe unfinished token (unless it is too long to be one); `str.split`
+        # splits where `\s` matches, at C speed from the end
+        if not text or text[-1].isspace():
+            return len(text)
+        last = max(0, len(text) - _LONGEST_SPELLED, len(text) - len(text.rsplit(None, 1)[-1]))
         return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
 
     def _feed(self, text: str, start: int) -> None:
         if not text:
             return
         if not self._active:
-            if _SPELLED_WORDS.isdisjoint(_LATIN_WORD.findall(text.lower())) and _MORSE_HINT.search(text) is None:
+            if not _spelled_hint(text):
                 self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
                 self._recent_offset -= len(self._recent)
                 return

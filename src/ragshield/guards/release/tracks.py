@@ -158,6 +158,11 @@ class Track:
     _count: int = 0  # symbols consumed so far
     _hot_until: int = -1  # stream position up to which every position is looked up
 
+    def __post_init__(self) -> None:
+        # read on every feed (the table's gram length and probe step are fixed once it is built)
+        self._m, self._step = self.table.m, self.table.step
+        self._probe = self._m - self._step + 1
+
     def feed(self, symbols: str, owners: Sequence[int]) -> None:
         """Consume new symbols; `owners[i]` is the raw offset where symbol i's source text starts
         (read only when a gram matches, so it may be computed lazily).
@@ -170,7 +175,7 @@ class Track:
         table = self.table
         if not symbols or not table.grams:
             return
-        m = table.m
+        m, step, probe = self._m, self._step, self._probe
         tail = self._tail
         text = tail + symbols
         size = len(text)
@@ -178,13 +183,11 @@ class Track:
         self._count += len(symbols)
         runs = self._runs
         first = max(m - 1, len(tail))
-        step = table.step
-        probe = m - step + 1
         last = size - 1 - (base + size - 1) % step  # the last probe position of this piece
         if not runs and self._hot_until < base + first:
-            start = max(probe - 1, len(tail))
-            start += (-(base + start)) % step  # the first multiple of `step` in stream positions
-            if table.probes.isdisjoint([text[i - probe + 1 : i + 1] for i in range(start, size, step)]):
+            start = max(0, len(tail) - probe + 1)  # where the first probe may start
+            start += (-(base + start + probe - 1)) % step  # ... ending at a multiple of `step` in stream positions
+            if table.probes.isdisjoint([text[i : i + probe] for i in range(start, size - probe + 1, step)]):
                 first = size
             else:  # as if the last probe hit (the next piece may hold the end of its run's first gram)
                 self._hot_until = base + last + step - 1
@@ -196,7 +199,7 @@ class Track:
         self._tail = text[-(m - 1) :]
         # the new owners alone usually cover the tail (a piece of m - 1 symbols or more)
         needed = len(self._tail)
-        self._tail_parts = [owners] if len(owners) >= needed else owner_parts([*self._tail_parts, owners], needed)
+        self._tail_parts = [owners] if len(symbols) >= needed else owner_parts([*self._tail_parts, owners], needed)
 
     def _look_up(
         self, text: str, first: int, runs: dict[int, tuple[int, int]], parts: list[Sequence[int]]

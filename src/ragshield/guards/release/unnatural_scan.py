@@ -15,7 +15,6 @@ share are stepped per letter, on floats alone. Everything else goes character by
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from ragshield.guards.release.unnatural_costs import (
@@ -72,6 +71,7 @@ from ragshield.guards.release.unnatural_costs import (
     char_info,
     word_costs,
 )
+from ragshield.guards.release.unnatural_cusum import word_excursion
 
 _ASCII_WORD = re.compile(r"([A-Z]?[a-z]+ ?)")  # split() puts these words at odd indices
 _MARGIN = 1e-9  # float slack when bounding how far a word can lift the CUSUM
@@ -130,38 +130,31 @@ def scan(
     out: list[Found] = []
     rep_start = rep_end = -1  # the span being reported, extended in place while contiguous
     rep_score = 0.0
-    info_of, word_cache = INFO.get, WORD_COSTS
+    info_of, word_of = INFO.get, WORD_COSTS.get
     # inside a confirmed run (a blob) no word takes one step: go character by character at once
     parts = _ASCII_WORD.split(text) if word_steps and not confirmed else (text,)
+    ceiling = threshold - _MARGIN  # a word step must keep S below this
+    calm = False  # the state is what a word and its space left (so the next word may follow at once)
     for index, part in enumerate(parts):
-        rest = part  # what goes character by character
-        if (
-            index & 1  # a word of ASCII letters, maybe with the space after it
-            and not confirmed
-            and run_len == 0
-            and alnum == 0
-            and prev_cls != DIGIT
-            and prev_low != "\\"
-        ):
-            entry = word_cache[part] if part in word_cache else word_costs(part)
-            if s + entry[2] < threshold - _MARGIN and vowels >= entry[12]:
+        if index & 1:  # a word of ASCII letters, maybe with the space after it
+            entry = word_of(part) or word_costs(part)  # a cached entry is a non-empty tuple
+            if (
+                vowels >= entry[12]
+                and s + entry[2] < ceiling
+                and (calm or (not confirmed and run_len == 0 and alnum == 0 and prev_cls != DIGIT and prev_low != "\\"))
+            ):
                 # the word in one step: the state the letter-by-letter path would leave
                 (
                     costs, positive, _, flags, word, lower, low_streak, cluster, word_vowels, word_consonants,
                     key, plain_end, _,
                 ) = entry  # fmt: skip
-                size = len(lower)
-                run_start, run_before, switched, run_len = pos, prev_low, False, size
-                letter_cls, caps_streak, alnum, marks, gap = LOW, 0, size, 0, ""
-                line_letters += size
-                tok |= HAS_LETTER
                 for is_vowel in flags:  # the running share, in the same float steps
                     if is_vowel:
                         vowels += (1.0 - vowels) * VOWEL_RATE
                     else:
                         vowels -= vowels * VOWEL_RATE
                 if positive:
-                    s, peak, start, peak_end, flagged_end = _excursion(
+                    s, peak, start, peak_end, flagged_end = word_excursion(
                         costs, s, peak, start, peak_end, flagged_end, pos, token_start, drop
                     )
                 elif s > 0.0:  # no cost above 0: S only falls, until it resets
@@ -171,23 +164,36 @@ def scan(
                             s = peak = 0.0
                             break
                         s = t
+                size = len(lower)
+                run_start, run_before = pos, prev_low
+                line_letters += size
+                if size < len(part) and plain_end and key != last_word:  # the space, when the end costs nothing
+                    if 0.0 < s < peak - drop:
+                        s = peak = 0.0
+                    last_word, last_word_end, prev_word_start = key, pos + size, pos
+                    prev2_low, prev_low = lower[-1], " "
+                    pos += size + 1
+                    token_start = pos
+                    prev_tok, tok = tok | HAS_LETTER, 0
+                    if not calm:  # what every such word leaves alike
+                        prev_cls, switched, run_len, letter_cls, caps_streak, alnum, marks, gap = (
+                            SPACE, False, 0, LOW, 0, 0, 0, ""
+                        )  # fmt: skip
+                        nato_chain, calm = False, True
+                    continue
+                switched, run_len, letter_cls, caps_streak, alnum, marks, gap = False, size, LOW, 0, size, 0, ""
+                tok |= HAS_LETTER
                 prev2_low = lower[-2] if size > 1 else prev_low
                 prev_low, prev_cls = lower[-1], LOW
                 pos += size
-                rest = ""
-                if size < len(part):  # the space that ends the word, when its end costs nothing
-                    if plain_end and key != last_word:
-                        nato_chain = False
-                        last_word, last_word_end, prev_word_start = key, run_start + size, run_start
-                        run_len = alnum = 0
-                        prev_tok, tok = tok, 0
-                        if 0.0 < s < peak - drop:
-                            s = peak = 0.0
-                        prev2_low, prev_low, prev_cls = prev_low, " ", SPACE
-                        pos += 1
-                        token_start = pos
-                    else:
-                        rest = " "
+                rest = part[size:]  # the space after the word goes character by character
+            else:
+                rest = part
+        elif part:
+            rest = part
+        else:
+            continue  # nothing between two words
+        calm = False
         for ch in rest:
             cls, vowel, low, cost = info_of(ch) or char_info(ch)
             hint = -1  # where an excursion starting here begins (-1: the current token)
@@ -387,34 +393,3 @@ def scan(
     if rep_end > rep_start:
         out.append((rep_start, rep_end, rep_score))
     return state, out
-
-
-def _excursion(
-    costs: Sequence[float],
-    s: float,
-    peak: float,
-    start: int,
-    peak_end: int,
-    flagged_end: int,
-    pos: int,
-    token_start: int,
-    drop: float,
-) -> tuple[float, float, int, int, int]:
-    """The CUSUM over one word's costs (letters from raw offset `pos` on) outside a confirmed run,
-    for a word that cannot lift ``S`` to the threshold: the scanner's step without confirming or
-    reporting. Returns the new (S, peak, excursion start, peak end, reported end)."""
-    for cost in costs:
-        if cost > 0.0 or s > 0.0:
-            t = s + cost
-            if t <= 0.0:
-                s = peak = 0.0
-            else:
-                if s <= 0.0:  # a new excursion starts at this word's token
-                    start, peak, flagged_end = min(token_start, pos), 0.0, 0
-                s = t
-                if s > peak:
-                    peak, peak_end = s, pos + 1
-                elif s < peak - drop:
-                    s = peak = 0.0
-        pos += 1
-    return s, peak, start, peak_end, flagged_end

@@ -11,8 +11,8 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
   character, and doubled characters.
 * `UntaggedView`: HTML-like tags removed (a letter per `<b>` tag), then folded.
 * `Rot47View`: the answer rot47-decoded (rot47 moves letters onto punctuation and digits).
-* `UnescapeView`: percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`, `U+HHHH`, octal
-  `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
+* `UnescapeView` (`escapes.py`): percent-escapes, HTML character references, `\\xHH`, `\\uHHHH`,
+  `U+HHHH`, octal `\\NNN` escapes and bare decimal character codes decoded, twice (double URL-encoding).
 * `SpelledView` (`spelled.py`): NATO phonetic words, digit words and Morse code read back as characters.
 
 Reversed copies need no view: the sources include each text reversed.
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragshield.guards.release.fold import fold_letters, fold_text, fold_text_at
+from ragshield.guards.release.fold import fold_ascii, fold_letters, fold_text, fold_text_at, text_tables_after
 from ragshield.guards.release.tracks import Track
 
 _TAG = re.compile(r"<[^<>]{0,40}>")
@@ -33,10 +33,7 @@ _TAG_TAIL = re.compile(r"<[^<>]{0,40}$")
 _ROT47 = str.maketrans(
     "".join(chr(c) for c in range(33, 127)), "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127))
 )
-
-
-def _owners(offset: int, length: int) -> range:
-    return range(offset, offset + length)
+_ROT47_TEXT = text_tables_after(_ROT47)  # rot47 undone and folded (ASCII)
 
 
 _MOD26 = bytes(97 + value % 26 for value in range(256))  # a byte's value mod 26, as a letter
@@ -88,7 +85,9 @@ class TextView:
         letters, letter_owners = fold_letters(piece, offset)
         if letters:
             differences = letter_differences(letters, self._last_letter)
-            self.caesar.feed(differences, letter_owners[len(letter_owners) - len(differences) :])
+            if len(differences) < len(letters):  # the answer's first letter has no difference
+                letter_owners = letter_owners[1:]
+            self.caesar.feed(differences, letter_owners)
             self._last_letter = letters[-1]
 
 
@@ -134,72 +133,13 @@ class Rot47View:
     track: Track
 
     def feed(self, delta: str, offset: int) -> None:
-        symbols, owners = fold_text(delta.translate(_ROT47), offset)
-        self.track.feed(symbols, owners)
+        if delta.isascii():  # rot47 and folding in one translate
+            self.track.feed(*fold_ascii(delta, offset, _ROT47_TEXT))
+        else:
+            self.track.feed(*fold_text(delta.translate(_ROT47), offset))
 
     def flush(self) -> None:
         """Nothing is held back."""
-
-
-_MARKED = (
-    r"%(?P<pct>[0-9A-Fa-f]{2})|&#[xX](?P<hent>[0-9A-Fa-f]{1,6});?|&#(?P<dent>\d{1,7});?"
-    r"|\\[xX](?P<hx>[0-9A-Fa-f]{2})|\\u\{(?P<ub>[0-9A-Fa-f]{1,6})\}|\\u(?P<uni>[0-9A-Fa-f]{4})"
-    r"|\\U(?P<uu>[0-9A-Fa-f]{8})|[uU]\+(?P<cp>[0-9A-Fa-f]{4,6})"
-    r"|\\(?P<oct>[0-7]{1,3})"
-)
-_ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
-_MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
-_UNESCAPE_HINT = re.compile(r"[%&\\]|[uU]\+[0-9A-Fa-f]|\d+\W{1,3}\d+\W{1,3}\d+")
-_TAIL_CHARS = 12  # longest escape the next delta may still finish (`&#x0001f600;`)
-# escape marks before an escape's letters and digits, with their length (`\u0070`, `&#x70`, `U+0070`)
-_MARK_BEFORE = {"\\": 1, "%": 1, "&": 1, "&#": 2, "U+": 2, "u+": 2}
-_ALNUM_TAIL = re.compile(r"[^\W_]*\Z")  # `[^\W_]` is exactly `str.isalnum`
-
-
-def _escape_tail(text: str) -> int:
-    """Where an escape that the next delta may finish starts (len(text) when none): the last escape
-    mark in the last characters, or a trailing run of letters and digits (a bare code, an escape's
-    digits, or a word) with the escape mark right before it, which may lie just outside them."""
-    cut = len(text)
-    floor = max(0, len(text) - _TAIL_CHARS)
-    for mark in "%&\\":
-        found = text.rfind(mark, floor)
-        if found != -1:
-            cut = min(cut, found)
-    run = _ALNUM_TAIL.search(text, floor)  # always matches (maybe empty, at the end)
-    start = run.start() if run is not None else len(text)
-    if 0 < start < len(text):  # an escape's body whose mark lies just before: hold the mark too
-        start -= _MARK_BEFORE.get(text[max(0, start - 2) : start], _MARK_BEFORE.get(text[start - 1], 0))
-    return min(cut, start)
-
-
-_BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
-
-
-def _escaped_char(match: re.Match[str]) -> str:
-    name = match.lastgroup or "dec"
-    code = int(match.group(name), _BASES[name])
-    return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
-
-
-def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> tuple[str, list[int]]:
-    """`text` with every escape decoded; each decoded character owned by its escape's first offset.
-
-    `bare_numbers`: also read free-standing decimal numbers as character codes.
-    """
-    parts: list[str] = []
-    kept: list[int] = []
-    cursor = 0
-    for match in (_ESCAPE if bare_numbers else _MARKED_ESCAPE).finditer(text):
-        parts.append(text[cursor : match.start()])
-        kept.extend(owners[cursor : match.start()])
-        char = _escaped_char(match)
-        parts.append(char)
-        kept.extend([owners[match.start()]] * len(char))
-        cursor = match.end()
-    parts.append(text[cursor:])
-    kept.extend(owners[cursor:])
-    return "".join(parts), kept
 
 
 @dataclass
@@ -232,26 +172,6 @@ class HoldingView:
         raise NotImplementedError
 
 
-@dataclass
-class UnescapeView(HoldingView):
-    """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
-    boundary is held until the next delta."""
-
-    def _cut(self, text: str) -> int:
-        return _escape_tail(text)
-
-    def _feed(self, text: str, start: int) -> None:
-        if not text:
-            return
-        if _UNESCAPE_HINT.search(text) is None:  # nothing to decode: the text view sees this text as it is
-            self.track.reset()
-            return
-        once, owners = unescape(text, _owners(start, len(text)))
-        twice, owners = unescape(once, owners, bare_numbers=False)
-        symbols, positions = fold_text(twice)
-        self.track.feed(symbols, [owners[i] for i in positions])
-
-
 _PIECE = re.compile(r"\S+|\s+")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -260,9 +180,10 @@ _BLOB_CHARS = 12  # a token this long may be an encoded blob by itself
 # and lone such tokens with a digit (a number in a sentence) each followed by a whole such word;
 # possessive, so linear (a longer token makes the whole match fail: it may be a blob)
 _SHORT = _BLOB_CHARS - 1
+# (the plain word first: most tokens are one, and it needs no lookahead)
 _WORDS = re.compile(
-    rf"\s*(?:(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+"
-    rf"|[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$))*"
+    rf"\s*(?:[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+(?:\s+|$)"
+    rf"|(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+\s+[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+\s+)*"
 )
 _COLD_WORD = rf"[^\W\d_][^\s\d]{{0,{_SHORT - 1}}}+"
 # after a lone short number (weak): the first whole word drops it, then words as above
@@ -271,7 +192,6 @@ _WEAK_WORDS = re.compile(rf"\s*{_COLD_WORD}\s+(?:{_WORDS.pattern})")
 _WORDS_THEN_NUMBER = re.compile(
     rf"(?:{_WORDS.pattern})(?P<number>(?=[^\s\d]*\d)\S{{1,{_SHORT}}}+)(?:(?P<gap>\s+)(?P<word>{_COLD_WORD})?)?"
 )
-_LAST_TOKEN = re.compile(r"\S+\Z")  # `$` would also match before a final newline
 _COLD, _WEAK, _HOT = 0, 1, 2
 
 
@@ -316,13 +236,13 @@ class Views:
             return self._state == _COLD and self._ends_in_number(joined, offset)
         self._state, self._held, self._token_state = _COLD, [], _COLD
         # every token is shorter than `_BLOB_CHARS`: the last one starts in the last characters
-        last = _LAST_TOKEN.search(joined, max(0, len(joined) - _BLOB_CHARS))
-        if last is None:
+        if not joined or joined[-1].isspace():  # `str.split` splits where `\s` matches, at C speed from the end
             self._token = ""
         else:
-            if last.start() >= len(self._token):
-                self._token_offset = offset + last.start() - len(self._token)
-            self._token = last.group()
+            start = max(len(joined) - _BLOB_CHARS, len(joined) - len(joined.rsplit(None, 1)[-1]))
+            if start >= len(self._token):
+                self._token_offset = offset + start - len(self._token)
+            self._token = joined[start:]
         return True
 
     def _ends_in_number(self, joined: str, offset: int) -> bool:
