@@ -273,6 +273,9 @@ def _defense_share(answers: list[dict[str, Any]]) -> dict[str, Any]:
         "defense_share_median": statistics.median(shares) if shares else None,
         "defense_share_max": max(shares) if shares else None,
         "defense_share_n": len(shares),
+        # per request, in question order (numbers only): what the median and the maximum come from
+        "defense_ms_each": [round(row["defense_ms"], 3) for row in rows],
+        "generate_ms_each": [round(row["generate_ms"], 3) for row in rows],
     }
 
 
