@@ -7,6 +7,7 @@ docs/deployment.md (`docs_examples_child`); prints what happened as JSON.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import tempfile
@@ -43,6 +44,7 @@ def check_service() -> dict[str, object]:
         deadline = time.monotonic() + 60.0
         while httpx.get(f"{server.url}/readyz", timeout=10.0).status_code != 200 and time.monotonic() < deadline:
             time.sleep(0.1)
+        result["frozen_after_warm_up"] = gc.get_freeze_count()
         chunks = [
             {"id": "rec-1", "text": RECORD, "similarity": 0.71},
             {"id": "rec-2", "text": "Dry skin improves with a fragrance-free moisturiser.", "similarity": 0.52},

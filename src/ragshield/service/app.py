@@ -22,6 +22,7 @@ only (`ragshield.service.guard_only`), and 404 `guard_only_service` for chat and
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -65,28 +66,41 @@ ENDPOINTS = {
 
 
 def _warm_up(state: ServiceState) -> None:
-    """Load the embedder and the model before the first request (models load lazily); guard-only:
-    run the output guards once (their scanners load on first use), outside the blocking policy."""
+    """Load every model before the first request (they load lazily): the retriever's embedder and
+    the generator, and the guards' scanners and PII analyzer (run once on a warm-up record,
+    outside the blocking policy). Then the warmed heap is frozen (`gc.freeze`): without it, each of
+    Python's full collections walks the millions of objects the models hold, which put a pause of
+    about 250 ms into every ninth request (`benchmarks/gc_pauses.py`)."""
     try:
         pipeline = state.pipeline
-        if pipeline is None:
-            query = Query("warm-up", user_id="ragshield-warm-up")
-            text = "A warm-up record written by no one, with a number to scan: 555-0100."
-            chunk = Chunk(id="warm-up", doc_id="warm-up", text=text)
-            # the answer copies the chunk (without canaries), so the echo and PII scanners load now,
-            # not on the first request; no policy: the warm-up counts for no one
-            shield = Shield(state.shield.defense)
-            decision = shield.check_query(query, (ScoredChunk(chunk, 1.0, 0),))
-            if decision.decorated is not None:
-                shield.check_output(decision.decorated, text)
-            return
-        pipeline.retriever.retrieve(Query("warm-up", user_id="ragshield-warm-up"), pipeline.k)
-        complete(pipeline.generator, GenerationRequest(messages=(ChatMessage("user", "Hello"),), max_tokens=1))
+        warm_guards(Shield(state.shield.defense if pipeline is None else pipeline.defense))
+        if pipeline is not None:
+            pipeline.retriever.retrieve(Query("warm-up", user_id="ragshield-warm-up"), pipeline.k)
+            complete(pipeline.generator, GenerationRequest(messages=(ChatMessage("user", "Hello"),), max_tokens=1))
+        freeze_warmed_heap()
     except Exception as error:  # readiness reports it; requests still try (the backend may come up)
         state.ready_error = f"warm-up failed ({type(error).__name__})"
         log.warning("warm-up failed: %s", type(error).__name__)
     finally:
         state.ready.set()
+
+
+def warm_guards(shield: Shield) -> None:
+    """Run the defense's guards once on a record written by no one: the answer copies the chunk
+    (without canaries), so the echo and PII scanners load now; no policy: it counts for no one."""
+    query = Query("warm-up", user_id="ragshield-warm-up")
+    text = "A warm-up record written by no one, with a number to scan: 555-0100."
+    chunk = Chunk(id="warm-up", doc_id="warm-up", text=text)
+    decision = shield.check_query(query, (ScoredChunk(chunk, 1.0, 0),))
+    if decision.decorated is not None:
+        shield.check_output(decision.decorated, text)
+
+
+def freeze_warmed_heap() -> None:
+    """Move every object alive now (the loaded models) out of the garbage collector's view, so its
+    full collections only walk what requests allocate; call once the models are loaded."""
+    gc.collect()
+    gc.freeze()
 
 
 def _outcome_for(error: ApiError) -> str:
