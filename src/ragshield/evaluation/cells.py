@@ -24,6 +24,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,8 @@ def fingerprint(settings: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class CellRecord:
-    """A finished cell: its settings hash, wall-clock seconds, finish time (ISO 8601, UTC),
+    """A finished cell: its settings hash, wall-clock seconds, finish time (ISO 8601, UTC, to the
+    microsecond from 2026-12-02; earlier records have whole seconds),
     whether its generations were replayed from identical earlier requests, and the cell it was
     composed from (`ragshield.evaluation.compose`; "" when it ran). Replayed and composed
     cells' latency is derived, not measured: see `ragshield.evaluation.report`."""
@@ -155,7 +157,9 @@ class TranscriptCache:
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         transcript.write_jsonl(temporary)
         temporary.replace(path)
-        finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        # to the microsecond: composed cells and cached metrics are keyed on it, and a cell rerun
+        # within the same second as its earlier run must still read as another sample
+        finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         self._records[name] = CellRecord(print_, round(seconds, 2), finished, produced.replayed, produced.composed_from)
         self._write_records(name)
         return transcript, False
