@@ -7,9 +7,9 @@ Builds `shield` over the HealthcareMagic index of `benchmarks/release.py --secti
 the guards' time is what is measured, not the model's), answers held-out questions, and records
 each request's defense time (ms: every guard part and decorator) and the time Python's full
 (generation-2) collections took during it. Twice, each in a fresh interpreter: as a library user
-gets it, and after the service's warm-up (`ragshield.service.app._warm_up`: one guard pass on a
-warm-up record, then `gc.collect(); gc.freeze()`). Writes benchmarks/results/gc_pauses.json and
-prints a table.
+gets it, and after the service's warm-up (`ragshield.service.app._warm_up`, as `warm_guards` and
+`freeze_warmed_heap`: one guard pass on a warm-up record, then `gc.collect(); gc.freeze()`).
+Writes benchmarks/results/gc_pauses.json and prints a table.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from release import defense_time  # one definition of a request's time in the defense
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = REPO / "runs" / "release-benign-index"
@@ -66,8 +69,7 @@ def measure(requests: int, frozen: bool) -> dict[str, Any]:
     for number, question in enumerate(questions):
         before = full_gc_s[0]
         response = system.answer(Query(question, user_id=f"patient-{number}"))
-        timings = response.timings_ms
-        defense_ms.append(sum(v for k, v in timings.items() if k.startswith(("guard:", "decorate:"))))
+        defense_ms.append(defense_time(response.timings_ms)["defense_ms"])
         gc_ms.append((full_gc_s[0] - before) * 1000.0)
     return {
         "requests": len(defense_ms),

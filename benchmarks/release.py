@@ -253,7 +253,7 @@ def _benign_setup(questions: int, seed: int) -> tuple[Any, Any, Any, list[str]] 
     return folder, embedder, retriever, asked
 
 
-def _defense_time(timings: Mapping[str, float]) -> dict[str, float]:
+def defense_time(timings: Mapping[str, float]) -> dict[str, float]:
     """One request's time in the defense (ms): every guard part (query guards, the output guards'
     open / observe / close, the policy) and decorator, and the generation stage's time (ms)."""
     spent = sum(value for key, value in timings.items() if key.startswith(("guard:", "decorate:")))
@@ -308,7 +308,7 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
                     "finish": response.finish_reason,
                     "total_ms": response.timings_ms.get("total", float("nan")),
                     "withheld": response.timings_ms.get("withheld_chars", 0.0),
-                    **_defense_time(response.timings_ms),
+                    **defense_time(response.timings_ms),
                     "copied_words": max((longest_copied_words(response.text, h.chunk.text) for h in hits), default=0),
                 }
             )
