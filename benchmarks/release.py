@@ -51,7 +51,7 @@ from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.release.defense import frequent_grams
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
-from ragshield.metrics.intervals import rate_text
+from ragshield.metrics.intervals import bootstrap_mean, rate_text
 from ragshield.metrics.release import copied_symbols, longest_copied_words
 from ragshield.pipeline import RagPipeline
 from ragshield.rag.chunking import RecordChunker
@@ -136,7 +136,8 @@ def private_words(text: str, frequent: Any, question: str, m: int = 12) -> list[
     symbol of it lies in no knowledge-base-frequent gram and no gram of the user's question."""
     from ragshield.guards.release.public import grams_of, public_mask
 
-    spans, symbols = [], []
+    spans: list[tuple[int, int, str]] = []
+    symbols: list[str] = []
     for word in text.split():
         folded = text_symbols(word)
         spans.append((len(symbols), len(symbols) + len(folded), folded))
@@ -231,25 +232,33 @@ def print_view(kb: str, rows: dict[str, Any], view: str) -> None:
     print(f"{kb:15s} {view:20s} " + " | ".join(cells), flush=True)
 
 
-def _benign_setup(questions: int, seed: int) -> tuple[Any, Any, Any, list[str]] | None:
-    """The HealthcareMagic index (550 dialogues), its embedder and retriever, and held-out questions."""
+def _benign_setup(questions: int, seed: int, kb: str = "healthcaremagic") -> tuple[Any, Any, Any, list[str]] | None:
+    """A real index, its embedder and retriever, and held-out benign queries: HealthcareMagic (550
+    dialogues indexed; held-out patients' questions) or Enron (the grids' split: 300 e-mails held out
+    with seed 0, the rest indexed; a held-out e-mail's first 50 body words, as the grids ask)."""
     from ragshield.datasets.base import Corpus
-    from ragshield.datasets.loaders import load_healthcaremagic
+    from ragshield.datasets.loaders import load_enron, load_healthcaremagic
+    from ragshield.evaluation.workload import holdout_items, split_holdout
     from ragshield.rag.build import build_index
     from ragshield.rag.embedding import make_embedder
     from ragshield.rag.retriever import open_retriever
 
-    path = _data_dir() / "healthcaremagic.jsonl"
+    path = _data_dir() / f"{kb}.jsonl"
     if not path.is_file():
-        print("benign: ../shared/data/healthcaremagic.jsonl is absent; section skipped", file=sys.stderr)
+        print(f"benign: ../shared/data/{kb}.jsonl is absent; section skipped", file=sys.stderr)
         return None
-    corpus = load_healthcaremagic(str(path))
-    indexed, held_out = corpus.documents[:550], corpus.documents[550:]
-    folder = REPO / "runs" / "release-benign-index"
     embedder = make_embedder("all-MiniLM-L6-v2")
-    build_index(Corpus("healthcaremagic", tuple(indexed)), embedder, folder, corpus_spec="healthcaremagic:550")
+    folder = REPO / "runs" / f"release-benign-index-{kb}"
+    if kb == "enron":
+        kept, held = split_holdout(load_enron(str(path)), 300, seed=0)
+        build_index(kept, embedder, folder, corpus_spec="enron:holdout-300")
+        asked = [item.query.text for item in holdout_items(held)][:questions]
+    else:
+        corpus = load_healthcaremagic(str(path))
+        indexed, held_out = corpus.documents[:550], corpus.documents[550:]
+        build_index(Corpus("healthcaremagic", tuple(indexed)), embedder, folder, corpus_spec="healthcaremagic:550")
+        asked = random.Random(seed).sample([doc.metadata["question"] for doc in held_out], questions)
     retriever, _ = open_retriever(folder, embedder)
-    asked = random.Random(seed).sample([doc.metadata["question"] for doc in held_out], questions)
     return folder, embedder, retriever, asked
 
 
@@ -279,14 +288,14 @@ def _defense_share(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def benign_section(questions: int, seed: int) -> dict[str, Any]:
+def benign_section(questions: int, seed: int, kb: str = "healthcaremagic") -> dict[str, Any]:
     from ragshield.config import SystemConfig
     from ragshield.generators.llama_cpp import LlamaCppGenerator
     from ragshield.metrics.text import rouge_l
     from ragshield.metrics.utility import degenerate
     from ragshield.system import build_system
 
-    setup = _benign_setup(questions, seed)
+    setup = _benign_setup(questions, seed, kb)
     if setup is None:
         return {"skipped": "no data"}
     folder, embedder, retriever, asked = setup
@@ -325,7 +334,9 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
             "redacted_answers": sum(row["withheld"] > 0 for row in answers),
             "withheld_chars_mean": statistics.fmean(row["withheld"] for row in answers),
             "cosine_vs_undefended_mean": statistics.fmean(cosine),
+            "cosine_vs_undefended_ci": bootstrap_mean(cosine),
             "rouge_l_vs_undefended_mean": statistics.fmean(rouge),
+            "rouge_l_vs_undefended_ci": bootstrap_mean(rouge),
             "degenerate": sum(degenerate(row["text"]) for row in answers),
             "p50_ms": statistics.median(row["total_ms"] for row in answers),
             **_defense_share(answers),
@@ -335,7 +346,7 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
         print(
             f"{name:13s} refused {rate_text(row['refused'], questions)}, redacted "
             f"{rate_text(row['redacted_answers'], questions)}, withheld {row['withheld_chars_mean']:.1f} chars/answer, "
-            f"cosine {row['cosine_vs_undefended_mean']:.3f}, ROUGE-L {row['rouge_l_vs_undefended_mean']:.3f}, "
+            f"cosine {_mean_text(row, 'cosine')}, ROUGE-L {_mean_text(row, 'rouge_l')}, "
             f"degenerate {rate_text(row['degenerate'], questions)}, p50 {row['p50_ms']:.0f} ms, "
             f"defense time / generation {_share_text(row)}"
         )
@@ -346,6 +357,13 @@ def benign_section(questions: int, seed: int) -> dict[str, Any]:
             f"{rate_text(sum(c > bound for c in copied), len(copied))}"
         )
     return out
+
+
+def _mean_text(row: dict[str, Any], metric: str) -> str:
+    """A mean against the undefended answer with its bootstrap interval, when the row has one."""
+    low, high = row.get(f"{metric}_vs_undefended_ci", (float("nan"), float("nan")))
+    interval = f" [{low:.3f}, {high:.3f}]" if low == low else ""
+    return f"{row[f'{metric}_vs_undefended_mean']:.3f}{interval}"
 
 
 def _ms_text(value: float | None) -> str:
@@ -360,7 +378,7 @@ def _share_text(row: dict[str, Any]) -> str:
     return f"{median:.2f}% ({most:.2f}%), n={row['defense_share_n']}"
 
 
-def replay_section(questions: int, seed: int) -> dict[str, Any]:
+def replay_section(questions: int, seed: int, kb: str = "healthcaremagic") -> dict[str, Any]:
     """Utility of containment without the model's nondeterminism: the real model answers each
     held-out question once, undefended; that same answer is then replayed (4-character deltas, as
     llama.cpp streams) through each defense's full pipeline. Whatever differs is what the defense did.
@@ -370,7 +388,7 @@ def replay_section(questions: int, seed: int) -> dict[str, Any]:
     from ragshield.metrics.text import rouge_l
     from ragshield.system import build_system
 
-    setup = _benign_setup(questions, seed)
+    setup = _benign_setup(questions, seed, kb)
     if setup is None:
         return {"skipped": "no data"}
     folder, embedder, retriever, asked = setup
@@ -482,11 +500,11 @@ def cost_section(repeats: int, baseline: str | None = None, rounds: int = 3) -> 
     one run (the machine is shared: alternating keeps the comparison fair); each figure is the
     lowest over all rounds and answers, with the lowest of the rounds' medians beside it."""
     if baseline is None:
-        out = measure_cost(repeats)
-        for key, row in out.items():
+        single = measure_cost(repeats)
+        for key, row in single.items():
             median, opened = row["us_per_delta_median"], row["open_ms"]
             print(f"{key:22s} {median:6.2f} us/delta (median of {repeats}), open {opened:.2f} ms")
-        return out
+        return single
     load_before = os.getloadavg()[0]
     with revision_src(baseline) as (commit, baseline_src):
         runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
@@ -525,6 +543,36 @@ def _cost_row(key: str) -> str:
     return f"{guard}, {int(size):,} chars"
 
 
+def _benign_table(benign: dict[str, Any] | None, kb: str) -> list[str]:
+    """The report's table of one benign section (none when the section did not run)."""
+    if not benign or "n" not in benign:
+        return []
+    n = benign["n"]
+    asked = "e-mails' openings" if kb == "Enron" else "questions"
+    lines = [
+        f"## Benign answers of the real model ({kb}, {n} held-out {asked})",
+        "",
+        "| defense | refused | answers with a withheld span | withheld chars / answer | cosine vs undefended"
+        " | ROUGE-L F vs undefended | degenerate | p50 latency (ms) | defense time p50 (ms)"
+        " | defense time / generation, median (max) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in DEFENSES:
+        row = benign[name]
+        lines.append(
+            f"| {name} | {rate_text(row['refused'], n)} | {rate_text(row['redacted_answers'], n)} | "
+            f"{row['withheld_chars_mean']:.1f} | {_mean_text(row, 'cosine')} | "
+            f"{_mean_text(row, 'rouge_l')} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} | "
+            f"{_ms_text(row.get('defense_ms_p50'))} | {_share_text(row)} |"
+        )
+    copied = benign["none"]["copied_words"]
+    lines += ["", "Undefended answers that copy more than N consecutive words of a retrieved record:", ""]
+    for bound in (4, 8, 12, 20):
+        lines.append(f"- more than {bound}: {rate_text(sum(c > bound for c in copied), len(copied))}")
+    lines.append("")
+    return lines
+
+
 def report(results: dict[str, Any]) -> str:
     """docs/results/release.md's tables from the JSON results."""
     lines = ["## The worst-case target, per view", ""] if results.get("views") else []
@@ -556,30 +604,8 @@ def report(results: dict[str, Any]) -> str:
                 )
             lines.append(f"| {view} | " + " | ".join(cells) + " |")
         lines.append("")
-    benign = results.get("benign")
-    if benign and "n" in benign:
-        n = benign["n"]
-        lines += [
-            f"## Benign answers of the real model (HealthcareMagic, {n} held-out questions)",
-            "",
-            "| defense | refused | answers with a withheld span | withheld chars / answer | cosine vs undefended"
-            " | ROUGE-L F vs undefended | degenerate | p50 latency (ms) | defense time p50 (ms)"
-            " | defense time / generation, median (max) |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for name in DEFENSES:
-            row = benign[name]
-            lines.append(
-                f"| {name} | {rate_text(row['refused'], n)} | {rate_text(row['redacted_answers'], n)} | "
-                f"{row['withheld_chars_mean']:.1f} | {row['cosine_vs_undefended_mean']:.3f} | "
-                f"{row['rouge_l_vs_undefended_mean']:.3f} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} | "
-                f"{_ms_text(row.get('defense_ms_p50'))} | {_share_text(row)} |"
-            )
-        copied = benign["none"]["copied_words"]
-        lines += ["", "Undefended answers that copy more than N consecutive words of a retrieved record:", ""]
-        for bound in (4, 8, 12, 20):
-            lines.append(f"- more than {bound}: {rate_text(sum(c > bound for c in copied), len(copied))}")
-        lines.append("")
+    for key, kb in (("benign", "HealthcareMagic"), ("benign_enron", "Enron")):
+        lines += _benign_table(results.get(key), kb)
     replay = results.get("replay")
     if replay and "n" in replay:
         n = replay["n"]
@@ -660,6 +686,9 @@ def main() -> None:
     sections = ["views", "cost", "benign", "replay"]
     parser.add_argument("--sections", nargs="*", default=["views", "cost"], choices=sections)
     parser.add_argument("--questions", type=int, default=30, help="benign questions (section benign)")
+    parser.add_argument(
+        "--kb", default="healthcaremagic", choices=["healthcaremagic", "enron"], help="sections benign and replay"
+    )
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
     parser.add_argument("--views", nargs="*", choices=VIEWS, help="views of the views section (default: all)")
     parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
@@ -679,9 +708,11 @@ def main() -> None:
     if "views" in args.sections:
         measured["views"] = views_section(args.requests, args.seed, args.kbs, args.views)
     if "benign" in args.sections:
-        measured["benign"] = benign_section(args.questions, args.seed)
+        key = "benign" if args.kb == "healthcaremagic" else f"benign_{args.kb}"
+        measured[key] = benign_section(args.questions, args.seed, args.kb)
     if "replay" in args.sections:
-        measured["replay"] = replay_section(args.questions, args.seed)
+        key = "replay" if args.kb == "healthcaremagic" else f"replay_{args.kb}"
+        measured[key] = replay_section(args.questions, args.seed, args.kb)
     # read late: sections run as separate processes must not drop each other's results
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     if "views" in measured and "views" in results:  # a partial views run keeps the other rows
