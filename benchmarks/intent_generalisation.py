@@ -216,6 +216,54 @@ def cost(
     }
 
 
+def e5_deployment_cost(
+    model_path: Path | None, english: list[str], other_languages: list[str], *, n_index: int = 2000
+) -> dict[str, Any] | None:
+    """As `cost`, for a deployment that retrieves with multilingual-e5-small (`ragshield index
+    --embedder multilingual-e5-small`): median single-thread CPU time of that retrieval (e5 query
+    embedding + FAISS) and of intent.check() given its result, per language group. Non-English
+    queries are scored from the retrieval's own vector; English ones still need the English part's
+    MiniLM vector. None when the `intent-multilingual` extra is absent."""
+    import faiss
+
+    from ragshield.rag.embedding import MultilingualE5Embedder
+
+    if not MultilingualE5Embedder.available():
+        return None
+    e5 = MultilingualE5Embedder()
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(n_index, e5.dimension)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    index = faiss.IndexFlatIP(e5.dimension)
+    index.add(base)
+    guard = ExtractionIntent(embedder=e5, model=model_path)
+    guard.check(RetrievalResult(Query("warm up"), ()))
+    guard.check(RetrievalResult(Query("calienta el motor, por favor"), ()))
+    out: dict[str, Any] = {"index_vectors": n_index}
+    with qs.single_thread():
+        for group, texts in (("english", english), ("other_languages", other_languages)):
+            retrieve_us, check_us = [], []
+            for text in texts:
+                holder: dict[str, Any] = {}
+
+                def retrieve(text: str = text, holder: dict[str, Any] = holder) -> None:
+                    vector = e5.embed([text])[0]
+                    index.search(vector[None, :], 3)
+                    holder["r"] = RetrievalResult(Query(text), (), query_vector=tuple(vector.tolist()))
+
+                retrieve_us.append(qs.cpu_time_us(retrieve))
+                check_us.append(qs.cpu_time_us(lambda r=holder["r"]: guard.check(r)))
+            shares = np.array(check_us) / np.array(retrieve_us)
+            out[group] = {
+                "queries": len(texts),
+                "retrieve_us": float(np.median(retrieve_us)) if texts else None,
+                "check_us": float(np.median(check_us)) if texts else None,
+                "check_share": float(np.median(shares)) if texts else None,
+                "check_share_p90": float(np.percentile(shares, 90)) if texts else None,
+            }
+    return out
+
+
 LOO_KEYS = {"lang": "leave_one_language_out", "style": "leave_one_style_out"}
 
 
@@ -250,29 +298,43 @@ def run(
     for path in loo_files:
         saved = json.loads(path.read_text(encoding="utf-8"))
         result[LOO_KEYS[saved["key"]]] = {**result.get(LOO_KEYS[saved["key"]], {}), **saved["results"]}
+    result["cost"] = measured_cost(corpus, model_path, n_cost)
+    return result
+
+
+def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str, Any]:
+    """`cost` and `e5_deployment_cost` on the same seeded sample: `n_cost` English queries (benign
+    test sets and held-out extraction requests) and a quarter as many own non-English phrasings."""
     rng = random.Random(5)
     pool = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     pool += [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 1]
     others = [e.text for e in corpus.calib if e.lang != "en" and e.source == "own"]
-    result["cost"] = cost(
-        model_path,
-        rng.sample(pool, min(n_cost, len(pool))),
-        other_languages=rng.sample(others, min(n_cost // 4, len(others))),
-    )
-    return result
+    english, other = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
+    return {
+        **cost(model_path, english, other_languages=other),
+        "e5_deployment": e5_deployment_cost(model_path, english, other),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`
-    (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report."""
+    (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report.
+    `--cost N --out X.json`: the per-query cost alone (shipped model)."""
     parser = argparse.ArgumentParser(description="leave-one-style-out / leave-one-language-out of the intent recipe")
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--loo", choices=tuple(LOO_KEYS), required=True)
+    parser.add_argument("--loo", choices=tuple(LOO_KEYS))
+    parser.add_argument("--cost", type=int, metavar="N", help="instead: the per-query cost on N English queries")
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
     args = parser.parse_args(argv)
     corpus = ti.build_corpus(args.data)
+    if args.cost:
+        qs.write_json(args.out, measured_cost(corpus, None, args.cost))
+        print(f"wrote {args.out}")
+        return
+    if args.loo is None:
+        parser.error("give --loo lang|style, or --cost N")
     embedder = ti.Embedders()
     # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
     results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}

@@ -52,9 +52,9 @@ import intent_benign_domains
 import query_sets as qs
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
-from ragshield.guards.intent_languages import MultilingualEmbedder
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_training import train_intent_model
+from ragshield.rag.embedding import MultilingualE5Embedder
 from ragshield.types import iter_jsonl
 
 REPO = qs.REPO
@@ -261,7 +261,7 @@ class Embedders:
 
     def __init__(self) -> None:
         self.main = qs.CachedEmbedder(qs.SentenceTransformerEmbedder(), CACHE)
-        self.multi = qs.CachedEmbedder(MultilingualEmbedder(), MULTI_CACHE)  # type: ignore[arg-type]
+        self.multi = qs.CachedEmbedder(MultilingualE5Embedder(), MULTI_CACHE)  # type: ignore[arg-type]
         self.name = self.main.name
 
     def embed(self, texts: list[str]) -> Any:
@@ -297,7 +297,7 @@ def multilingual_rows(examples: list[Example], embedders: Embedders) -> Any:
     chosen = [
         i for i, e in enumerate(examples) if needs_multilingual(e.text) or bucket(e.text + "/m") < MULTI_ENGLISH_SAMPLE
     ]
-    out = np.full((len(examples), MultilingualEmbedder.dimension), np.nan, dtype=np.float32)
+    out = np.full((len(examples), MultilingualE5Embedder.dimension), np.nan, dtype=np.float32)
     for start in range(0, len(chosen), 400):  # saved as it goes: a killed run keeps what it embedded
         part = chosen[start : start + 400]
         out[part] = embedders.multi.embed([examples[i].text for i in part])

@@ -85,6 +85,7 @@ class Registry(Mapping[str, str]):
 EMBEDDERS: Mapping[str, str] = {
     "sentence-transformers": "ragshield.rag.embedding:SentenceTransformerEmbedder",
     "hashing": "ragshield.rag.embedding:HashingEmbedder",
+    "multilingual-e5-small": "ragshield.rag.embedding:MultilingualE5Embedder",
 }
 
 # vector stores behind the retrieval seam (`ragshield.rag.store`); the name is kept in the index manifest

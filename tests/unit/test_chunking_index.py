@@ -95,3 +95,22 @@ def test_retriever_refuses_an_index_built_with_another_embedder(tmp_path: Path) 
     retriever, _ = open_retriever(tmp_path, HashingEmbedder(16))
     result = retriever.retrieve(Query("headache"), 3)
     assert len(result.hits) == 3
+
+
+class AsymmetricFake(HashingEmbedder):
+    """A hashing FAKE whose document side differs from its query side, as e5's prefixes do."""
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        return self.embed([f"passage {text}" for text in texts])
+
+
+def test_an_embedders_document_side_is_what_the_index_stores(tmp_path: Path) -> None:
+    corpus = make_synthetic_corpus(5, seed=0)
+    embedder = AsymmetricFake(64)
+    build_index(corpus, embedder, tmp_path)
+    retriever, _ = open_retriever(tmp_path, embedder)
+    text = corpus.documents[0].text
+    hit = retriever.retrieve(Query(text), 1).hits[0]
+    stored = embedder.embed_documents([text])[0] @ embedder.embed([text])[0]
+    assert hit.similarity == pytest.approx(float(stored), abs=1e-5)
+    assert hit.similarity < 0.999  # the query side was not what was stored

@@ -163,7 +163,13 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="synthetic[:N] | healthcaremagic:PATH | enron:PATH | jsonl:PATH | hf:NAME")
         ],
         out: Annotated[Path, typer.Option(help="index folder to write")],
-        embedder: Annotated[str, typer.Option(help="sentence-transformers model name")] = DEFAULT_EMBEDDER,
+        embedder: Annotated[
+            str,
+            typer.Option(
+                help="sentence-transformers model name, or multilingual-e5-small (users asking in many "
+                "languages; the intent guard then reuses its query vector)"
+            ),
+        ] = DEFAULT_EMBEDDER,
         chunker: Annotated[str, typer.Option(help="record (one record per chunk) | recursive (1500/100)")] = "record",
         limit: Annotated[int | None, typer.Option(help="index only the first N records")] = None,
         pii: Annotated[

@@ -36,10 +36,9 @@ from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
-from ragshield.guards.intent_languages import MultilingualEmbedder
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.parameters import check_parameters, forwards
-from ragshield.rag.embedding import Embedder
+from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
 __all__ = [
@@ -145,49 +144,73 @@ class ExtractionIntent(Detector):
             self.own_embedder_ = make_embedder(model.embedder_name)
         return self.own_embedder_, False
 
-    def _vectors(self, items: Sequence[RetrievalResult | Query | str], texts: list[str]) -> np.ndarray:
-        embedder, shared = self._embedder()
+    def _vectors(
+        self,
+        items: Sequence[RetrievalResult | Query | str],
+        texts: list[str],
+        skip: set[int] | frozenset[int] = frozenset(),
+    ) -> np.ndarray:
+        """The first embedding part's vectors, one row per text; rows in `skip` (texts the
+        multilingual part reads) are zeros, never embedded."""
         dimension = self._model().dimension
-        rows: list[np.ndarray | None] = []
-        for item in items:
-            vector = getattr(item, "query_vector", None) if shared else None
-            rows.append(
-                np.asarray(vector, dtype=np.float32) if vector is not None and len(vector) == dimension else None
-            )
-        missing = [i for i, row in enumerate(rows) if row is None]
+        out = np.zeros((len(texts), dimension), dtype=np.float32)
+        wanted = [i for i in range(len(texts)) if i not in skip]
+        if not wanted:
+            return out
+        embedder, shared = self._embedder()
+        missing = []
+        for i in wanted:
+            vector = getattr(items[i], "query_vector", None) if shared else None
+            if vector is not None and len(vector) == dimension:
+                out[i] = np.asarray(vector, dtype=np.float32)
+            else:
+                missing.append(i)
         if missing:
             # every query without a reusable vector is embedded in ONE batch
-            fresh = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
-            for i, vector in zip(missing, fresh, strict=True):
-                rows[i] = vector
-        return np.stack([row for row in rows if row is not None]) if rows else np.zeros((0, dimension), np.float32)
+            out[missing] = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
+        return out
 
     # -- scoring ----------------------------------------------------------------------------
 
-    def _multilingual(self, texts: list[str]) -> dict[int, np.ndarray] | None:
-        """Multilingual vectors (one batch) of the texts the model routes to its multilingual part;
-        None when there are none, or when the `intent-multilingual` extra is not installed (the
-        first embedding part then reads them, as in models without a multilingual part)."""
+    def _multilingual(
+        self, items: Sequence[RetrievalResult | Query | str], texts: list[str]
+    ) -> dict[int, np.ndarray] | None:
+        """Multilingual vectors of the texts the model routes to its multilingual part: the
+        retrieval's own query vector when the system retrieves with multilingual-e5-small (no
+        second pass), the others embedded in one batch. None when nothing is routed, or when the
+        `intent-multilingual` extra is not installed (the first embedding part then reads them,
+        as in models without a multilingual part)."""
         routed = [i for i, r in enumerate(self._model().routes(texts)) if r]
         if not routed:
             return None
+        shared = getattr(self.embedder, "name", None) == MultilingualE5Embedder.name
+        found: dict[int, np.ndarray] = {}
+        for i in routed:
+            vector = getattr(items[i], "query_vector", None) if shared else None
+            if vector is not None and len(vector) == MultilingualE5Embedder.dimension:
+                found[i] = np.asarray(vector, dtype=np.float32)
+        missing = [i for i in routed if i not in found]
+        if not missing:
+            return found
         if not hasattr(self, "multilingual_embedder_"):
-            available = MultilingualEmbedder.available()
+            available = MultilingualE5Embedder.available()
             if not available:
                 logger.warning(
                     "intent: non-English queries are read without the multilingual embedder; "
                     "pip install 'ragshield[intent-multilingual]' to catch them as the model card reports"
                 )
-            self.multilingual_embedder_ = MultilingualEmbedder() if available else None
+            self.multilingual_embedder_ = (self.embedder if shared else MultilingualE5Embedder()) if available else None
         if self.multilingual_embedder_ is None:
-            return None
-        vectors = self.multilingual_embedder_.embed([texts[i] for i in routed])
-        return dict(zip(routed, vectors, strict=True))
+            return found or None
+        vectors = self.multilingual_embedder_.embed([texts[i] for i in missing])
+        return {**found, **dict(zip(missing, vectors, strict=True))}
 
     def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
-        """Per query: the probability and its parts (one batched call per embedder at most)."""
+        """Per query: the probability and its parts (one batched call per embedder at most;
+        a query the multilingual part reads is not embedded by the first part)."""
         texts = [_text_of(item) for item in items]
-        return self._model().score(texts, self._vectors(items, texts), self._multilingual(texts))
+        multilingual = self._multilingual(items, texts)
+        return self._model().score(texts, self._vectors(items, texts, skip=set(multilingual or ())), multilingual)
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""

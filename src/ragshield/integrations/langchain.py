@@ -59,6 +59,7 @@ from ragshield.integrations.runs import (
 from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
 from ragshield.integrations.store_scores import check_similarities, resolve_metric, to_cosine
 from ragshield.integrations.streaming import OnBlock, amonitor, arelease, release
+from ragshield.rag.embedding import embed_documents
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult, ScoredChunk
 
 try:
@@ -342,10 +343,10 @@ class RagshieldEmbeddings(Embeddings):
         self.embedder = embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [[float(x) for x in row] for row in self.embedder.embed(texts)]
+        return [[float(x) for x in row] for row in embed_documents(self.embedder, texts)]
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        return [float(x) for x in self.embedder.embed([text])[0]]
 
 
 class GeneratorLLM(LLM):

@@ -54,6 +54,7 @@ from ragshield.integrations.runs import (
 from ragshield.integrations.shield import GuardBlockedError, Shield, scored_chunks
 from ragshield.integrations.store_scores import check_similarities, to_cosine
 from ragshield.integrations.streaming import OnBlock, release
+from ragshield.rag.embedding import embed_documents
 from ragshield.types import ChatMessage, Chunk, GenerationRequest, Query, RetrievalResult
 from ragshield.types import Response as ShieldResponse
 
@@ -265,10 +266,11 @@ class RagshieldEmbedding(BaseEmbedding):
         return self._embed([query])[0]
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._embed([text])[0]
+        return self._get_text_embeddings([text])[0]
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._embed(texts)
+        # indexed text takes the embedder's document side (e5's "passage: "), queries `embed`
+        return [[float(x) for x in row] for row in embed_documents(self._embedder, texts)]
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)

@@ -11,7 +11,7 @@ from ragshield.datasets.base import Corpus
 from ragshield.errors import IndexLoadError
 from ragshield.pii.spans import SPANS_FILE, analyse_chunks, write_pii_spans
 from ragshield.rag.chunking import Chunker, RecordChunker
-from ragshield.rag.embedding import Embedder
+from ragshield.rag.embedding import Embedder, embed_documents
 from ragshield.rag.index import IndexManifest, corpus_hash, drop_manifest, read_manifest, write_manifest
 from ragshield.rag.store import (
     DEFAULT_BACKEND,
@@ -107,7 +107,7 @@ def build_index(
     index = create_index(folder, embedder.dimension, backend=store, uri=uri, collection=collection, params=settings)
     for start in range(0, len(chunks), batch_size):
         batch = chunks[start : start + batch_size]
-        index.add(batch, embedder.embed([chunk.text for chunk in batch]))
+        index.add(batch, embed_documents(embedder, [chunk.text for chunk in batch]))
         if progress is not None:
             progress(min(start + batch_size, len(chunks)), len(chunks))
     index.commit()

