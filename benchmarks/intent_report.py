@@ -3,9 +3,11 @@ payload `intent_generalisation.run` writes; called by `benchmarks/query_detectio
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import query_sets as qs
+from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
 VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
@@ -87,12 +89,54 @@ def summary(g: dict[str, Any]) -> list[str]:
         f"({100 * c['check_share']:.1f}%)"
         + (
             f"; other languages {_verdict(c['multilingual_check_share'], 0.10, at_most=True)} "
-            f"({100 * c['multilingual_check_share']:.0f}%, the multilingual embedder's forward pass)."
+            f"({100 * c['multilingual_check_share']:.0f}%, the multilingual embedder's forward pass)"
             if c.get("multilingual_check_share") is not None
-            else "."
+            else ""
         )
+        + _e5_summary(c.get("e5_deployment"))
+        + "."
     )
     return out
+
+
+ROUTE_ALL = qs.REPO / "benchmarks" / "results" / "intent_route_all.json"
+
+
+def _route_all_clause() -> str:
+    """What forcing English through the multilingual part does (`benchmarks/intent_route_all.py`), if run."""
+    if not ROUTE_ALL.is_file():
+        return ""
+    sets = json.loads(ROUTE_ALL.read_text(encoding="utf-8"))["sets"]
+    shown = [
+        ("Enron held-out e-mails, FPR", "enron/heldout/benign"),
+        ("PIDE-medical, TPR", "healthcaremagic/pide-medical/attack"),
+    ]
+    parts = [
+        f"{label} {rate_text(sets[key]['shipped'], sets[key]['n'])} as routed, "
+        f"{rate_text(sets[key]['forced'], sets[key]['n'])} all through it"
+        for label, key in shown
+        if key in sets
+    ]
+    return (
+        " Reading English through the multilingual part instead does not hold (`benchmarks/intent_route_all.py`: "
+        + "; ".join(parts)
+        + ")."
+        if parts
+        else ""
+    )
+
+
+def _e5_summary(e5: dict[str, Any] | None) -> str:
+    """The summary's clause for a deployment retrieving with multilingual-e5-small ("" when not measured)."""
+    if not e5:
+        return ""
+    english, other = e5["english"], e5["other_languages"]
+    return (
+        "; retrieving with multilingual-e5-small instead, other languages "
+        f"{_verdict(other['check_share'], 0.10, at_most=True)} ({100 * other['check_share']:.1f}%, its vector "
+        f"reused) and English {_verdict(english['check_share'], 0.10, at_most=True)} "
+        f"({100 * english['check_share']:.0f}%, a MiniLM pass)"
+    )
 
 
 def _row(label: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
@@ -307,5 +351,17 @@ def report(g: dict[str, Any]) -> list[str]:
             f"`check()` {c['multilingual_check_us'] / 1000:.1f} ms = {100 * c['multilingual_check_share']:.0f}% of "
             "their retrieval, because the multilingual embedder runs once more (goal <= 10%: "
             f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)."
+        )
+    e5 = c.get("e5_deployment")
+    if e5:
+        english, other = e5["english"], e5["other_languages"]
+        lines[-1] += (
+            " **A deployment that retrieves with multilingual-e5-small** (`ragshield index --embedder "
+            "multilingual-e5-small`; retrieval = its query embedding + the same search): the other languages' "
+            f"`check()` reuses that vector, {other['check_us'] / 1000:.2f} ms = {100 * other['check_share']:.1f}% "
+            f"of their retrieval (median; 90th percentile {100 * other['check_share_p90']:.0f}%: queries the "
+            "router leaves on the English path); English queries still need the English part's MiniLM vector, "
+            f"{english['check_us'] / 1000:.1f} ms = {100 * english['check_share']:.0f}% of their retrieval."
+            + _route_all_clause()
         )
     return lines
