@@ -152,22 +152,42 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
     return out
 
 
+def _random_index(dimension: int, n_index: int) -> Any:
+    """A FAISS exact inner-product index of `n_index` random unit vectors (search cost only)."""
+    import faiss
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(n_index, dimension)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    index = faiss.IndexFlatIP(dimension)
+    index.add(base)
+    return index
+
+
+def _timed_retrieval(embedder: Any, index: Any, text: str) -> tuple[float, RetrievalResult]:
+    """CPU time (us) of one retrieval (embed the query, search the top 3) and its result, which
+    carries the query vector as a pipeline's retrieval does."""
+    holder: dict[str, RetrievalResult] = {}
+
+    def retrieve() -> None:
+        vector = embedder.embed([text])[0]
+        index.search(vector[None, :], 3)
+        holder["r"] = RetrievalResult(Query(text), (), query_vector=tuple(vector.tolist()))
+
+    return qs.cpu_time_us(retrieve), holder["r"]
+
+
 def cost(
     model_path: Path | None, texts: list[str], *, n_index: int = 2000, other_languages: list[str] | None = None
 ) -> dict[str, Any]:
     """Median single-thread CPU time of retrieval (real embed + FAISS) and of intent.check(): on
     English queries (retrieval's vector reused), and on queries in other languages (the
     multilingual embedder runs once more, `multilingual_*`)."""
-    import faiss
 
     from ragshield.rag.embedding import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
-    rng = np.random.default_rng(0)
-    base = rng.normal(size=(n_index, embedder.dimension)).astype(np.float32)
-    base /= np.linalg.norm(base, axis=1, keepdims=True)
-    index = faiss.IndexFlatIP(embedder.dimension)
-    index.add(base)
+    index = _random_index(embedder.dimension, n_index)
     reuse = ExtractionIntent(embedder=embedder, model=model_path)
     alone = ExtractionIntent(embedder=None, model=model_path)
     alone.own_embedder_ = embedder  # the model's embedder, but without the retrieval's vector
@@ -176,24 +196,17 @@ def cost(
     with qs.single_thread():
         embedder.embed(["warm up"])
         for text in texts:
-            holder: dict[str, Any] = {}
-
-            def retrieve(text: str = text, holder: dict[str, Any] = holder) -> None:
-                vector = embedder.embed([text])[0]
-                index.search(vector[None, :], 3)
-                holder["r"] = RetrievalResult(Query(text), (), query_vector=tuple(vector.tolist()))
-
-            retrieve_us.append(qs.cpu_time_us(retrieve))
-            result = holder["r"]
+            spent, result = _timed_retrieval(embedder, index, text)
+            retrieve_us.append(spent)
             reuse_us.append(qs.cpu_time_us(lambda r=result: reuse.check(r), repeat=5))
             bare = RetrievalResult(result.query, ())
             alone_us.append(qs.cpu_time_us(lambda r=bare: alone.check(r)))
         multi_us, multi_base_us = [], []
         for text in other_languages or []:
-            holder = {}
-            retrieve(text, holder)  # warm
-            multi_base_us.append(qs.cpu_time_us(lambda t=text, h=holder: retrieve(t, h)))
-            multi_us.append(qs.cpu_time_us(lambda r=holder["r"]: reuse.check(r)))
+            _timed_retrieval(embedder, index, text)  # warm
+            spent, result = _timed_retrieval(embedder, index, text)
+            multi_base_us.append(spent)
+            multi_us.append(qs.cpu_time_us(lambda r=result: reuse.check(r)))
     base_us = np.array(retrieve_us)
     multilingual = {
         "multilingual_queries": len(multi_us),
@@ -224,18 +237,13 @@ def e5_deployment_cost(
     embedding + FAISS) and of intent.check() given its result, per language group. Non-English
     queries are scored from the retrieval's own vector; English ones still need the English part's
     MiniLM vector. None when the `intent-multilingual` extra is absent."""
-    import faiss
 
     from ragshield.rag.embedding import MultilingualE5Embedder
 
     if not MultilingualE5Embedder.available():
         return None
     e5 = MultilingualE5Embedder()
-    rng = np.random.default_rng(0)
-    base = rng.normal(size=(n_index, e5.dimension)).astype(np.float32)
-    base /= np.linalg.norm(base, axis=1, keepdims=True)
-    index = faiss.IndexFlatIP(e5.dimension)
-    index.add(base)
+    index = _random_index(e5.dimension, n_index)
     guard = ExtractionIntent(embedder=e5, model=model_path)
     guard.check(RetrievalResult(Query("warm up"), ()))
     guard.check(RetrievalResult(Query("calienta el motor, por favor"), ()))
@@ -244,15 +252,9 @@ def e5_deployment_cost(
         for group, texts in (("english", english), ("other_languages", other_languages)):
             retrieve_us, check_us = [], []
             for text in texts:
-                holder: dict[str, Any] = {}
-
-                def retrieve(text: str = text, holder: dict[str, Any] = holder) -> None:
-                    vector = e5.embed([text])[0]
-                    index.search(vector[None, :], 3)
-                    holder["r"] = RetrievalResult(Query(text), (), query_vector=tuple(vector.tolist()))
-
-                retrieve_us.append(qs.cpu_time_us(retrieve))
-                check_us.append(qs.cpu_time_us(lambda r=holder["r"]: guard.check(r)))
+                spent, result = _timed_retrieval(e5, index, text)
+                retrieve_us.append(spent)
+                check_us.append(qs.cpu_time_us(lambda r=result: guard.check(r)))
             shares = np.array(check_us) / np.array(retrieve_us)
             out[group] = {
                 "queries": len(texts),
