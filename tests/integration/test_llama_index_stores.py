@@ -93,3 +93,28 @@ def test_intent_takes_a_llama_index_embedding_model(
     with pytest.raises(GuardBlockedError) as caught, guarded_run():
         postprocessor.postprocess_nodes(retriever.retrieve(query), query_str=query)
     assert "intent" in [v.guard for v in caught.value.verdicts if v.blocked]
+
+
+class _AsymmetricFake:
+    """A hashing FAKE with e5-like sides: documents and queries embed differently."""
+
+    def __init__(self) -> None:
+        from ragshield.rag.embedding import HashingEmbedder
+
+        self.hashing = HashingEmbedder(32)
+        self.name, self.dimension = "asymmetric-fake", 32
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.hashing.embed([f"query {t}" for t in texts])
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.hashing.embed([f"passage {t}" for t in texts])
+
+
+def test_ragshield_embedding_indexes_documents_asks_queries_and_unwraps_for_the_guards() -> None:
+    fake = _AsymmetricFake()
+    model = RagshieldEmbedding(fake)
+    text = "Bring the lab results to the follow-up visit."
+    assert model.get_text_embedding(text) == pytest.approx(fake.embed_documents([text])[0].tolist(), abs=1e-6)
+    assert model.get_query_embedding(text) == pytest.approx(fake.embed([text])[0].tolist(), abs=1e-6)
+    assert as_embedder(model) is fake  # guards embed queries with its query side, not the wrapper's batch

@@ -13,10 +13,12 @@ threshold on a sample of the deployment's own benign questions.
 
 Cost: the embedding part reads the query vector the retriever already computed
 (`RetrievalResult.query_vector`) when the system's embedder is the model's; the lexical part
-is hashing and a sparse dot product. No second forward pass for English queries. Queries the
-router reads as another language are embedded once more by the multilingual embedder
-(`intent_languages`; about one retrieval's time) when the `intent-multilingual` extra is
-installed.
+is hashing and a sparse dot product. No second forward pass for English queries with the
+default MiniLM index. Queries the router reads as another language are embedded once more by
+the multilingual embedder (multilingual-e5-small, `rag.embedding.MultilingualE5Embedder`;
+about one retrieval's time) when the `intent-multilingual` extra is installed, unless the
+system retrieves with that embedder: then its query vector is read instead, and English
+queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
 `method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
 """
@@ -167,7 +169,13 @@ class ExtractionIntent(Detector):
                 missing.append(i)
         if missing:
             # every query without a reusable vector is embedded in ONE batch
-            out[missing] = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
+            fresh = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
+            if fresh.shape != (len(missing), dimension):
+                raise ConfigError(
+                    f"intent model expects {dimension}-dimensional vectors from {self._model().embedder_name!r}; "
+                    f"embedder {getattr(embedder, 'name', '?')!r} returned shape {fresh.shape}"
+                )
+            out[missing] = fresh
         return out
 
     # -- scoring ----------------------------------------------------------------------------
@@ -175,15 +183,18 @@ class ExtractionIntent(Detector):
     def _multilingual(
         self, items: Sequence[RetrievalResult | Query | str], texts: list[str]
     ) -> dict[int, np.ndarray] | None:
-        """Multilingual vectors of the texts the model routes to its multilingual part: the
-        retrieval's own query vector when the system retrieves with multilingual-e5-small (no
-        second pass), the others embedded in one batch. None when nothing is routed, or when the
-        `intent-multilingual` extra is not installed (the first embedding part then reads them,
-        as in models without a multilingual part)."""
+        """Multilingual vectors, by row, of the texts the model routes to its multilingual part:
+        the retrieval's own query vector when the system retrieves with ragshield's
+        `MultilingualE5Embedder` (no second pass), the others embedded in one batch. A routed text
+        missing from the result (all of them, when the `intent-multilingual` extra is not
+        installed) is read by the first embedding part, as in models without a multilingual part;
+        None when nothing is routed or nothing could be embedded."""
         routed = [i for i, r in enumerate(self._model().routes(texts)) if r]
         if not routed:
             return None
-        shared = getattr(self.embedder, "name", None) == MultilingualE5Embedder.name
+        # ragshield's own e5 only: a framework's wrapper under the same name may embed queries with
+        # e5's "passage:" side, which the model was not trained on
+        shared = isinstance(self.embedder, MultilingualE5Embedder)
         found: dict[int, np.ndarray] = {}
         for i in routed:
             vector = getattr(items[i], "query_vector", None) if shared else None
@@ -193,7 +204,7 @@ class ExtractionIntent(Detector):
         if not missing:
             return found
         if not hasattr(self, "multilingual_embedder_"):
-            available = MultilingualE5Embedder.available()
+            available = shared or MultilingualE5Embedder.available()
             if not available:
                 logger.warning(
                     "intent: non-English queries are read without the multilingual embedder; "

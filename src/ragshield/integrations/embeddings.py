@@ -16,7 +16,9 @@ Neither framework is imported here: the wrappers only call the methods named abo
 Texts are embedded as documents (LangChain's `embed_documents`), queries included: the guards
 compare queries with each other and with fixed instruction banks, so one space for all is what
 they need. Models with separate query and document prompts (e5, bge with instructions) still
-work, with slightly blurrier similarities.
+work, with slightly blurrier similarities; the `intent` guard reuses multilingual-e5-small's
+vectors only from ragshield's own `MultilingualE5Embedder` (unwrapped from `RagshieldEmbeddings`
+/ `RagshieldEmbedding`), never from a framework's model under that name.
 """
 
 from __future__ import annotations
@@ -126,7 +128,8 @@ def as_embedder(obj: Any) -> Embedder | None:
     if obj is None or _is_ragshield_embedder(obj):
         embedder: Embedder | None = obj
         return embedder
-    inner: Any = getattr(obj, "embedder", None)  # ragshield's own model behind `RagshieldEmbeddings`
+    # ragshield's own model behind `RagshieldEmbeddings` (LangChain) or `RagshieldEmbedding` (LlamaIndex)
+    inner: Any = getattr(obj, "embedder", None)
     if _is_ragshield_embedder(inner):
         unwrapped: Embedder = inner
         return unwrapped

@@ -259,6 +259,11 @@ class RagshieldEmbedding(BaseEmbedding):
         super().__init__(model_name=getattr(embedder, "name", "ragshield"), **kwargs)
         self._embedder = embedder
 
+    @property
+    def embedder(self) -> Any:
+        """The ragshield `Embedder` inside (`as_embedder` unwraps it, so guards use its query side)."""
+        return self._embedder
+
     def _embed(self, texts: list[str]) -> list[list[float]]:
         return [[float(x) for x in row] for row in self._embedder.embed(texts)]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense
+from ragshield.rag.embedding import embed_documents
 from ragshield.types import RetrievalResult, ScoredChunk
 
 if TYPE_CHECKING:
@@ -74,8 +75,8 @@ class SentenceReranker:
         """Each text's best sentence cosine with the query."""
         split = [sentences(text, max_sentences=self.max_sentences) for text in texts]
         flat = [sentence for parts in split for sentence in parts]
-        vectors = self.embedder.embed([query, *flat])
-        cosines = vectors[1:] @ vectors[0]
+        # the sentences are indexed text (an embedder's document side), the query is asked
+        cosines = embed_documents(self.embedder, flat) @ self.embedder.embed([query])[0]
         scores: list[float] = []
         start = 0
         for parts in split:
