@@ -131,11 +131,20 @@ def test_worst_case_model_leak_is_halted_mid_stream(store: InMemoryVectorStore, 
 
 
 def test_benign_answer_streams_from_smollm(store: InMemoryVectorStore, guards: Any, smollm: Any) -> None:
-    shield, _ = guards
+    """What the real model writes varies (it may copy a canary-laced record, which halts here):
+    asserted is what the chain guarantees, not the text."""
+    shield, sink = guards
+    sink.clear()
     llm = GeneratorLLM(generator=smollm, max_tokens=16, chat_mode=True)
-    chain = GuardedChain(_chain(GuardedRetriever(shield=shield, vectorstore=store), llm), shield)
+    chain = GuardedChain(_chain(GuardedRetriever(shield=shield, vectorstore=store), llm), shield, on_block="refuse")
     pieces = list(chain.stream("What should I do about persistent headaches?"))
-    assert len(pieces) >= 1 and len("".join(pieces).split()) >= 3
+    (decorated,) = sink  # the benign question passed the query guards and its context got canaries
+    received = "".join(pieces)
+    assert pieces and received.strip()  # streamed, never empty: an answer or, once halted, the refusal
+    canaries = [c for values in decorated.markers.values() for c in values]
+    assert canaries and all(c not in received for c in canaries)
+    if shield.refusal in received:  # a halt ends the stream with the refusal, nothing after it
+        assert received.endswith(shield.refusal)
 
 
 def test_retriever_without_scores_is_a_clear_error(store: InMemoryVectorStore, guards: Any, minilm: Any) -> None:
