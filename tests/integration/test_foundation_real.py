@@ -64,6 +64,29 @@ def test_llama_cpp_is_deterministic_for_a_seed_and_handles_overflow(smollm) -> N
     assert isinstance("".join(small.stream(chat)), str)
 
 
+def test_chat_messages_are_fitted_in_tokens_with_room_for_the_template_and_the_answer() -> None:
+    """Messages cut by a character count could still overflow n_ctx once re-tokenised and wrapped
+    in the chat template, and llama.cpp then refused the prompt ("Requested tokens (2065) exceed
+    context window"): Enron contexts in the chat layout hit this on 2 of 24 questions. Whatever
+    the text, the fitted messages, the template's reserve and the answer's budget fit the window."""
+    from ragshield.generators.llama_cpp import CHAT_TEMPLATE_TOKENS, CHAT_TOKENS_PER_MESSAGE, MIN_NEW_TOKENS
+
+    small = LlamaCppGenerator(n_ctx=256)
+    llama = small._load()
+    dense = "=20=09\u00e9\u00df 0x7f3a9c " * 60  # quoted-printable, accents, hex: many tokens per character
+    sparse = "Forwarded by Jeff Skilling on 05/12/2001 regarding the gas transportation contract. " * 30
+    for context in (dense + sparse, sparse + dense, dense, sparse, "Say hello. " * 300):
+        messages = [{"role": "system", "content": "Answer from the context."}, {"role": "user", "content": context}]
+        budget = small._fit_messages(messages, 64)
+        used = sum(len(llama.tokenize(m["content"].encode(), add_bos=False, special=True)) for m in messages)
+        reserve = CHAT_TOKENS_PER_MESSAGE * len(messages) + CHAT_TEMPLATE_TOKENS
+        assert MIN_NEW_TOKENS <= budget <= 64 and used + reserve + budget <= small.n_ctx
+    request = GenerationRequest(
+        messages=(ChatMessage("system", "Answer from the context."), ChatMessage("user", dense + sparse)), max_tokens=64
+    )
+    assert isinstance("".join(p for p in small.stream(request) if isinstance(p, str)), str)
+
+
 @dataclass
 class CliResult:
     returncode: int

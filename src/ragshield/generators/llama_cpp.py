@@ -20,6 +20,10 @@ from ragshield.types import GenerationRequest
 
 log = logging.getLogger(__name__)
 MIN_NEW_TOKENS = 32
+# a chat template's tokens around the messages (ChatML: "<|im_start|>user\n" ... "<|im_end|>\n"),
+# plus room for a default system prompt and the assistant header that a template may add
+CHAT_TOKENS_PER_MESSAGE = 8
+CHAT_TEMPLATE_TOKENS = 48
 
 
 def default_gguf_path() -> Path:
@@ -122,6 +126,33 @@ class LlamaCppGenerator:
         log.warning("prompt of %d tokens overflows n_ctx=%d; cut to %d tokens", len(tokens), self.n_ctx, len(cut))
         return llama.detokenize(cut).decode("utf-8", errors="ignore"), MIN_NEW_TOKENS
 
+    def _fit_messages(self, messages: list[dict[str, str]], max_tokens: int) -> int:
+        """Cut the longest message (the context) in place, from its middle, until the messages,
+        the chat template's own tokens and the answer fit the context window; the answer's token
+        budget. Measured in tokens after every cut: a cut text re-tokenises a little longer, and
+        the template (role markers, a default system prompt) adds tokens that llama.cpp rejects
+        with an error once the window is full."""
+        llama = self._load()
+        reserve = CHAT_TOKENS_PER_MESSAGE * len(messages) + CHAT_TEMPLATE_TOKENS
+
+        def size(text: str) -> list[int]:
+            return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+        original = sum(len(size(m["content"])) for m in messages) + reserve
+        for _ in range(8):
+            used = sum(len(size(m["content"])) for m in messages) + reserve
+            budget = self.n_ctx - used
+            if budget >= MIN_NEW_TOKENS:
+                if used != original:
+                    log.warning("chat prompt of %d tokens overflows n_ctx=%d; cut to %d", original, self.n_ctx, used)
+                return min(max_tokens, budget)
+            longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+            tokens = size(messages[longest]["content"])
+            keep = max(len(tokens) - (MIN_NEW_TOKENS - budget) - 8, 0)
+            cut = tokens[: keep // 2] + tokens[len(tokens) - (keep - keep // 2) :] if keep else []
+            messages[longest]["content"] = llama.detokenize(cut).decode("utf-8", errors="ignore")
+        raise GenerationError(f"the messages do not fit n_ctx={self.n_ctx} even with the longest one cut")
+
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         use_completion = self.mode == "completion" or (self.mode == "auto" and request.prompt is not None)
         settings: dict[str, Any] = {
@@ -154,16 +185,7 @@ class LlamaCppGenerator:
                             yield StreamEnd("length")
                 else:
                     messages = [{"role": m.role, "content": m.content} for m in request.messages]
-                    joined = "\n".join(m["content"] for m in messages)
-                    fitted, settings["max_tokens"] = self._fit(joined, request.max_tokens)
-                    if fitted != joined:  # cut the longest message (the context) to the same size
-                        longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
-                        excess = len(joined) - len(fitted)
-                        content = messages[longest]["content"]
-                        middle = len(content) // 2
-                        messages[longest]["content"] = (
-                            content[: middle - excess // 2] + content[middle + excess // 2 + 1 :]
-                        )
+                    settings["max_tokens"] = self._fit_messages(messages, request.max_tokens)
                     for part in llama.create_chat_completion(messages=messages, **settings):
                         check_cancelled()  # once per token: a cancelled request frees the model at once
                         choice = part["choices"][0]
