@@ -57,6 +57,12 @@ logger = logging.getLogger(__name__)
 MIN_FIT = 20
 
 
+def _reusable_vector(item: RetrievalResult | Query | str, dimension: int) -> np.ndarray | None:
+    """The retrieval's query vector (float32) when `item` carries one of `dimension`, else None."""
+    vector = getattr(item, "query_vector", None)
+    return np.asarray(vector, dtype=np.float32) if vector is not None and len(vector) == dimension else None
+
+
 def _text_of(item: RetrievalResult | Query | str) -> str:
     if isinstance(item, RetrievalResult):
         return item.query.text
@@ -162,9 +168,9 @@ class ExtractionIntent(Detector):
         embedder, shared = self._embedder()
         missing = []
         for i in wanted:
-            vector = getattr(items[i], "query_vector", None) if shared else None
-            if vector is not None and len(vector) == dimension:
-                out[i] = np.asarray(vector, dtype=np.float32)
+            vector = _reusable_vector(items[i], dimension) if shared else None
+            if vector is not None:
+                out[i] = vector
             else:
                 missing.append(i)
         if missing:
@@ -197,9 +203,9 @@ class ExtractionIntent(Detector):
         shared = isinstance(self.embedder, MultilingualE5Embedder)
         found: dict[int, np.ndarray] = {}
         for i in routed:
-            vector = getattr(items[i], "query_vector", None) if shared else None
-            if vector is not None and len(vector) == MultilingualE5Embedder.dimension:
-                found[i] = np.asarray(vector, dtype=np.float32)
+            vector = _reusable_vector(items[i], MultilingualE5Embedder.dimension) if shared else None
+            if vector is not None:
+                found[i] = vector
         missing = [i for i in routed if i not in found]
         if not missing:
             return found
