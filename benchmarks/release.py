@@ -46,7 +46,7 @@ from typing import Any
 
 from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
-from ragshield.guards.base import WITHHELD_MARKER
+from ragshield.guards.base import INTENT_SIGNAL, WITHHELD_MARKER
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.release.defense import frequent_grams
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
@@ -317,6 +317,7 @@ def benign_section(questions: int, seed: int, kb: str = "healthcaremagic") -> di
                     "finish": response.finish_reason,
                     "total_ms": response.timings_ms.get("total", float("nan")),
                     "withheld": response.timings_ms.get("withheld_chars", 0.0),
+                    "flagged": any(verdict.evidence.get(INTENT_SIGNAL) for verdict in response.verdicts),
                     **defense_time(response.timings_ms),
                     "copied_words": max((longest_copied_words(response.text, h.chunk.text) for h in hits), default=0),
                 }
@@ -338,6 +339,10 @@ def benign_section(questions: int, seed: int, kb: str = "healthcaremagic") -> di
             "rouge_l_vs_undefended_mean": statistics.fmean(rouge),
             "rouge_l_vs_undefended_ci": bootstrap_mean(rouge),
             "degenerate": sum(degenerate(row["text"]) for row in answers),
+            # a flagged request gets canaries under shield: its answers are the ones that differ most
+            "flagged": sum(row["flagged"] for row in answers),
+            "flagged_each": [row["flagged"] for row in answers],
+            "cosine_each": [round(value, 4) for value in cosine],
             "p50_ms": statistics.median(row["total_ms"] for row in answers),
             **_defense_share(answers),
             "copied_words": [row["copied_words"] for row in answers],
@@ -565,12 +570,30 @@ def _benign_table(benign: dict[str, Any] | None, kb: str) -> list[str]:
             f"{_mean_text(row, 'rouge_l')} | {rate_text(row['degenerate'], n)} | {row['p50_ms']:.0f} | "
             f"{_ms_text(row.get('defense_ms_p50'))} | {_share_text(row)} |"
         )
+    lines += _flagged_split(benign["shield"], n)
     copied = benign["none"]["copied_words"]
     lines += ["", "Undefended answers that copy more than N consecutive words of a retrieved record:", ""]
     for bound in (4, 8, 12, 20):
         lines.append(f"- more than {bound}: {rate_text(sum(c > bound for c in copied), len(copied))}")
     lines.append("")
     return lines
+
+
+def _flagged_split(row: dict[str, Any], n: int) -> list[str]:
+    """How many benign requests `shield`'s intent layer flagged, and the cosine of flagged and
+    unflagged answers apart (a flagged request gets canaries, so its answer may differ); empty for a
+    run made before flags were recorded."""
+    if "flagged_each" not in row:
+        return []
+    split: dict[bool, list[float]] = {True: [], False: []}
+    for flagged, cosine in zip(row["flagged_each"], row["cosine_each"], strict=True):
+        split[flagged].append(cosine)
+    parts = [
+        f"{label} {statistics.fmean(values):.3f} (n={len(values)})" if values else f"{label} missing (n=0)"
+        for label, values in (("flagged", split[True]), ("not flagged", split[False]))
+    ]
+    flagged = rate_text(row["flagged"], n)
+    return ["", f"`shield` flagged {flagged} of these requests; cosine vs undefended: {', '.join(parts)}."]
 
 
 def report(results: dict[str, Any]) -> str:
