@@ -332,7 +332,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
+    parser.add_argument(
+        "--multi-english",
+        type=int,
+        metavar="PCT",
+        help=f"recipe study: %% of English training texts the multilingual part also reads (shipped: "
+        f"{ti.MULTI_ENGLISH_SAMPLE})",
+    )
     args = parser.parse_args(argv)
+    if args.multi_english is not None:
+        ti.MULTI_ENGLISH_SAMPLE = args.multi_english
     corpus = ti.build_corpus(args.data)
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))
