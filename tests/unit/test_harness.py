@@ -336,6 +336,23 @@ def test_two_processes_can_share_one_folder_by_defense(tmp_path: Path) -> None:
         run_evaluation(config, tmp_path, parts=parts(), only=["canary-rag"])
 
 
+def test_two_processes_can_share_one_folder_by_attack(tmp_path: Path) -> None:
+    config = make_config()
+    run_evaluation(config, tmp_path, parts=parts(), only_phases=["pide"])
+    first = TranscriptCache(tmp_path)
+    assert first.record("pide__none") is not None and first.record("pide__rule-based") is not None
+    assert first.record("tgtb__none") is None and first.record("benign__none") is None
+    assert json.loads((tmp_path / "run.json").read_text())["finished"] is False
+    recorder = Recorder()
+    run_evaluation(config, tmp_path, progress=recorder, parts=parts(), only_phases=["tgtb", "benign"])
+    fresh = {cell for cell, cached, _ in recorder.finished if not cached}
+    assert fresh == {f"{phase}__{d}" for phase in ("tgtb", "benign") for d in ("none", "rule-based")}
+    assert json.loads((tmp_path / "run.json").read_text())["finished"] is True
+    assert len(json.loads((tmp_path / "results.json").read_text())["attack_rows"]) == 4
+    with pytest.raises(ConfigError, match="not in the config's attacks"):
+        run_evaluation(config, tmp_path, parts=parts(), only_phases=["rag-thief"])
+
+
 def test_demo_grid_config_is_the_four_attacks_against_the_undefended_and_defended_columns(tmp_path: Path) -> None:
     from ragshield.evaluation.demo import DEMO_DEFENSES, demo_config
 

@@ -44,6 +44,12 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(help="run only this configured defense (repeatable); other processes may run the rest"),
         ] = None,
+        attack: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="run only this configured attack label, or 'benign' (repeatable); other processes may run the rest"
+            ),
+        ] = None,
     ) -> None:
         """Run (or resume) an attacks x defenses grid; finished cells are cached and skipped.
 
@@ -54,7 +60,9 @@ def register(app: typer.Typer) -> None:
 
         settings = load_eval_config(config)
         with Progress(*bar_columns(), console=err_console) as bars:
-            table = run_evaluation(settings, out, progress=BarProgress(bars), only=defense or None)
+            table = run_evaluation(
+                settings, out, progress=BarProgress(bars), only=defense or None, only_phases=attack or None
+            )
         print_summary(console, table, out, title=f"leakage: {settings.corpus}")
         _finish(table)
 

@@ -63,49 +63,59 @@ def run_evaluation(
     progress: EvalProgress | None = None,
     parts: Parts | None = None,
     only: Sequence[str] | None = None,
+    only_phases: Sequence[str] | None = None,
 ) -> ResultTable:
     """Run (or resume) the grid of `config` into `out_dir`, then write the report.
 
-    `only` restricts this process to some of the config's defenses: several processes can run
-    disjoint defenses of one folder at once (the cell records are merged under a lock).
-    Returns the result table (also written as `out_dir/results.json`).
+    `only` restricts this process to some of the config's defenses and `only_phases` to some of
+    its attacks (their labels) and `benign`: several processes can run disjoint parts of one
+    folder at once (the cell records are merged under a lock), so a grid whose cells each take an
+    hour can use every core. Targets and the top-k sweep run only in a process without a
+    restriction. Returns the result table (also written as `out_dir/results.json`).
 
     Raises:
-        ConfigError: invalid corpus, benign or calibration settings, or an `only` name that is
-            not a configured defense (before any model runs).
+        ConfigError: invalid corpus, benign or calibration settings, or an `only` / `only_phases`
+            name that is not a configured defense / attack (before any model runs).
     """
     sink = progress or NullProgress()
     if only is not None:
         unknown = sorted(set(only) - set(config.defenses))
         if unknown:
             raise ConfigError(f"--defense {', '.join(unknown)} is not in the config's defenses: {config.defenses}")
+    if only_phases is not None:
+        unknown = sorted(set(only_phases) - set(config.phases()))
+        if unknown:
+            raise ConfigError(f"--attack {', '.join(unknown)} is not in the config's attacks: {config.phases()}")
+    restricted = only is not None or only_phases is not None
     local = config.defenses if not config.targets or "defenses" in config.model_fields_set else []
     defenses = [name for name in local if only is None or name in only]
     run = _prepare(config, Path(out_dir), parts or Parts())
     cache = TranscriptCache(run.out_dir)
     specs = {spec.cell: spec for spec in config.attacks}
+    phases = [phase for phase in config.phases() if only_phases is None or phase in only_phases]
     if config.order is None:
         # defense by defense (config order: put the important, cheap ones first), each with its
         # attacks then its benign traffic, so an interrupted run has whole defenses
         for defense in defenses:
             for spec in config.attacks:
-                attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
-            if run.benign:
+                if spec.cell in phases:
+                    attack_cell(run, cache, sink, spec, defense, k=config.k, sweep=False)
+            if run.benign and BENIGN in phases:
                 benign_cell(run, cache, sink, defense)
     else:
         # phase by phase (an attack, or the benign set), each across every defense
-        for phase in config.phases():
+        for phase in phases:
             for defense in defenses:
                 if phase == BENIGN:
                     if run.benign:
                         benign_cell(run, cache, sink, defense)
                 else:
                     attack_cell(run, cache, sink, specs[phase], defense, k=config.k, sweep=False)
-    for target in config.targets or () if only is None else ():
+    for target in config.targets or () if not restricted else ():
         for spec in config.attacks:
             target_cell(run, cache, sink, spec, target)
-    if config.topk_sweep is not None and (only is None or any(d in only for d in config.topk_sweep.defenses)):
-        sweep = config.topk_sweep
+    sweep = config.topk_sweep
+    if sweep is not None and only_phases is None and (only is None or any(d in only for d in sweep.defenses)):
         spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
         spec = spec.model_copy(update={"budget": sweep.budget})
         for defense in [name for name in sweep.defenses if only is None or name in only]:
