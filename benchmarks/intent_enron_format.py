@@ -1,0 +1,92 @@
+"""The shipped intent model on Enron e-mail openings as the grids ask them, against the form it was tested in.
+
+`benchmarks/query_sets.py` and `benchmarks/train_intent.py` build their Enron benign texts as the
+body's first 50 `\\w+` words joined by spaces: punctuation, line structure and quoted-mail markers
+are gone. The grids' benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the
+first 50 words of the body as written: "-----Original Message----- From: Denton, Rhonda L. Sent:
+...". This scores every Enron e-mail both ways with the shipped model at its operating point, per
+split of `train_intent.py` (the bucket of the stripped opening; `test` is the split the report's
+Enron FPR is measured on), and apart for the e-mails that quote or forward another mail.
+
+    OMP_NUM_THREADS=1 python benchmarks/intent_enron_format.py [--data ../shared/data]
+
+Writes `benchmarks/results/intent_enron_format.json` and merges it into the `generalisation`
+payload of `benchmarks/results/query_detection.json` (`query_detection.py --report-only` shows it).
+Rates only: no e-mail text is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import query_sets as qs
+import train_intent as ti
+from intent_generalisation import rate
+from ragshield.datasets.loaders import load_enron
+from ragshield.evaluation.workload import holdout_items
+from ragshield.guards.intent_model import IntentModel
+from ragshield.metrics.intervals import rate_text
+
+OUT = qs.REPO / "benchmarks" / "results" / "intent_enron_format.json"
+QUOTING = re.compile(r"-----\s*Original Message|-{5,}\s*Forwarded by")
+
+
+def measure(data: Path) -> dict[str, Any]:
+    path = data / "enron.jsonl"
+    if not path.is_file():
+        print(f"{path} is absent: nothing measured", file=sys.stderr)
+        raise SystemExit(1)
+    bodies = {str(row["id"]): str(row.get("body") or "") for row in ti._rows(path)}
+    items = holdout_items(list(load_enron(str(path)).documents))
+    asked = [item.query.text for item in items]
+    stripped = [
+        " ".join(re.findall(r"\w+", bodies.get(item.query.id.removeprefix("holdout-"), ""))[:50]) for item in items
+    ]
+    # the bucket train_intent.py puts each stripped opening in (fewer than 10 words: never used)
+    split = [ti.split_of(text, 40, 15) if len(text.split()) >= 10 else "short" for text in stripped]
+    model, embedders = IntentModel.load(), ti.Embedders()
+    as_asked = ti.probabilities(model, asked, embedders)
+    as_tested = ti.probabilities(model, [text or " " for text in stripped], embedders)
+    embedders.save()
+    out: dict[str, Any] = {"threshold": model.threshold, "model_version": model.meta.get("model_version")}
+    for name in ("train", "calib", "test", "short"):
+        rows = [i for i, s in enumerate(split) if s == name]
+        quoting = [i for i in rows if QUOTING.search(asked[i])]
+        own = [i for i in rows if not QUOTING.search(asked[i])]
+        out[name] = {
+            "as_asked": rate(as_asked[rows], model.threshold),
+            "as_tested": rate(as_tested[rows], model.threshold),
+            "as_asked_quoting_a_mail": rate(as_asked[quoting], model.threshold),
+            "as_asked_rest": rate(as_asked[own], model.threshold),
+        }
+        row = out[name]
+        print(
+            f"{name:6s} as the grids ask {rate_text(row['as_asked']['k'], row['as_asked']['n'])} | as tested "
+            f"(punctuation stripped) {rate_text(row['as_tested']['k'], row['as_tested']['n'])} | quoting a mail "
+            f"{rate_text(row['as_asked_quoting_a_mail']['k'], row['as_asked_quoting_a_mail']['n'])}, the rest "
+            f"{rate_text(row['as_asked_rest']['k'], row['as_asked_rest']['n'])}"
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    args = parser.parse_args()
+    result = measure(args.data)
+    qs.write_json(OUT, result)
+    report = OUT.parent / "query_detection.json"
+    if report.is_file():
+        payload = json.loads(report.read_text(encoding="utf-8"))
+        payload.setdefault("generalisation", {})["enron_grid_format"] = result
+        qs.write_json(report, payload)
+    print(f"wrote {OUT.relative_to(qs.REPO)}")
+
+
+if __name__ == "__main__":
+    main()
