@@ -78,7 +78,7 @@ HELDOUT_SETS = {
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v7"
+MODEL_VERSION = "v8"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -87,8 +87,9 @@ SEGMENT_FLOOR = 1.89
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # held-apart sets read by earlier sessions, hence burned as tests: from v6 their rows (requests
 # and hard-benign questions) are training rows; for v7, sets v1-v5 train, v6 is the development
-# set and v7 (written blind before v7 trained) the judge
-TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5")
+# set and v7 (written blind before v7 trained) the judge; for v8, v1-v6 train, v7 is the
+# development set and v8 (written blind before any v8 change) the judge
+TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5", "v6")
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
 # the sources with enough calibration texts to measure it (>= 1 / TARGET_FPR): the mixed set is
@@ -135,13 +136,21 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [dict(r) for r in iter_jsonl(path)]
 
 
-def _enron_openings(data: Path) -> list[str]:
-    out = []
-    for row in _rows(data / "enron.jsonl"):
-        words = re.findall(r"\w+", str(row.get("body") or ""))[:50]
-        if len(words) >= 10:
-            out.append(" ".join(words))
-    return list(dict.fromkeys(out))
+def _enron_openings(data: Path) -> list[tuple[str, str]]:
+    """(opening, split key) per Enron e-mail. v8: the opening as the grids ask it and a user
+    writes it (the body's first 50 words with their punctuation, quoted-mail markers included,
+    short mails too); v1-v7 used the `\\w+` words joined by spaces, and flagged 8.8% of test e-mails
+    as written (`benchmarks/intent_enron_format.py`). The split key is that stripped opening, so
+    every e-mail stays in the split it had."""
+    from ragshield.datasets.loaders import load_enron
+    from ragshield.evaluation.workload import holdout_items
+
+    bodies = {str(row["id"]): str(row.get("body") or "") for row in _rows(data / "enron.jsonl")}
+    out = {}
+    for item in holdout_items(list(load_enron(str(data / "enron.jsonl")).documents)):
+        key = " ".join(re.findall(r"\w+", bodies.get(item.query.id.removeprefix("holdout-"), ""))[:50])
+        out.setdefault(item.query.text, key or item.query.text)
+    return list(out.items())
 
 
 _REQUEST_WORDS = re.compile(
@@ -216,13 +225,15 @@ def build_corpus(data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] 
     benign: dict[str, tuple[list[str], int, int]] = {
         "genmedgpt": ([str(r["question"]) for r in _rows(data / "genmedgpt5k_synthetic.jsonl")], 30, 10),
         "icliniq": ([str(r["question"]) for r in _rows(data / "icliniq_chatdoctor.jsonl")], 40, 15),
-        "enron": (_enron_openings(data), 40, 15),
     }
     hcm = [str(r["question"]) for r in _rows(data / "healthcaremagic.jsonl")]
     benign["healthcaremagic"] = ([q for q in hcm if " ".join(q.split()).lower() not in in_sage], 40, 15)
+    enron = _enron_openings(data)
+    benign["enron"] = ([text for text, _ in enron], 40, 15)
+    split_keys = dict(enron)  # an Enron opening goes to the split of its stripped form
     for source, (texts, train, calib) in benign.items():
         for text in dict.fromkeys(t for t in texts if t.strip()):
-            where = split_of(text, train, calib)
+            where = split_of(split_keys.get(text, text) if source == "enron" else text, train, calib)
             example = Example(text, 0, "real", "en", source)
             if where == "test":
                 corpus.test.setdefault(source, []).append(example)
