@@ -1,12 +1,14 @@
 """The shipped intent model on Enron e-mail openings as the grids ask them, against the form it was tested in.
 
-`benchmarks/query_sets.py` and `benchmarks/train_intent.py` build their Enron benign texts as the
-body's first 50 `\\w+` words joined by spaces: punctuation, line structure and quoted-mail markers
-are gone. The grids' benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the
+`benchmarks/query_sets.py` (and `benchmarks/train_intent.py` up to model v7) build their Enron
+benign texts as the body's first 50 `\\w+` words joined by spaces: punctuation, line structure and
+quoted-mail markers are gone. The grids' benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the
 first 50 words of the body as written: "-----Original Message----- From: Denton, Rhonda L. Sent:
 ...". This scores every Enron e-mail both ways with the shipped model at its operating point, per
 split of `train_intent.py` (the bucket of the stripped opening; `test` is the split the report's
-Enron FPR is measured on), and apart for the e-mails that quote or forward another mail.
+Enron FPR is measured on; `short`, fewer than 10 words, was in no split up to v7), apart for the
+e-mails that quote or forward another mail, and on the grids' own 300 held-out e-mails (seed 0).
+Counts include duplicate openings.
 
     OMP_NUM_THREADS=1 python benchmarks/intent_enron_format.py [--data ../shared/data]
 
@@ -28,7 +30,7 @@ import query_sets as qs
 import train_intent as ti
 from intent_generalisation import rate
 from ragshield.datasets.loaders import load_enron
-from ragshield.evaluation.workload import holdout_items
+from ragshield.evaluation.workload import holdout_items, split_holdout
 from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import rate_text
 
@@ -44,9 +46,7 @@ def measure(data: Path) -> dict[str, Any]:
     bodies = {str(row["id"]): str(row.get("body") or "") for row in ti._rows(path)}
     items = holdout_items(list(load_enron(str(path)).documents))
     asked = [item.query.text for item in items]
-    stripped = [
-        " ".join(re.findall(r"\w+", bodies.get(item.query.id.removeprefix("holdout-"), ""))[:50]) for item in items
-    ]
+    stripped = [qs._first_words(bodies.get(item.query.id.removeprefix("holdout-"), ""), 50) for item in items]
     # the bucket train_intent.py puts each stripped opening in (fewer than 10 words: never used)
     split = [ti.split_of(text, 40, 15) if len(text.split()) >= 10 else "short" for text in stripped]
     model, embedders = IntentModel.load(), ti.Embedders()
@@ -71,6 +71,10 @@ def measure(data: Path) -> dict[str, Any]:
             f"{rate_text(row['as_asked_quoting_a_mail']['k'], row['as_asked_quoting_a_mail']['n'])}, the rest "
             f"{rate_text(row['as_asked_rest']['k'], row['as_asked_rest']['n'])}"
         )
+    _, held = split_holdout(load_enron(str(path)), 300, seed=0)
+    grid = [item.query.text for item in holdout_items(held)]
+    out["grid_holdout"] = rate(ti.probabilities(model, grid, embedders), model.threshold)
+    print(f"the grids' 300 held-out e-mails as asked: {rate_text(out['grid_holdout']['k'], out['grid_holdout']['n'])}")
     return out
 
 

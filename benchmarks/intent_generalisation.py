@@ -83,6 +83,7 @@ def _probabilities(model: IntentModel, texts: list[str], embedder: Any) -> np.nd
 def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any) -> dict[str, Any]:
     threshold = model.threshold
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
+    out["enron_as_written"] = True  # from the v8 recipe; v1-v7's Enron test texts had no punctuation
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
     for version, path in ti.HELDOUT_SETS.items():
@@ -357,6 +358,8 @@ def main(argv: list[str] | None = None) -> None:
             results |= leave_one_out(corpus, embedder, args.loo, [value])
             embedder.save()
             saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
+            if args.multi_english is not None:
+                saved["multi_english"] = args.multi_english
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 

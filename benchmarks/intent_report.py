@@ -48,10 +48,11 @@ def summary(g: dict[str, Any]) -> list[str]:
         f"{100 * s['benign'][worst]['rate']:.1f}%)."
     )
     asked = (g.get("enron_grid_format") or {}).get("test")
-    if asked:  # the same test-bucket e-mails, asked as the grids (and users) write them
+    if asked and not s.get("enron_as_written"):  # v1-v7's test set: openings without punctuation
         out[-1] += (
             f" **But those Enron texts are punctuation-stripped openings; asked as the grids ask them (the "
-            f"body's first 50 words as written) the same {asked['as_asked']['n']} test-bucket e-mails are "
+            f"body's first 50 words as written) the {asked['as_asked']['n']} test-bucket e-mails (duplicates "
+            "counted) are "
             f"flagged at {cell(asked['as_asked'])}**: {_verdict(asked['as_asked']['rate'], GOAL_FPR, at_most=True)} "
             f"(e-mails quoting or forwarding another mail {cell(asked['as_asked_quoting_a_mail'])}, the rest "
             f"{cell(asked['as_asked_rest'])}; `benchmarks/intent_enron_format.py`)."

@@ -593,7 +593,11 @@ def _flagged_split(row: dict[str, Any], n: int) -> list[str]:
         for label, values in (("flagged", split[True]), ("not flagged", split[False]))
     ]
     flagged = rate_text(row["flagged"], n)
-    return ["", f"`shield` flagged {flagged} of these requests; cosine vs undefended: {', '.join(parts)}."]
+    return [
+        "",
+        f"`shield`'s query guards flagged {flagged} of these requests (an intent signal); "
+        f"cosine vs undefended: {', '.join(parts)}.",
+    ]
 
 
 def report(results: dict[str, Any]) -> str:

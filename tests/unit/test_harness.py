@@ -336,12 +336,15 @@ def test_two_processes_can_share_one_folder_by_defense(tmp_path: Path) -> None:
         run_evaluation(config, tmp_path, parts=parts(), only=["canary-rag"])
 
 
-def test_two_processes_can_share_one_folder_by_attack(tmp_path: Path) -> None:
-    config = make_config()
+@pytest.mark.parametrize("order", [None, ["benign", "pide", "tgtb"]])
+def test_two_processes_can_share_one_folder_by_attack(tmp_path: Path, order: list[str] | None) -> None:
+    sweep = {"attack": "pide", "defenses": ["rule-based"], "values": [2], "budget": 2}
+    config = make_config(order=order, topk_sweep=sweep)
     run_evaluation(config, tmp_path, parts=parts(), only_phases=["pide"])
     first = TranscriptCache(tmp_path)
     assert first.record("pide__none") is not None and first.record("pide__rule-based") is not None
     assert first.record("tgtb__none") is None and first.record("benign__none") is None
+    assert first.record("topk-2__pide__rule-based") is not None  # the sweep runs with its attack
     assert json.loads((tmp_path / "run.json").read_text())["finished"] is False
     recorder = Recorder()
     run_evaluation(config, tmp_path, progress=recorder, parts=parts(), only_phases=["tgtb", "benign"])
@@ -351,6 +354,8 @@ def test_two_processes_can_share_one_folder_by_attack(tmp_path: Path) -> None:
     assert len(json.loads((tmp_path / "results.json").read_text())["attack_rows"]) == 4
     with pytest.raises(ConfigError, match="not in the config's attacks"):
         run_evaluation(config, tmp_path, parts=parts(), only_phases=["rag-thief"])
+    with pytest.raises(ConfigError, match="not in the config's attacks"):  # no benign set configured
+        run_evaluation(make_config(benign=None), tmp_path / "b", parts=parts(), only_phases=["benign"])
 
 
 def test_demo_grid_config_is_the_four_attacks_against_the_undefended_and_defended_columns(tmp_path: Path) -> None:

@@ -70,8 +70,9 @@ def run_evaluation(
     `only` restricts this process to some of the config's defenses and `only_phases` to some of
     its attacks (their labels) and `benign`: several processes can run disjoint parts of one
     folder at once (the cell records are merged under a lock), so a grid whose cells each take an
-    hour can use every core. Targets and the top-k sweep run only in a process without a
-    restriction. Returns the result table (also written as `out_dir/results.json`).
+    hour can use every core. The top-k sweep runs with its attack and defenses; targets (remote
+    systems) run with their attacks in a process without `only`. Returns the result table (also
+    written as `out_dir/results.json`).
 
     Raises:
         ConfigError: invalid corpus, benign or calibration settings, or an `only` / `only_phases`
@@ -83,10 +84,10 @@ def run_evaluation(
         if unknown:
             raise ConfigError(f"--defense {', '.join(unknown)} is not in the config's defenses: {config.defenses}")
     if only_phases is not None:
-        unknown = sorted(set(only_phases) - set(config.phases()))
+        known = [phase for phase in config.phases() if phase != BENIGN or config.benign is not None]
+        unknown = sorted(set(only_phases) - set(known))
         if unknown:
-            raise ConfigError(f"--attack {', '.join(unknown)} is not in the config's attacks: {config.phases()}")
-    restricted = only is not None or only_phases is not None
+            raise ConfigError(f"--attack {', '.join(unknown)} is not in the config's attacks (or benign): {known}")
     local = config.defenses if not config.targets or "defenses" in config.model_fields_set else []
     defenses = [name for name in local if only is None or name in only]
     run = _prepare(config, Path(out_dir), parts or Parts())
@@ -111,11 +112,12 @@ def run_evaluation(
                         benign_cell(run, cache, sink, defense)
                 else:
                     attack_cell(run, cache, sink, specs[phase], defense, k=config.k, sweep=False)
-    for target in config.targets or () if not restricted else ():
+    for target in config.targets or () if only is None else ():
         for spec in config.attacks:
-            target_cell(run, cache, sink, spec, target)
+            if spec.cell in phases:
+                target_cell(run, cache, sink, spec, target)
     sweep = config.topk_sweep
-    if sweep is not None and only_phases is None and (only is None or any(d in only for d in sweep.defenses)):
+    if sweep is not None and sweep.attack in phases and (only is None or any(d in only for d in sweep.defenses)):
         spec = next(attack for attack in config.attacks if attack.cell == sweep.attack)
         spec = spec.model_copy(update={"budget": sweep.budget})
         for defense in [name for name in sweep.defenses if only is None or name in only]:
