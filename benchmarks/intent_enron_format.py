@@ -35,7 +35,16 @@ from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import rate_text
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_enron_format.json"
+
+
+# wider than train_intent's `_QUOTED` (which cuts bodies at the commonest two markers): spaced and
+# shorter-dashed variants of both count here
 QUOTING = re.compile(r"-----\s*Original Message|-{5,}\s*Forwarded by")
+
+
+def _quotes_a_mail(text: str) -> bool:
+    """The opening quotes or forwards another mail."""
+    return QUOTING.search(text) is not None
 
 
 def measure(data: Path) -> dict[str, Any]:
@@ -43,11 +52,9 @@ def measure(data: Path) -> dict[str, Any]:
     if not path.is_file():
         print(f"{path} is absent: nothing measured", file=sys.stderr)
         raise SystemExit(1)
-    bodies = {str(row["id"]): str(row.get("body") or "") for row in ti._rows(path)}
-    items = holdout_items(list(load_enron(str(path)).documents))
-    asked = [item.query.text for item in items]
-    stripped = [qs._first_words(bodies.get(item.query.id.removeprefix("holdout-"), ""), 50) for item in items]
-    # the bucket train_intent.py puts each stripped opening in (fewer than 10 words: never used)
+    pairs = ti.enron_mail_openings(data)
+    asked, stripped = [written for written, _ in pairs], [plain for _, plain in pairs]
+    # the bucket train_intent.py puts each stripped opening in (fewer than 10 words: never used up to v7)
     split = [ti.split_of(text, 40, 15) if len(text.split()) >= 10 else "short" for text in stripped]
     model, embedders = IntentModel.load(), ti.Embedders()
     as_asked = ti.probabilities(model, asked, embedders)
@@ -56,8 +63,8 @@ def measure(data: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"threshold": model.threshold, "model_version": model.meta.get("model_version")}
     for name in ("train", "calib", "test", "short"):
         rows = [i for i, s in enumerate(split) if s == name]
-        quoting = [i for i in rows if QUOTING.search(asked[i])]
-        own = [i for i in rows if not QUOTING.search(asked[i])]
+        quoting = [i for i in rows if _quotes_a_mail(asked[i])]
+        own = [i for i in rows if not _quotes_a_mail(asked[i])]
         out[name] = {
             "as_asked": rate(as_asked[rows], model.threshold),
             "as_tested": rate(as_tested[rows], model.threshold),

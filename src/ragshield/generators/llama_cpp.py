@@ -138,19 +138,21 @@ class LlamaCppGenerator:
         def size(text: str) -> list[int]:
             return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-        original = sum(len(size(m["content"])) for m in messages) + reserve
+        tokens = [size(m["content"]) for m in messages]  # each message tokenised once, re-measured after a cut
+        original = sum(map(len, tokens)) + reserve
         for _ in range(8):
-            used = sum(len(size(m["content"])) for m in messages) + reserve
+            used = sum(map(len, tokens)) + reserve
             budget = self.n_ctx - used
             if budget >= MIN_NEW_TOKENS:
                 if used != original:
                     log.warning("chat prompt of %d tokens overflows n_ctx=%d; cut to %d", original, self.n_ctx, used)
                 return min(max_tokens, budget)
             longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
-            tokens = size(messages[longest]["content"])
-            keep = max(len(tokens) - (MIN_NEW_TOKENS - budget) - 8, 0)
-            cut = tokens[: keep // 2] + tokens[len(tokens) - (keep - keep // 2) :] if keep else []
+            whole = tokens[longest]
+            keep = max(len(whole) - (MIN_NEW_TOKENS - budget) - 8, 0)
+            cut = whole[: keep // 2] + whole[len(whole) - (keep - keep // 2) :] if keep else []
             messages[longest]["content"] = llama.detokenize(cut).decode("utf-8", errors="ignore")
+            tokens[longest] = size(messages[longest]["content"])
         raise GenerationError(f"the messages do not fit n_ctx={self.n_ctx} even with the longest one cut")
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
