@@ -49,6 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import intent_benign
 import intent_benign_domains
+import intent_chat
 import query_sets as qs
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
@@ -66,6 +67,8 @@ HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
 HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
 HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
 HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
+HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
+HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": HELDOUT_V2,
@@ -74,6 +77,8 @@ HELDOUT_SETS = {
     "v5": HELDOUT_V5,
     "v6": HELDOUT_V6,
     "v7": HELDOUT_V7,
+    "v8": HELDOUT_V8,
+    "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
 }
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
@@ -104,6 +109,9 @@ SEEN_LANGUAGE_ROWS = True
 # v7: and it puts the English stacker's floor on the segment logit clipped at 0 (its own fit put
 # 0.3-1.3 there, so a padded command in a trained language rested on the diluted embedding)
 MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
+# v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
+# attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
+CHAT_TURNS = True
 
 
 def bucket(text: str) -> int:
@@ -139,14 +147,14 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 def enron_mail_openings(data: Path) -> list[tuple[str, str]]:
     """(opening as written, stripped opening) per Enron e-mail, duplicates kept. As written: the
     body's first 50 words with their punctuation and quoted-mail markers, as the grids ask it and a
-    user writes it. Stripped: its `\\w+` words joined by spaces (`query_sets._first_words`), what
+    user writes it. Stripped: its `\\w+` words joined by spaces (`query_sets.stripped_words`), what
     v1-v7 trained and tested on, and every v8 split key."""
     from ragshield.datasets.loaders import load_enron
     from ragshield.evaluation.workload import holdout_items
 
     bodies = {str(row["id"]): str(row.get("body") or "") for row in _rows(data / "enron.jsonl")}
     return [
-        (item.query.text, qs._first_words(bodies.get(item.query.id.removeprefix("holdout-"), ""), 50))
+        (item.query.text, qs.stripped_words(bodies.get(item.query.id.removeprefix("holdout-"), ""), 50))
         for item in holdout_items(list(load_enron(str(data / "enron.jsonl")).documents))
     ]
 
@@ -178,7 +186,7 @@ def _enron_requests(data: Path) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for row in _rows(data / "enron.jsonl"):
         body = str(row.get("body") or "")
-        opening = qs._first_words(body, 50)
+        opening = qs.stripped_words(body, 50)
         if len(opening.split()) < 10:
             continue
         for marker in _QUOTED:  # quoted and forwarded mail is someone else's text
@@ -205,20 +213,25 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
     return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
 
 
-def build_corpus(data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] = TRAIN_HELDOUT) -> Corpus:
+def build_corpus(
+    data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] = TRAIN_HELDOUT, with_chat: bool = CHAT_TURNS
+) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
-    of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`)."""
+    of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), and
+    with `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = _rows(PHRASINGS)
-    for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate()]:
-        example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "own")
+    chat = intent_chat.generate() if with_chat else []
+    for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat]:
+        is_chat = row["style"].startswith("chat-")
+        example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "chat" if is_chat else "own")
         if example.label == 1:
             corpus.train.append(example)
         else:
             where = split_of(example.text, 70, 15)
             if where == "test":
-                corpus.test.setdefault("own-hard", []).append(example)
+                corpus.test.setdefault("own-chat" if is_chat else "own-hard", []).append(example)
             else:
                 getattr(corpus, where).append(example)
     corpus.train += [Example(i.text, 1, "bank", "en", "bank") for i in load_bank().instructions]
@@ -262,6 +275,12 @@ def build_corpus(data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] 
             Example(e.text, e.label, e.style, e.lang, f"heldout-{version}") for e in heldout(HELDOUT_SETS[version])
         ]
     return corpus
+
+
+def heldout_benign_name(version: str) -> str:
+    """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
+    "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""
+    return "heldout-hard" if version == "v1" else "heldout-chat" if version == "chat" else f"heldout-{version}-hard"
 
 
 def heldout(path: Path = HELDOUT) -> list[Example]:
