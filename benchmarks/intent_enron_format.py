@@ -1,9 +1,10 @@
 """The shipped intent model on Enron e-mail openings as the grids ask them, against the form it was tested in.
 
-`benchmarks/query_sets.py` (and `benchmarks/train_intent.py` up to model v7) build their Enron
-benign texts as the body's first 50 `\\w+` words joined by spaces: punctuation, line structure and
-quoted-mail markers are gone. The grids' benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the
-first 50 words of the body as written: "-----Original Message----- From: Denton, Rhonda L. Sent:
+`benchmarks/query_sets.py` and `benchmarks/train_intent.py`, up to intent model v7, built their
+Enron benign texts as the body's first 50 `\\w+` words joined by spaces: punctuation, line
+structure and quoted-mail markers were gone (from v8 both use the text as written). The grids'
+benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the first 50 words of
+the body as written: "-----Original Message----- From: Denton, Rhonda L. Sent:
 ...". This scores every Enron e-mail both ways with the shipped model at its operating point, per
 split of `train_intent.py` (the bucket of the stripped opening; `test` is the split the report's
 Enron FPR is measured on; `short`, fewer than 10 words, was in no split up to v7), apart for the

@@ -87,8 +87,7 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
     for version, path in ti.HELDOUT_SETS.items():
-        name = "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
-        benign_sets[name] = [e.text for e in ti.heldout(path) if e.label == 0]
+        benign_sets[ti.heldout_benign_name(version)] = [e.text for e in ti.heldout(path) if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
     for name, texts in published_families(data).items():

@@ -1,10 +1,13 @@
 """Chat pleasantries against the intent layer, and what they cost a polite user under `serve`'s policy.
 
 A diagnostic, not a held-apart set: the closers below were written after a bare "Thank you" was
-seen to score p = 0.95 with intent model v7. Part 1 scores them with the shipped model (or
-`--model FILE`). Part 2 runs a conversation through the real `shield` pipeline with the per-user
-policy `serve` uses (window 20, k 3), a real MiniLM index over the synthetic corpus and a
-scripted (FAKE) generator: three questions, each followed by "Thank you.", then a fourth question.
+seen to score p = 0.95 with intent model v7, and from v8 some of them ("Thank you.", "Thank you!")
+are training rows too (`intent_chat.py`). The blind judge of the fix is
+`benchmarks/data/intent_chat_heldout.jsonl` (`benchmarks/query_detection.py` reports it). Part 1
+scores them with the shipped model (or `--model FILE`). Part 2 runs a conversation through the
+real `shield` pipeline with the per-user policy `serve` uses (window 20, k 3), a real MiniLM index
+over the synthetic corpus and a scripted (FAKE) generator: three questions, each followed by
+"Thank you.", then a fourth question.
 
     OMP_NUM_THREADS=1 python benchmarks/intent_pleasantries.py [--model FILE]
 

@@ -7,19 +7,16 @@ import json
 from typing import Any
 
 import query_sets as qs
+import train_intent as ti
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
-
-
-def _hard_name(version: str) -> str:
-    return "heldout-hard" if version == "v1" else f"heldout-{version}-hard"
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat")
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
     """Benign set names the shipped model was trained on (held-apart sets burned into training, v6)."""
-    return {_hard_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
+    return {ti.heldout_benign_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
 
 
 def cell(r: dict[str, Any] | None) -> str:
@@ -57,6 +54,12 @@ def summary(g: dict[str, Any]) -> list[str]:
             f"(e-mails quoting or forwarding another mail {cell(asked['as_asked_quoting_a_mail'])}, the rest "
             f"{cell(asked['as_asked_rest'])}; `benchmarks/intent_enron_format.py`)."
         )
+    for name, what in (("heldout-chat", "held-apart chat turns"), ("own-chat", "own chat turns, test bucket")):
+        if r := s["benign"].get(name):
+            out.append(
+                f"- FPR <= 1% on {what} (thanks, greetings, follow-ups): {_verdict(r['rate'], GOAL_FPR, at_most=True)} "
+                f"({100 * r['rate']:.1f}%, {r['k']}/{r['n']})."
+            )
     out.append(
         "- FPR <= 2% on hard benign: "
         + "; ".join(
@@ -161,14 +164,15 @@ def comparison(g: dict[str, Any]) -> list[str]:
     b, a = other["generalisation"], g
     rows = [
         _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
-        for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard")
+        for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard", "own-chat")
     ]
     trained = a["model"].get("heldout_sets_trained_on", [])
     for version in VERSIONS:
-        name = _hard_name(version)
+        name = ti.heldout_benign_name(version)
         rows.append(
             _row(
-                f"FPR held-apart {version} hard benign" + (" (trained on by shipped)" if version in trained else ""),
+                f"FPR held-apart {'chat turns' if version == 'chat' else version + ' hard benign'}"
+                + (" (trained on by shipped)" if version in trained else ""),
                 a["shipped"]["benign"].get(name),
                 b["shipped"]["benign"].get(name),
             )
@@ -250,8 +254,12 @@ def report(g: dict[str, Any]) -> list[str]:
         "enron": "Enron: first 50 words of test-bucket emails",
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
-        "heldout-v7-hard": "held-apart set v7, hard benign (hand-written blind to model scores and committed "
-        "before any v7 change; read once)",
+        "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
+        "heldout-chat": "held-apart chat turns (hand-written blind to model scores by another session and "
+        "committed before any v8 candidate with chat turns was scored; read once)",
+        "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores and committed "
+        "before any v8 change; read once)",
+        "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
         "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
         "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
@@ -263,7 +271,7 @@ def report(g: dict[str, Any]) -> list[str]:
     for name, label in names.items():
         r = s["benign"].get(name)
         if r and name not in trained_on(g):
-            goal = GOAL_FPR_HARD if "hard" in name else GOAL_FPR
+            goal = GOAL_FPR_HARD if "hard" in name else GOAL_FPR  # chat turns are ordinary users: 1%
             rows.append([label, cell(r), _verdict(r["rate"], goal, at_most=True)])
     lines.append(qs.markdown_table(["benign set", "FPR", "goal"], rows))
     if trained_on(g):
@@ -280,9 +288,22 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "chat",
+            "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
+            "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
+            "by another session blind to model scores, committed before any v8 candidate with chat turns was "
+            "scored; read once, for the chosen v8 (and v7)",
+        ),
+        (
+            "v8",
+            "written by hand, blind to model scores, and committed before any model-v8 change; read once, for "
+            "the v8 candidate chosen on the development set v7 (and for v7); format demands, role-play, fake "
+            "authority, chunk-walk and padded requests in 17 languages",
+        ),
+        (
             "v7",
-            "written by hand, blind to model scores, and committed before any model-v7 change; read once, for "
-            "the one v7 candidate chosen without it; padded, obfuscated and CJK requests in 16 languages",
+            "written and committed before any model-v7 change; read once for v7; from v8 the development "
+            "set, so no longer a held-apart figure",
         ),
         (
             "v6",
@@ -309,7 +330,7 @@ def report(g: dict[str, Any]) -> list[str]:
         ),
     ):
         h = s["heldout_sets"].get(version)
-        if h is None or _hard_name(version) in trained_on(g):
+        if h is None or ti.heldout_benign_name(version) in trained_on(g):
             continue
         lines += [
             "",

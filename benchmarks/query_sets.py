@@ -9,7 +9,8 @@ Knowledge bases (real MiniLM embeddings, real FAISS index, one record per chunk)
 
 Benign query sets (`kind="benign"`):
 * fit set (used ONLY for fitting): HCM -> 1,000 GenMedGPT-5k synthetic patient questions;
-  Enron -> the first 50 words of 350 held-out emails;
+  Enron -> the first 50 words of 350 held-out emails, as written (punctuation kept; up to the v7
+  intent model's report they were stripped to bare words);
 * test sets (never fitted on): `sage` (SAGE's benign questions, medical + open-domain wiki,
   minus those whose own dialogue is in the KB), `heldout` (dataset questions whose record is
   NOT in the KB), `icliniq` (500 iCliniq-style questions, another source);
@@ -48,6 +49,7 @@ from ragshield.attacks.base import clip_words
 from ragshield.attacks.pirates_dimaio_2024 import INJECTION_COMMANDS, ORDERS
 from ragshield.attacks.rag_thief_jiang_2024 import COMMANDS as RAG_THIEF_COMMANDS
 from ragshield.datasets.base import Corpus, load_corpus
+from ragshield.evaluation.workload import first_words
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import Embedder, SentenceTransformerEmbedder
 from ragshield.rag.retriever import Retriever, open_retriever
@@ -98,7 +100,9 @@ def _sample(items: Sequence[str], n: int, rng: random.Random) -> list[str]:
     return rng.sample(unique, min(n, len(unique)))
 
 
-def _first_words(text: str, n: int) -> str:
+def stripped_words(text: str, n: int) -> str:
+    """The first `n` `\\w+` words of `text` joined by spaces: no punctuation, no line structure.
+    What the intent model's Enron rows were up to v7, and still every Enron split key."""
     return " ".join(re.findall(r"\w+", text)[:n])
 
 
@@ -185,16 +189,19 @@ def enron_scenario(data: Path, embedder: Embedder, cache: Path) -> Scenario:
     scenario = Scenario("enron", retriever, {d.id: d.text for d in kb_docs})
 
     def opening(docs: Iterable[Document]) -> list[str]:
-        texts = [_first_words(bodies.get(d.id, ""), 50) for d in docs]
-        return [t for t in texts if len(t.split()) >= 10]
+        # as users and the grids write them (from intent v8); which e-mails are long enough is still
+        # decided on the stripped words, so every set keeps the e-mails it had
+        bodies_of = [bodies.get(d.id, "") for d in docs]
+        return [first_words(b, 50) for b in bodies_of if len(stripped_words(b, 50).split()) >= 10]
 
     held_open = opening(held)
     fit, test, pad = held_open[:350], held_open[350:560], held_open[560:]
     sage = [str(r["query"]) for r in _rows(data / "queries" / "benign_queries_sage.jsonl")]
     icliniq = [str(r["question"]) for r in _rows(data / "icliniq_chatdoctor.jsonl")]
-    scenario.add(QuerySet("fit", "benign-fit", fit, "first 50 words of held-out emails (TGTB's Enron benign set)"))
+    fit_note = "first 50 words of held-out emails, as written (TGTB's Enron benign set)"
+    scenario.add(QuerySet("fit", "benign-fit", fit, fit_note))
     scenario.add(QuerySet("sage", "benign", sage, "SAGE benign questions (off-domain for Enron)"))
-    scenario.add(QuerySet("heldout", "benign", test, "first 50 words of other held-out emails"))
+    scenario.add(QuerySet("heldout", "benign", test, "first 50 words of other held-out emails, as written"))
     scenario.add(QuerySet("icliniq", "benign", _sample(icliniq, 500, rng), "iCliniq-style questions (off-domain)"))
     scenario.add(QuerySet("in-kb", "benign-stress", opening(kb_docs[:400])[:PER_SET], "opening of a KB email"))
     _add_attacks(scenario, data, rng, targeted_pool="mix", extra_pools=("from-to",), kb_docs=kb_docs)

@@ -90,3 +90,18 @@ def test_refuse_mode_refuses_flagged_queries(synthetic_index: Path, synthetic_re
     response = pipeline.answer(Query(EXTRACTION, user_id="u3"))
     assert response.finish_reason == "blocked"
     assert not any(text_symbols(hit.chunk.text[:40]) in text_symbols(response.text) for hit in response.retrieval.hits)  # type: ignore[union-attr]
+
+
+def test_a_user_who_thanks_the_assistant_is_not_flagged_or_blocked(
+    synthetic_index: Path, synthetic_retriever: Any
+) -> None:
+    # intent model v7 read a bare "Thank you." as extraction (p = 0.95), and serve's policy
+    # (window 20, k 3) then refused the fourth question of a polite user; v8 scores it about 0.04
+    pipeline = shield(synthetic_index, synthetic_retriever, policy=PolicyConfig())
+    questions = ("What should I do about persistent headaches?", "How can I clear up acne?", "Is coffee bad for me?")
+    turns = [turn for question in questions for turn in (question, "Thank you.")] + ["One more question: is tea ok?"]
+    for text in turns:
+        response = pipeline.answer(Query(text, user_id="polite"))
+        intent = next(v for v in response.verdicts if v.guard == "intent")
+        assert response.finish_reason in ("stop", "length"), text
+        assert not intent.evidence.get(INTENT_SIGNAL), text

@@ -58,8 +58,8 @@ def split_holdout(corpus: Corpus, count: int, *, seed: int) -> tuple[Corpus, lis
     return Corpus(corpus.name, kept, pii), [corpus.documents[number] for number in chosen]
 
 
-def _first_words(text: str, count: int) -> str:
-    """`text` up to the end of its `count`-th word, whitespace collapsed."""
+def first_words(text: str, count: int) -> str:
+    """`text` up to the end of its `count`-th word, as written (punctuation kept), whitespace collapsed."""
     matches = list(_WORD.finditer(text))
     if not matches:
         return ""
@@ -75,7 +75,7 @@ def benign_from_document(document: Document) -> BenignItem | None:
         reference = " ".join(match.group("output").split())
     else:
         head, blank, body = _split_headers(document.text)
-        question = _first_words(body if blank and ":" in head else document.text, QUERY_WORDS)
+        question = first_words(body if blank and ":" in head else document.text, QUERY_WORDS)
         reference = ""
     if not question:
         return None
