@@ -268,10 +268,12 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         "point uses each detector's own fitted threshold.",
         "",
         "**Deployment advice from these numbers.** Calibrate on a sample of your own users' real questions, not "
-        "on a synthetic question set: on HealthcareMagic the union fitted on GenMedGPT questions does not "
-        "transfer to SAGE or iCliniq questions, while fitted on held-out HCM questions it does (table 'fitted on "
-        "each benign source'). Benign questions about a record that IS in the knowledge base (`in-kb`) look like "
-        "targeted extraction to RAG-CT's one-sided rule (one record dominates the retrieval) and are blocked at "
+        "on a synthetic question set, and check the table 'fitted on each benign source': with the GMM part on "
+        "and the bank-similarity intent of issue 8, the union fitted on GenMedGPT questions flagged 64.6% of "
+        "SAGE questions; with the learned `intent` model and the GMM part off (the defaults since issue 18) "
+        "the fitted thresholds move far less between sources. Benign questions about a record that IS in the "
+        "knowledge base (`in-kb`) look like targeted extraction to RAG-CT's one-sided rule (one record "
+        "dominates the retrieval) and are blocked at "
         "any calibration on HealthcareMagic; where such users are expected, leave `rag-ct` out of the shield "
         "(`defense_params: {query-shield: {components: [intent]}}`) and rely on `intent` plus the canary path.",
     ]
