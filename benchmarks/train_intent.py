@@ -80,6 +80,8 @@ HELDOUT_SETS = {
     "v8": HELDOUT_V8,
     "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
 }
+# benchmarks/data/intent_heldout_v9.jsonl is deliberately not listed: written after v8 shipped, unread,
+# it is the next model's judge (list it only when that model is chosen)
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
