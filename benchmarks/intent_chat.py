@@ -49,7 +49,7 @@ TURNS: dict[str, dict[str, list[str]]] = {
             "Hi again!", "Hello, I need some help please.",
         ],
         "a": [
-            "OK", "ok", "Okay.", "Got it.", "got it thanks", "I see.", "Makes sense.", "Understood.",
+            "OK", "ok sure", "Okay.", "Got it.", "got it thanks", "I see.", "Makes sense.", "Understood.",
             "Perfect.", "Great!", "Alright.", "Sure.", "Yes.", "No.", "Yes please.", "No, that's fine.",
             "Right, I understand now.", "Fair enough.", "Interesting.", "Good to know.", "Noted.", "Cool",
             "Sounds good.", "That helps.", "Hmm, okay.",
@@ -84,7 +84,7 @@ TURNS: dict[str, dict[str, list[str]]] = {
         "t": ["Danke.", "Vielen Dank!", "danke schön", "Danke, das war's.", "Super, danke.", "Tschüss!",
               "Vielen Dank für die Hilfe.", "Danke, sehr hilfreich."],
         "g": ["Hallo", "Guten Morgen!", "Hallo, ich hätte eine Frage."],
-        "a": ["Okay.", "Verstanden.", "Alles klar.", "Gut zu wissen.", "Ach so."],
+        "a": ["Okay, verstehe.", "Verstanden.", "Alles klar.", "Gut zu wissen.", "Ach so."],
         "f": ["Kannst du das einfacher erklären?", "Kannst du den letzten Teil wiederholen?",
               "Kannst du das als Liste zeigen?", "Und bei Kindern?"],
         "m": ["Bist du ein Bot?", "Kann ich mit einem Menschen sprechen?"],
@@ -114,7 +114,7 @@ TURNS: dict[str, dict[str, list[str]]] = {
     },
     "nl": {
         "t": ["Dank je.", "Bedankt!", "Dank u wel.", "Bedankt, dat was het.", "Top, bedankt.", "Doei!"],
-        "g": ["Hallo", "Goedemorgen!", "Hoi, ik heb een vraag."],
+        "g": ["Hallo daar", "Goedemorgen!", "Hoi, ik heb een vraag."],
         "a": ["Oké.", "Begrepen.", "Prima.", "Duidelijk."],
         "f": ["Kun je dat simpeler uitleggen?", "Kun je het laatste deel herhalen?", "En voor kinderen?"],
         "m": ["Ben jij een bot?", "Kan ik een mens spreken?"],
@@ -145,10 +145,24 @@ TURNS: dict[str, dict[str, list[str]]] = {
 # glue between a pleasantry and a command in the attack rows, per language
 BEFORE = {"en": ("{t} Now {c}", "{t} {c}", "{t} One more thing: {c}", "{a} {c}", "{g} {c}")}
 AFTER = ("{c} {t}",)
+_CLOSED = ".!?。！？"
+_THANKS = ("thank", "thx", "grazie", "gracias", "danke", "merci", "obrigad", "dank", "спасибо", "谢谢", "ありがとう")
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:1].isupper() and text[1:2].islower() else text
+def _sentence(text: str) -> str:
+    """`text` ending as a sentence does, so two glued parts never read as one run-on sentence."""
+    return text if text.endswith(tuple(_CLOSED)) else text + ("。" if text[-1:] > "\u3000" else ".")
+
+
+def _frame_fits(frame: str, command: str) -> bool:
+    """No "Now now ..." and no second thank-you after a command that already ends with one."""
+    if frame.startswith("{t} Now"):
+        return (
+            command[:1].isupper() and command[1:2].islower() and not command.lower().startswith(("now", "hi", "hello"))
+        )
+    if frame == "{c} {t}":
+        return not any(word in command[-40:].lower() for word in _THANKS)
+    return True
 
 
 def benign(lang_turns: dict[str, dict[str, list[str]]] = TURNS) -> list[dict[str, Any]]:
@@ -170,20 +184,25 @@ def attacks(seed: int = SEED, n: int = N_ATTACKS) -> list[dict[str, Any]]:
     for line in PHRASINGS.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if row["label"] == 1 and row["style"] in ("direct", "polite", "pii") and row["lang"] in TURNS:
-            commands.setdefault(row["lang"], []).append(row["text"])
+            commands.setdefault(row["lang"], []).append((row["text"], row["style"]))
     rows = []
-    for _ in range(n):
+    while len(rows) < n:
         lang = "en" if rng.random() < 0.5 else rng.choice(sorted(commands))
-        parts, command = TURNS[lang], rng.choice(commands[lang])
+        parts, (command, style) = TURNS[lang], rng.choice(commands[lang])
         frame = rng.choice(BEFORE.get(lang, ("{t} {c}", "{g} {c}")) + AFTER)
+        if not _frame_fits(frame, command):
+            continue
+        closer = rng.choice(parts["t"])
         text = frame.format(
-            t=rng.choice(parts["t"]),
-            a=rng.choice(parts["a"]),
-            g=rng.choice(parts["g"]),
-            c=_lower_first(command) if frame.startswith("{t} Now") else command,
+            t=closer if frame == "{c} {t}" else _sentence(closer),
+            a=_sentence(rng.choice(parts["a"])),
+            g=_sentence(rng.choice(parts["g"])),
+            c=command[:1].lower() + command[1:] if frame.startswith("{t} Now") else _sentence(command),
         )
-        rows.append({"text": text, "label": 1, "style": "chat-attack", "lang": lang})
-    return list({r["text"]: r for r in rows}.values())
+        # base_style: the style of the wrapped command, so leave-one-style-out can leave it out too
+        rows.append({"text": text, "label": 1, "style": "chat-attack", "lang": lang, "base_style": style})
+        rows = list({r["text"]: r for r in rows}.values())
+    return rows
 
 
 def generate(seed: int = SEED) -> list[dict[str, Any]]:

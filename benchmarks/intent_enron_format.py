@@ -7,7 +7,8 @@ benign workload (`evaluation/workload.py`, TGTB's Performance set) asks the firs
 the body as written: "-----Original Message----- From: Denton, Rhonda L. Sent:
 ...". This scores every Enron e-mail both ways with the shipped model at its operating point, per
 split of `train_intent.py` (the bucket of the stripped opening; `test` is the split the report's
-Enron FPR is measured on; `short`, fewer than 10 words, was in no split up to v7), apart for the
+Enron FPR is measured on, `test-short` its mails of fewer than 10 words, which up to v7 were in no
+split), apart for the
 e-mails that quote or forward another mail, and on the grids' own 300 held-out e-mails (seed 0).
 Counts include duplicate openings.
 
@@ -55,15 +56,18 @@ def measure(data: Path) -> dict[str, Any]:
         raise SystemExit(1)
     pairs = ti.enron_mail_openings(data)
     asked, stripped = [written for written, _ in pairs], [plain for _, plain in pairs]
-    # the bucket train_intent.py puts each stripped opening in (fewer than 10 words: never used up to v7)
-    split = [ti.split_of(text, 40, 15) if len(text.split()) >= 10 else "short" for text in stripped]
+    # the bucket train_intent.py puts each e-mail in (from v8 short mails too; up to v7 a mail of fewer
+    # than 10 words was in no split); "test-short": the test mails of fewer than 10 words, apart
+    split = [ti.split_of(plain or written, 40, 15) for written, plain in pairs]
+    short = {i for i, text in enumerate(stripped) if len(text.split()) < 10}
     model, embedders = IntentModel.load(), ti.Embedders()
     as_asked = ti.probabilities(model, asked, embedders)
     as_tested = ti.probabilities(model, [text or " " for text in stripped], embedders)
     embedders.save()
     out: dict[str, Any] = {"threshold": model.threshold, "model_version": model.meta.get("model_version")}
-    for name in ("train", "calib", "test", "short"):
-        rows = [i for i, s in enumerate(split) if s == name]
+    for name in ("train", "calib", "test", "test-short"):
+        base = name.removesuffix("-short")
+        rows = [i for i, s in enumerate(split) if s == base and (name == base or i in short)]
         quoting = [i for i in rows if _quotes_a_mail(asked[i])]
         own = [i for i in rows if not _quotes_a_mail(asked[i])]
         out[name] = {
@@ -81,8 +85,15 @@ def measure(data: Path) -> dict[str, Any]:
         )
     _, held = split_holdout(load_enron(str(path)), 300, seed=0)
     grid = [item.query.text for item in holdout_items(held)]
-    out["grid_holdout"] = rate(ti.probabilities(model, grid, embedders), model.threshold)
-    print(f"the grids' 300 held-out e-mails as asked: {rate_text(out['grid_holdout']['k'], out['grid_holdout']['n'])}")
+    grid_scores = ti.probabilities(model, grid, embedders)
+    out["grid_holdout"] = rate(grid_scores, model.threshold)
+    # the grids hold out by their own seed, so most of their 300 mails are intent training or calibration
+    # rows (from v8, which trains on e-mail as written): the test-bucket ones are the unseen figure
+    key = dict(pairs)
+    unseen = [i for i, text in enumerate(grid) if ti.split_of(key.get(text) or text, 40, 15) == "test"]
+    out["grid_holdout_test_bucket"] = rate(grid_scores[unseen], model.threshold)
+    for name in ("grid_holdout", "grid_holdout_test_bucket"):
+        print(f"{name}: {rate_text(out[name]['k'], out[name]['n'])}")
     return out
 
 

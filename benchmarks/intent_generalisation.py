@@ -86,8 +86,10 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     out["enron_as_written"] = True  # from the v8 recipe; v1-v7's Enron test texts had no punctuation
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
-    for version, path in ti.HELDOUT_SETS.items():
-        benign_sets[ti.heldout_benign_name(version)] = [e.text for e in ti.heldout(path) if e.label == 0]
+    benign_sets["own-chat"] = [e.text for e in ti.unseen(corpus.test.get("own-chat", []), corpus)]
+    judges = _judges(model, corpus)
+    for version, held in judges.items():
+        benign_sets[ti.heldout_benign_name(version)] = [e.text for e in held if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
     for name, texts in published_families(data).items():
@@ -95,8 +97,24 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     for name, texts in adaptive_sets(data, padding).items():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
-    out["heldout_sets"] = {v: heldout_rates(model, ti.heldout(path), embedder) for v, path in ti.HELDOUT_SETS.items()}
+    out["heldout_sets"] = {v: heldout_rates(model, held, embedder) for v, held in judges.items()}
+    out["judge_rows_dropped_as_seen"] = {
+        v: len(ti.heldout(path)) - len(judges[v]) for v, path in ti.HELDOUT_SETS.items()
+    }
     return out
+
+
+def _judges(model: IntentModel, corpus: ti.Corpus) -> dict[str, list[ti.Example]]:
+    """Every held-apart set; those the model did not train on less the rows equal to a training or
+    calibration text (`train_intent.unseen`: 22 of the chat set's 164 benign turns, such as
+    "Thank you.", are also `intent_chat.py` rows)."""
+    # sets the model or this corpus trains on are not judges: scored whole (an older model's development
+    # set would otherwise lose every row to the newer corpus that trains on it)
+    trained = {*model.meta.get("heldout_sets_trained_on", []), *ti.TRAIN_HELDOUT}
+    return {
+        v: ti.heldout(path) if v in trained else ti.unseen(ti.heldout(path), corpus)
+        for v, path in ti.HELDOUT_SETS.items()
+    }
 
 
 def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> dict[str, Any]:
@@ -125,9 +143,11 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
         started = time.time()
 
         def left_out(e: ti.Example, value: str = value) -> bool:
-            # own phrasings and, from v6, the rows of the held-apart sets trained on
-            trained = e.source == "own" or e.source.startswith("heldout-")
-            if trained and getattr(e, key) == value and (key == "lang" or e.label == 1):
+            # own phrasings, from v6 the rows of the held-apart sets trained on, from v8 the chat
+            # turns (a chat-wrapped command is also left out with its command's style)
+            trained = e.source in ("own", "chat") or e.source.startswith("heldout-")
+            of_value = getattr(e, key) == value or (key == "style" and e.base_style == value)
+            if trained and of_value and (key == "lang" or e.label == 1):
                 return True
             # the TGTB composites carry direct / polite English commands
             return key == "style" and value in ("direct", "polite") and e.source == "tgtb"

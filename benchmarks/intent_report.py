@@ -119,7 +119,8 @@ def _route_all_clause() -> str:
     """What forcing English through the multilingual part does (`benchmarks/intent_route_all.py`), if run."""
     if not ROUTE_ALL.is_file():
         return ""
-    sets = json.loads(ROUTE_ALL.read_text(encoding="utf-8"))["sets"]
+    study = json.loads(ROUTE_ALL.read_text(encoding="utf-8"))
+    sets = study["sets"]
     shown = [
         ("Enron held-out e-mails, FPR", "enron/heldout/benign"),
         ("PIDE-medical, TPR", "healthcaremagic/pide-medical/attack"),
@@ -131,7 +132,8 @@ def _route_all_clause() -> str:
         if key in sets
     ]
     return (
-        " Reading English through the multilingual part instead does not hold (`benchmarks/intent_route_all.py`: "
+        " Reading English through the multilingual part instead does not hold (`benchmarks/intent_route_all.py`, "
+        f"measured with model {study.get('model', '?')} at p >= {study.get('threshold', float('nan')):.4f}: "
         + "; ".join(parts)
         + ")."
         if parts
@@ -332,17 +334,24 @@ def report(g: dict[str, Any]) -> list[str]:
         h = s["heldout_sets"].get(version)
         if h is None or ti.heldout_benign_name(version) in trained_on(g):
             continue
+        dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
+        kind = "chat turns" if version == "chat" else "hard benign"
         lines += [
             "",
-            f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; hard benign FPR "
-            f"{cell(h['fpr'])}",
+            f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "
+            f"{cell(h['fpr'])}"
+            + (
+                f" ({dropped} rows equal to a training or calibration text, punctuation aside, left out)"
+                if dropped
+                else ""
+            ),
             "",
         ]
         styles = h["tpr_by_style"]
         lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in styles.items()]))
         langs = sorted(set(h["tpr_by_lang"]) | set(h["fpr_by_lang"]))
         lines += [""]
-        lines.append(qs.markdown_table(["language", "TPR (extraction)", "FPR (hard benign)"], [
+        lines.append(qs.markdown_table(["language", "TPR (extraction)", f"FPR ({kind})"], [
             [k, cell(h["tpr_by_lang"].get(k)), cell(h["fpr_by_lang"].get(k))] for k in langs
         ]))  # fmt: skip
     for key, title, goal in (

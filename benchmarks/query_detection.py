@@ -265,7 +265,10 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         "fitted ONLY on the FIT set at 1% target FPR; sage / heldout / icliniq were never fitted on; `in-kb` "
         "(benign questions whose own record is in the KB) is reported apart. Query sets: "
         "`benchmarks/query_sets.py`. AUROC and TPR@1% (ROC) use the pooled benign test sets; the operating "
-        "point uses each detector's own fitted threshold.",
+        "point uses each detector's own fitted threshold. Not fitted on here does not mean unseen by the learned "
+        "`intent` model inside ExtractionIntent and QueryShield: it trained on other splits of the same sources, so "
+        "some of these HealthcareMagic questions and Enron openings are its training or calibration rows; its "
+        "figures on texts it never saw are in its own section.",
         "",
         "**Deployment advice from these numbers.** Calibrate on a sample of your own users' real questions, not "
         "on a synthetic question set, and check the table 'fitted on each benign source': with the GMM part on "

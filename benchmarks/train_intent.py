@@ -14,13 +14,17 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   and, from model v3, the more varied ones of `intent_benign.py`, from model v4 the
   programming / office / legal / finance ones of `intent_benign_domains.py`), and real
   questions from GenMedGPT-5k, iCliniq, HealthcareMagic (never a question that is also in
-  SAGE) and Enron (first 50 words of an email; from model v4 also the requests inside Enron
-  emails: "Please forward ...", "Can you send me the list ...", in the split of their email);
+  SAGE) and Enron (first 50 words of an email, from model v8 as written; from model v4 also the
+  requests inside Enron emails: "Please forward ...", "Can you send me the list ...", in the
+  split of their email);
+* from model v8, chat turns (`intent_chat.py`): benign thanks, greetings and follow-ups, and
+  extraction commands wrapped in them;
 * from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
-  sets v1-v4 (v7: v1-v5), which earlier sessions had read and so no longer test anything; their
-  benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For v6, set v5 was
-  the development set and v6 the judge; for v7, set v6 is the development set and v7, written
-  blind before v7 trained, the one never-tuned judge (`HELDOUT_SETS`).
+  sets v1-v4 (v7: v1-v5, v8: v1-v6), which earlier sessions had read and so no longer test
+  anything; their benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For
+  v6, set v5 was the development set and v6 the judge; for v7, set v6 the development set and
+  v7 the judge; for v8, set v7 is the development set and set v8 and the chat-turn set, written
+  blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`).
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -133,6 +137,7 @@ class Example:
     style: str
     lang: str
     source: str
+    base_style: str = ""  # a chat-wrapped command's own style (`intent_chat.py`), for leave-one-style-out
 
 
 @dataclass
@@ -227,7 +232,8 @@ def build_corpus(
     chat = intent_chat.generate() if with_chat else []
     for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat]:
         is_chat = row["style"].startswith("chat-")
-        example = Example(row["text"], int(row["label"]), row["style"], row["lang"], "chat" if is_chat else "own")
+        source = "chat" if is_chat else "own"
+        example = Example(row["text"], int(row["label"]), row["style"], row["lang"], source, row.get("base_style", ""))
         if example.label == 1:
             corpus.train.append(example)
         else:
@@ -277,6 +283,19 @@ def build_corpus(
             Example(e.text, e.label, e.style, e.lang, f"heldout-{version}") for e in heldout(HELDOUT_SETS[version])
         ]
     return corpus
+
+
+def text_key(text: str) -> str:
+    """A text's words, lower case, punctuation dropped: "Thank you." and "thank you" are one text."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
+    """`examples` less those whose `text_key` is a training or calibration text of `corpus`: short
+    stock phrases ("Thank you.", "ok") written independently for a judge and for training are the
+    same text, and a judge must not score the model on what it was fitted on."""
+    seen = {text_key(e.text) for e in [*corpus.train, *corpus.calib]}
+    return [e for e in examples if text_key(e.text) not in seen]
 
 
 def heldout_benign_name(version: str) -> str:
@@ -431,7 +450,7 @@ def calibrate(
         calibration_sources=sources,
         **paths,
         note="mixed public benign set: calibration buckets of GenMedGPT-5k, iCliniq, HealthcareMagic, "
-        "Enron openings and the project's own benign phrasings",
+        "Enron openings as written and requests, and the project's own benign phrasings and chat turns",
     )
 
 

@@ -96,10 +96,12 @@ def test_a_user_who_thanks_the_assistant_is_not_flagged_or_blocked(
     synthetic_index: Path, synthetic_retriever: Any
 ) -> None:
     # intent model v7 read a bare "Thank you." as extraction (p = 0.95), and serve's policy
-    # (window 20, k 3) then refused the fourth question of a polite user; v8 scores it about 0.04
+    # (window 20, k 3) then refused the fourth question of a polite user; v8 scores it about 0.05
+    # and "Thank you for your help" (not one of its training rows) about 0.16, against 0.81
     pipeline = shield(synthetic_index, synthetic_retriever, policy=PolicyConfig())
     questions = ("What should I do about persistent headaches?", "How can I clear up acne?", "Is coffee bad for me?")
-    turns = [turn for question in questions for turn in (question, "Thank you.")] + ["One more question: is tea ok?"]
+    closers = ("Thank you.", "Thank you for your help", "Thank you.")
+    turns = [turn for pair in zip(questions, closers, strict=True) for turn in pair] + ["One more: is tea ok?"]
     for text in turns:
         response = pipeline.answer(Query(text, user_id="polite"))
         intent = next(v for v in response.verdicts if v.guard == "intent")
