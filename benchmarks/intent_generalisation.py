@@ -80,15 +80,19 @@ def _probabilities(model: IntentModel, texts: list[str], embedder: Any) -> np.nd
     return np.asarray(ti.probabilities(model, texts, embedder))
 
 
-def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any) -> dict[str, Any]:
+def evaluate_shipped(
+    model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any, *, judges: bool = True
+) -> dict[str, Any]:
+    """Every figure of the generalisation section; with `judges=False` (a candidate) the judge sets
+    (`train_intent.JUDGES`) are not read at all."""
     threshold = model.threshold
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
     out["enron_as_written"] = True  # from the v8 recipe; v1-v7's Enron test texts had no punctuation
     benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
     benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
     benign_sets["own-chat"] = [e.text for e in ti.unseen(corpus.test.get("own-chat", []), corpus)]
-    judges = _judges(model, corpus)
-    for version, held in judges.items():
+    held_sets = _judges(model, corpus, with_judges=judges)
+    for version, held in held_sets.items():
         benign_sets[ti.heldout_benign_name(version)] = [e.text for e in held if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
@@ -97,23 +101,24 @@ def evaluate_shipped(model: IntentModel, corpus: ti.Corpus, data: Path, embedder
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     for name, texts in adaptive_sets(data, padding).items():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
-    out["heldout_sets"] = {v: heldout_rates(model, held, embedder) for v, held in judges.items()}
+    out["heldout_sets"] = {v: heldout_rates(model, held, embedder) for v, held in held_sets.items()}
     out["judge_rows_dropped_as_seen"] = {
-        v: len(ti.heldout(path)) - len(judges[v]) for v, path in ti.HELDOUT_SETS.items()
+        v: len(ti.heldout(ti.HELDOUT_SETS[v])) - len(held) for v, held in held_sets.items()
     }
     return out
 
 
-def _judges(model: IntentModel, corpus: ti.Corpus) -> dict[str, list[ti.Example]]:
-    """Every held-apart set; those the model did not train on less the rows equal to a training or
-    calibration text (`train_intent.unseen`: 22 of the chat set's 164 benign turns, such as
-    "Thank you.", are also `intent_chat.py` rows)."""
+def _judges(model: IntentModel, corpus: ti.Corpus, *, with_judges: bool = True) -> dict[str, list[ti.Example]]:
+    """Every held-apart set (without `train_intent.JUDGES` unless `with_judges`); those the model did
+    not train on less the rows equal to a training or calibration text (`train_intent.unseen`: 34 of
+    the chat set's 164 benign turns, such as "Thank you.", are also `intent_chat.py` rows)."""
     # sets the model or this corpus trains on are not judges: scored whole (an older model's development
     # set would otherwise lose every row to the newer corpus that trains on it)
     trained = {*model.meta.get("heldout_sets_trained_on", []), *ti.TRAIN_HELDOUT}
     return {
         v: ti.heldout(path) if v in trained else ti.unseen(ti.heldout(path), corpus)
         for v, path in ti.HELDOUT_SETS.items()
+        if with_judges or v not in ti.JUDGES
     }
 
 
@@ -344,11 +349,13 @@ def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str
 def main(argv: list[str] | None = None) -> None:
     """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`
     (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report.
-    `--cost N --out X.json`: the per-query cost alone (shipped model)."""
+    `--cost N --out X.json`: the per-query cost alone (shipped model). `--candidate MODEL.json --out
+    X.json`: a candidate's figures without reading the judge sets (`train_intent.JUDGES`)."""
     parser = argparse.ArgumentParser(description="leave-one-style-out / leave-one-language-out of the intent recipe")
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--loo", choices=tuple(LOO_KEYS))
     parser.add_argument("--cost", type=int, metavar="N", help="instead: the per-query cost on N English queries")
+    parser.add_argument("--candidate", type=Path, help="instead: this model's figures, judge sets unread")
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
@@ -367,8 +374,16 @@ def main(argv: list[str] | None = None) -> None:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))
         print(f"wrote {args.out}")
         return
+    if args.candidate:
+        embedder = ti.Embedders()
+        model = IntentModel.load(args.candidate)
+        figures = evaluate_shipped(model, corpus, args.data, embedder, judges=False)
+        embedder.save()
+        qs.write_json(args.out, {"model": {k: v for k, v in model.meta.items() if k != "format"}, "figures": figures})
+        print(f"wrote {args.out}")
+        return
     if args.loo is None:
-        parser.error("give --loo lang|style, or --cost N")
+        parser.error("give --loo lang|style, --cost N or --candidate MODEL.json")
     embedder = ti.Embedders()
     # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
     results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}

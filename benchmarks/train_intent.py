@@ -84,6 +84,9 @@ HELDOUT_SETS = {
     "v8": HELDOUT_V8,
     "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
 }
+# the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
+# --candidate`), on the development set and the calibration split only
+JUDGES = ("v8", "chat")
 # benchmarks/data/intent_heldout_v9.jsonl is deliberately not listed: written after v8 shipped, unread,
 # it is the next model's judge (list it only when that model is chosen)
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
