@@ -83,14 +83,20 @@ def _probabilities(model: IntentModel, texts: list[str], embedder: Any) -> np.nd
 def evaluate_shipped(
     model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any, *, judges: bool = True
 ) -> dict[str, Any]:
-    """Every figure of the generalisation section; with `judges=False` (a candidate) the judge sets
-    (`train_intent.JUDGES`) are not read at all."""
+    """Every figure of the generalisation section. With `judges=False` (comparing candidates) no
+    test set is read: not the judge sets (`train_intent.JUDGES`), not the test buckets (the benign
+    rates are the calibration buckets', per source, "calib-<source>"), not the adaptive sets."""
     threshold = model.threshold
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
     out["enron_as_written"] = True  # from the v8 recipe; v1-v7's Enron test texts had no punctuation
-    benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
-    benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
-    benign_sets["own-chat"] = [e.text for e in ti.unseen(corpus.test.get("own-chat", []), corpus)]
+    if judges:
+        benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
+        benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
+        benign_sets["own-chat"] = [e.text for e in ti.unseen(corpus.test.get("own-chat", []), corpus)]
+    else:
+        benign_sets = {}
+        for e in corpus.calib:
+            benign_sets.setdefault(f"calib-{e.source}", []).append(e.text)
     held_sets = _judges(model, corpus, with_judges=judges)
     for version, held in held_sets.items():
         benign_sets[ti.heldout_benign_name(version)] = [e.text for e in held if e.label == 0]
@@ -99,7 +105,7 @@ def evaluate_shipped(
     for name, texts in published_families(data).items():
         out["families"][name] = rate(_probabilities(model, texts, embedder), threshold)
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
-    for name, texts in adaptive_sets(data, padding).items():
+    for name, texts in adaptive_sets(data, padding).items() if judges else ():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
     out["heldout_sets"] = {v: heldout_rates(model, held, embedder) for v, held in held_sets.items()}
     out["judge_rows_dropped_as_seen"] = {
@@ -350,12 +356,14 @@ def main(argv: list[str] | None = None) -> None:
     """Leave-one-out alone: `python benchmarks/intent_generalisation.py --loo lang --out X.json`
     (resumes from X.json); `benchmarks/query_detection.py --loo-from X.json` puts it in the report.
     `--cost N --out X.json`: the per-query cost alone (shipped model). `--candidate MODEL.json --out
-    X.json`: a candidate's figures without reading the judge sets (`train_intent.JUDGES`)."""
+    X.json`: a candidate's figures without reading any test set (see `evaluate_shipped`)."""
     parser = argparse.ArgumentParser(description="leave-one-style-out / leave-one-language-out of the intent recipe")
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--loo", choices=tuple(LOO_KEYS))
     parser.add_argument("--cost", type=int, metavar="N", help="instead: the per-query cost on N English queries")
-    parser.add_argument("--candidate", type=Path, help="instead: this model's figures, judge sets unread")
+    parser.add_argument(
+        "--candidate", type=Path, help="instead: this model's figures on calibration and development sets only"
+    )
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")

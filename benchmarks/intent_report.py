@@ -258,9 +258,10 @@ def report(g: dict[str, Any]) -> list[str]:
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
         "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
         "heldout-chat": "held-apart chat turns (hand-written blind to model scores by another session and "
-        "committed before any v8 candidate with chat turns was scored; read once)",
+        "committed before any v8 candidate with chat turns was scored; read twice: first build and rebuilt v8; "
+        "rows equal to a training text left out)",
         "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores and committed "
-        "before any v8 change; read once)",
+        "before any v8 change; read twice: first build and rebuilt v8)",
         "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
         "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
@@ -294,12 +295,13 @@ def report(g: dict[str, Any]) -> list[str]:
             "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
             "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
             "by another session blind to model scores, committed before any v8 candidate with chat turns was "
-            "scored; read once, for the chosen v8 (and v7)",
+            "scored; read twice, for the first build of v8 and the rebuilt one (and v7), nothing chosen on it",
         ),
         (
             "v8",
-            "written by hand, blind to model scores, and committed before any model-v8 change; read once, for "
-            "the v8 candidate chosen on the development set v7 (and for v7); format demands, role-play, fake "
+            "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
+            "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
+            "v7), nothing chosen on it; format demands, role-play, fake "
             "authority, chunk-walk and padded requests in 17 languages",
         ),
         (

@@ -273,7 +273,7 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
         "**Deployment advice from these numbers.** Calibrate on a sample of your own users' real questions, not "
         "on a synthetic question set, and check the table 'fitted on each benign source': fitted on questions "
         "of another kind than your users', the union's threshold does not transfer (on Enron, fitted on SAGE or "
-        "iCliniq questions, it flags 10-15% of held-out e-mails; before issue 18, with the GMM part on and the "
+        "iCliniq questions, it flags 10-14% of held-out e-mails; before issue 18, with the GMM part on and the "
         "bank-similarity intent, fitted on GenMedGPT it flagged 64.6% of SAGE questions on HealthcareMagic). "
         "Benign questions about a record that IS in the "
         "knowledge base (`in-kb`) look like targeted extraction to RAG-CT's one-sided rule (one record "
