@@ -58,7 +58,7 @@ def measure(data: Path) -> dict[str, Any]:
     asked, stripped = [written for written, _ in pairs], [plain for _, plain in pairs]
     # the bucket train_intent.py puts each e-mail in (from v8 short mails too; up to v7 a mail of fewer
     # than 10 words was in no split); "test-short": the test mails of fewer than 10 words, apart
-    split = [ti.split_of(plain or written, 40, 15) for written, plain in pairs]
+    split = [ti.enron_split(written, plain) for written, plain in pairs]
     short = {i for i, text in enumerate(stripped) if len(text.split()) < 10}
     model, embedders = IntentModel.load(), ti.Embedders()
     as_asked = ti.probabilities(model, asked, embedders)
@@ -90,7 +90,7 @@ def measure(data: Path) -> dict[str, Any]:
     # the grids hold out by their own seed, so most of their 300 mails are intent training or calibration
     # rows (from v8, which trains on e-mail as written): the test-bucket ones are the unseen figure
     key = dict(pairs)
-    unseen = [i for i, text in enumerate(grid) if ti.split_of(key.get(text) or text, 40, 15) == "test"]
+    unseen = [i for i, text in enumerate(grid) if ti.enron_split(text, key.get(text, "")) == "test"]
     out["grid_holdout_test_bucket"] = rate(grid_scores[unseen], model.threshold)
     for name in ("grid_holdout", "grid_holdout_test_bucket"):
         print(f"{name}: {rate_text(out[name]['k'], out[name]['n'])}")

@@ -169,6 +169,15 @@ def enron_mail_openings(data: Path) -> list[tuple[str, str]]:
     ]
 
 
+ENRON_SPLIT = (40, 15)  # % train, % calibration of the Enron e-mails (the rest: test)
+
+
+def enron_split(written: str, stripped: str) -> str:
+    """The split of an Enron e-mail: the bucket of its stripped opening (so every e-mail keeps the
+    split it had up to v7), or of the opening as written when it has no word."""
+    return split_of(stripped or written, *ENRON_SPLIT)
+
+
 def _enron_openings(data: Path) -> list[tuple[str, str]]:
     """(opening, split key) per distinct Enron opening. v8: the opening as written, short mails
     too; v1-v7 used the stripped one and flagged 8.8% of test e-mails as written
@@ -262,7 +271,7 @@ def build_corpus(
     hcm = [str(r["question"]) for r in _rows(data / "healthcaremagic.jsonl")]
     benign["healthcaremagic"] = ([q for q in hcm if " ".join(q.split()).lower() not in in_sage], 40, 15)
     enron = _enron_openings(data)
-    benign["enron"] = ([text for text, _ in enron], 40, 15)
+    benign["enron"] = ([text for text, _ in enron], *ENRON_SPLIT)
     split_keys = dict(enron)  # an Enron opening goes to the split of its stripped form
     for source, (texts, train, calib) in benign.items():
         for text in dict.fromkeys(t for t in texts if t.strip()):
