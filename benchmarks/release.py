@@ -232,10 +232,14 @@ def print_view(kb: str, rows: dict[str, Any], view: str) -> None:
     print(f"{kb:15s} {view:20s} " + " | ".join(cells), flush=True)
 
 
-def _benign_setup(questions: int, seed: int, kb: str = "healthcaremagic") -> tuple[Any, Any, Any, list[str]] | None:
+def _benign_setup(
+    questions: int, seed: int, kb: str = "healthcaremagic", *, intent_unseen: bool = False
+) -> tuple[Any, Any, Any, list[str]] | None:
     """A real index, its embedder and retriever, and held-out benign queries: HealthcareMagic (550
     dialogues indexed; held-out patients' questions) or Enron (the grids' split: 300 e-mails held out
-    with seed 0, the rest indexed; a held-out e-mail's first 50 body words, as the grids ask)."""
+    with seed 0, the rest indexed; a held-out e-mail's first 50 body words, as the grids ask). With
+    `intent_unseen` (Enron), only the held-out e-mails in the intent model's test bucket, which it
+    never trained or calibrated on (`train_intent.enron_test_bucket`)."""
     from ragshield.datasets.base import Corpus
     from ragshield.datasets.loaders import load_enron, load_healthcaremagic
     from ragshield.evaluation.workload import holdout_items, split_holdout
@@ -252,7 +256,16 @@ def _benign_setup(questions: int, seed: int, kb: str = "healthcaremagic") -> tup
     if kb == "enron":
         kept, held = split_holdout(load_enron(str(path)), 300, seed=0)
         build_index(kept, embedder, folder, corpus_spec="enron:holdout-300")
-        asked = [item.query.text for item in holdout_items(held)][:questions]
+        asked = [item.query.text for item in holdout_items(held)]
+        if intent_unseen:
+            import train_intent
+
+            asked = [
+                text
+                for text, unseen in zip(asked, train_intent.enron_test_bucket(asked, _data_dir()), strict=True)
+                if unseen
+            ]
+        asked = asked[:questions]
     else:
         corpus = load_healthcaremagic(str(path))
         indexed, held_out = corpus.documents[:550], corpus.documents[550:]
@@ -288,17 +301,20 @@ def _defense_share(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def benign_section(questions: int, seed: int, kb: str = "healthcaremagic") -> dict[str, Any]:
+def benign_section(
+    questions: int, seed: int, kb: str = "healthcaremagic", *, intent_unseen: bool = False
+) -> dict[str, Any]:
     from ragshield.config import SystemConfig
     from ragshield.generators.llama_cpp import LlamaCppGenerator
     from ragshield.metrics.text import rouge_l
     from ragshield.metrics.utility import degenerate
     from ragshield.system import build_system
 
-    setup = _benign_setup(questions, seed, kb)
+    setup = _benign_setup(questions, seed, kb, intent_unseen=intent_unseen)
     if setup is None:
         return {"skipped": "no data"}
     folder, embedder, retriever, asked = setup
+    questions = len(asked)
     generator = LlamaCppGenerator(n_threads=1, repeat_penalty=1.15)
     systems = {
         name: build_system(
@@ -553,7 +569,7 @@ def _benign_table(benign: dict[str, Any] | None, kb: str) -> list[str]:
     if not benign or "n" not in benign:
         return []
     n = benign["n"]
-    asked = "e-mails' openings" if kb == "Enron" else "questions"
+    asked = "e-mails' openings" if kb.startswith("Enron") else "questions"
     lines = [
         f"## Benign answers of the real model ({kb}, {n} held-out {asked})",
         "",
@@ -631,7 +647,11 @@ def report(results: dict[str, Any]) -> str:
                 )
             lines.append(f"| {view} | " + " | ".join(cells) + " |")
         lines.append("")
-    for key, kb in (("benign", "HealthcareMagic"), ("benign_enron", "Enron")):
+    for key, kb in (
+        ("benign", "HealthcareMagic"),
+        ("benign_enron", "Enron"),
+        ("benign_enron_intent_unseen", "Enron, e-mails the intent model never read"),
+    ):
         lines += _benign_table(results.get(key), kb)
     replay = results.get("replay")
     if replay and "n" in replay:
@@ -716,6 +736,11 @@ def main() -> None:
     parser.add_argument(
         "--kb", default="healthcaremagic", choices=["healthcaremagic", "enron"], help="sections benign and replay"
     )
+    parser.add_argument(
+        "--intent-unseen",
+        action="store_true",
+        help="section benign, Enron: only held-out e-mails in the intent model's test bucket",
+    )
     parser.add_argument("--kbs", nargs="*", help="knowledge bases of the views section (default: all found)")
     parser.add_argument("--views", nargs="*", choices=VIEWS, help="views of the views section (default: all)")
     parser.add_argument("--report", action="store_true", help="also write docs/results/release.md")
@@ -736,7 +761,11 @@ def main() -> None:
         measured["views"] = views_section(args.requests, args.seed, args.kbs, args.views)
     if "benign" in args.sections:
         key = "benign" if args.kb == "healthcaremagic" else f"benign_{args.kb}"
-        measured[key] = benign_section(args.questions, args.seed, args.kb)
+        if args.intent_unseen:
+            if args.kb != "enron":
+                parser.error("--intent-unseen applies to --kb enron")
+            key += "_intent_unseen"
+        measured[key] = benign_section(args.questions, args.seed, args.kb, intent_unseen=args.intent_unseen)
     if "replay" in args.sections:
         key = "replay" if args.kb == "healthcaremagic" else f"replay_{args.kb}"
         measured[key] = replay_section(args.questions, args.seed, args.kb)
