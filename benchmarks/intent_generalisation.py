@@ -156,7 +156,7 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
         def left_out(e: ti.Example, value: str = value) -> bool:
             # own phrasings, from v6 the rows of the held-apart sets trained on, from v8 the chat
             # turns (a chat-wrapped command is also left out with its command's style)
-            trained = e.source in ("own", "chat") or e.source.startswith("heldout-")
+            trained = e.source in ("own", "chat", "written") or e.source.startswith("heldout-")
             of_value = getattr(e, key) == value or (key == "style" and e.base_style == value)
             if trained and of_value and (key == "lang" or e.label == 1):
                 return True
@@ -167,11 +167,14 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
         calib = [e for e in corpus.calib if not left_out(e)]
         model = ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder)
         own = [e.text for e in corpus.train if left_out(e) and e.label == 1 and e.source == "own"]
+        written = [e.text for e in corpus.train if left_out(e) and e.label == 1 and e.source == "written"]
         held_attacks = [e.text for e in held if e.label == 1 and getattr(e, key) == value]
         row: dict[str, Any] = {
             "threshold": model.threshold,
             "own": rate(_probabilities(model, own, embedder), model.threshold),
             "heldout": rate(_probabilities(model, held_attacks, embedder), model.threshold),
+            # from v9: the hand-written requests of the left-out style or language (more varied than own)
+            **({"written": rate(_probabilities(model, written, embedder), model.threshold)} if written else {}),
             "fpr_pooled": rate(_probabilities(model, pooled, embedder), model.threshold),
         }
         if key == "lang":

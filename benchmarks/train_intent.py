@@ -73,6 +73,12 @@ HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
 HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
 HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
 HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
+HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
+# v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
+# what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
+# bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
+WRITTEN_BENIGN = REPO / "benchmarks" / "data" / "intent_train_benign_v9.jsonl"
+WRITTEN_ATTACKS = REPO / "benchmarks" / "data" / "intent_train_attack_v9.jsonl"
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": HELDOUT_V2,
@@ -83,16 +89,16 @@ HELDOUT_SETS = {
     "v7": HELDOUT_V7,
     "v8": HELDOUT_V8,
     "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
+    "v9": HELDOUT_V9,
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
-JUDGES = ("v8", "chat")
-# benchmarks/data/intent_heldout_v9.jsonl is deliberately not listed: written after v8 shipped, unread,
-# it is the next model's judge (list it only when that model is chosen)
+# (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets)
+JUDGES = ("v9",)
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v8"
+MODEL_VERSION = "v9"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -102,8 +108,9 @@ PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # held-apart sets read by earlier sessions, hence burned as tests: from v6 their rows (requests
 # and hard-benign questions) are training rows; for v7, sets v1-v5 train, v6 is the development
 # set and v7 (written blind before v7 trained) the judge; for v8, v1-v6 train, v7 is the
-# development set and v8 (written blind before any v8 change) the judge
-TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5", "v6")
+# development set and v8 (written blind before any v8 change) the judge; for v9, v1-v7 train, v8
+# and the chat set are the development sets and v9 (written blind after v8 shipped) the judge
+TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
 # the sources with enough calibration texts to measure it (>= 1 / TARGET_FPR): the mixed set is
@@ -121,6 +128,13 @@ MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
 # v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
 # attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
 CHAT_TURNS = True
+# v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"; the benign ones
+# split like the own phrasings, their test bucket reported as "written-hard" and "written-chat")
+WRITTEN_ROWS = True
+# their style names as the own phrasings spell them, so leave-one-style-out leaves them out together
+WRITTEN_ENGLISH_HARD = True
+WRITTEN_BENIGN_WEIGHT = 1.0  # their benign rows' sample weight (as `HARD_BENIGN_WEIGHT`)
+_WRITTEN_STYLES = {"pii-enum": "pii", "role-play": "roleplay", "translate-source": "translate"}
 
 
 def bucket(text: str) -> int:
@@ -178,6 +192,14 @@ def enron_split(written: str, stripped: str) -> str:
     return split_of(stripped or written, *ENRON_SPLIT)
 
 
+def enron_test_bucket(asked: list[str], data: Path) -> list[bool]:
+    """For each Enron opening as written (a grid question), whether it is in the intent model's
+    test bucket, which no training or calibration step read (the grids hold out by their own seed,
+    so most of their held-out mails are intent training or calibration rows)."""
+    key = dict(enron_mail_openings(data))
+    return [enron_split(text, key.get(text, "")) == "test" for text in asked]
+
+
 def _enron_openings(data: Path) -> list[tuple[str, str]]:
     """(opening, split key) per distinct Enron opening. v8: the opening as written, short mails
     too; v1-v7 used the stripped one and flagged 8.8% of test e-mails as written
@@ -232,26 +254,60 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
     return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
 
 
+def written_rows(*, english_hard: bool = WRITTEN_ENGLISH_HARD) -> list[dict[str, Any]]:
+    """The hand-written v9 training rows (`WRITTEN_BENIGN`, `WRITTEN_ATTACKS`) in the own phrasings'
+    form: label 0/1, the own style names, the test-set name of a benign row in "test"; without
+    `english_hard`, no English hard-benign row."""
+    out = []
+    for path in (WRITTEN_BENIGN, WRITTEN_ATTACKS):
+        for row in _rows(path):
+            attack = row["label"] == "attack"
+            if not (attack or english_hard or row["lang"] != "en" or row["style"] != "hard"):
+                continue
+            style = _WRITTEN_STYLES.get(row["style"], row["style"])
+            test = "" if attack else f"written-{row['style']}"
+            out.append(
+                {
+                    "text": row["text"],
+                    "label": int(attack),
+                    "style": style,
+                    "lang": row["lang"],
+                    "test": test,
+                    "written": 1,
+                }
+            )
+    return out
+
+
 def build_corpus(
-    data: Path, *, seed: int = SEED, heldout_sets: tuple[str, ...] = TRAIN_HELDOUT, with_chat: bool = CHAT_TURNS
+    data: Path,
+    *,
+    seed: int = SEED,
+    heldout_sets: tuple[str, ...] = TRAIN_HELDOUT,
+    with_chat: bool = CHAT_TURNS,
+    with_written: bool = WRITTEN_ROWS,
+    written_english_hard: bool = WRITTEN_ENGLISH_HARD,
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
-    of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), and
-    with `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`)."""
+    of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
+    `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`), and with
+    `with_written` the hand-written rows of `written_rows` (source `written`)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = _rows(PHRASINGS)
     chat = intent_chat.generate() if with_chat else []
-    for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat]:
+    written = written_rows(english_hard=written_english_hard) if with_written else []
+    for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat, *written]:
         is_chat = row["style"].startswith("chat-")
-        source = "chat" if is_chat else "own"
+        source = "written" if row.get("written") else "chat" if is_chat else "own"
         example = Example(row["text"], int(row["label"]), row["style"], row["lang"], source, row.get("base_style", ""))
         if example.label == 1:
             corpus.train.append(example)
         else:
             where = split_of(example.text, 70, 15)
             if where == "test":
-                corpus.test.setdefault("own-chat" if is_chat else "own-hard", []).append(example)
+                test = row.get("test") or ("own-chat" if is_chat else "own-hard")
+                corpus.test.setdefault(test, []).append(example)
             else:
                 getattr(corpus, where).append(example)
     corpus.train += [Example(i.text, 1, "bank", "en", "bank") for i in load_bank().instructions]
@@ -385,11 +441,19 @@ def train(
     meta: dict[str, Any] | None = None,
     segment_floor: float | None = SEGMENT_FLOOR,
     hard_benign_weight: float = HARD_BENIGN_WEIGHT,
+    written_benign_weight: float = WRITTEN_BENIGN_WEIGHT,
     seen_language_rows: bool = SEEN_LANGUAGE_ROWS,
     multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
 ) -> IntentModel:
     texts = [e.text for e in examples]
-    weights = [hard_benign_weight if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
+    weights = [
+        hard_benign_weight
+        if e.label == 0 and e.source.startswith("heldout-")
+        else written_benign_weight
+        if e.label == 0 and e.source == "written"
+        else 1.0
+        for e in examples
+    ]
     vectors = embedders.embed(texts)
     embedders.main.save()
     return train_intent_model(
@@ -404,7 +468,7 @@ def train(
         multilingual_embedder=embedders.multi.name,
         groups=[None if e.lang == "en" else e.lang for e in examples],
         segment_floor=segment_floor,
-        sample_weights=None if hard_benign_weight == 1.0 else weights,
+        sample_weights=None if set(weights) == {1.0} else weights,
         seen_language_rows=seen_language_rows,
         multi_segment_floor=multi_segment_floor,
     )
@@ -505,11 +569,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--hard-benign-weight", type=float, default=HARD_BENIGN_WEIGHT, help="weight of their hard-benign rows"
     )
+    parser.add_argument(
+        "--written-benign-weight",
+        type=float,
+        default=WRITTEN_BENIGN_WEIGHT,
+        help="weight of the hand-written v9 benign rows",
+    )
+    parser.add_argument("--no-written", action="store_true", help="without the hand-written v9 rows (as v8)")
+    parser.add_argument(
+        "--written-english-hard",
+        action=argparse.BooleanOptionalAction,
+        default=WRITTEN_ENGLISH_HARD,
+        help="with the hand-written English hard-benign rows",
+    )
     args = parser.parse_args(argv)
     trained_heldout = tuple(v for v in args.train_heldout.split(",") if v)
     if unknown := set(trained_heldout) - set(HELDOUT_SETS):
         parser.error(f"unknown held-apart sets: {sorted(unknown)}")
-    corpus = build_corpus(args.data, heldout_sets=trained_heldout)
+    corpus = build_corpus(
+        args.data,
+        heldout_sets=trained_heldout,
+        with_written=not args.no_written,
+        written_english_hard=args.written_english_hard,
+    )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
     meta = {
@@ -522,6 +604,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         "heldout_sets_trained_on": list(trained_heldout),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
+        **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
@@ -532,6 +615,7 @@ def main(argv: list[str] | None = None) -> None:
         meta=meta,
         segment_floor=args.segment_floor,
         hard_benign_weight=args.hard_benign_weight,
+        written_benign_weight=args.written_benign_weight,
     )
     model = calibrate(trained, corpus.calib, embedder, per_path=not args.pooled, per_source=args.per_source)
     embedder.save()
