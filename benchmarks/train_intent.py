@@ -128,12 +128,16 @@ MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
 # v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
 # attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
 CHAT_TURNS = True
-# v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"; the benign ones
-# split like the own phrasings, their test bucket reported as "written-hard" and "written-chat")
+# v9: the hand-written rows of `WRITTEN_BENIGN` (source "written"), split like the own phrasings,
+# their test bucket reported as "written-hard" and "written-chat"
 WRITTEN_ROWS = True
-# their style names as the own phrasings spell them, so leave-one-style-out leaves them out together
-WRITTEN_ENGLISH_HARD = True
+# v9 trains on the benign rows only: every candidate that also trained on the requests (all 360,
+# all but the 130 paraphrases, or only the obfuscated, padded and PII ones) put PIDE-medical
+# (a published family, goal >= 0.95) at 0.85-0.94 (`benchmarks/results/intent_v9_candidates.json`);
+# the requests stay untrained, so they measure the model as a further set it never fitted
+WRITTEN_ATTACK_ROWS = False
 WRITTEN_BENIGN_WEIGHT = 1.0  # their benign rows' sample weight (as `HARD_BENIGN_WEIGHT`)
+# the requests' style names as the own phrasings spell them, so leave-one-style-out leaves them out together
 _WRITTEN_STYLES = {"pii-enum": "pii", "role-play": "roleplay", "translate-source": "translate"}
 
 
@@ -254,16 +258,14 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
     return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
 
 
-def written_rows(*, english_hard: bool = WRITTEN_ENGLISH_HARD) -> list[dict[str, Any]]:
-    """The hand-written v9 training rows (`WRITTEN_BENIGN`, `WRITTEN_ATTACKS`) in the own phrasings'
-    form: label 0/1, the own style names, the test-set name of a benign row in "test"; without
-    `english_hard`, no English hard-benign row."""
+def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS) -> list[dict[str, Any]]:
+    """The hand-written v9 rows in the own phrasings' form: label 0/1, the own style names, the
+    test-set name of a benign row in "test". The benign ones (`WRITTEN_BENIGN`), and with
+    `attacks` the requests (`WRITTEN_ATTACKS`)."""
     out = []
-    for path in (WRITTEN_BENIGN, WRITTEN_ATTACKS):
+    for path in (WRITTEN_BENIGN, WRITTEN_ATTACKS) if attacks else (WRITTEN_BENIGN,):
         for row in _rows(path):
             attack = row["label"] == "attack"
-            if not (attack or english_hard or row["lang"] != "en" or row["style"] != "hard"):
-                continue
             style = _WRITTEN_STYLES.get(row["style"], row["style"])
             test = "" if attack else f"written-{row['style']}"
             out.append(
@@ -286,7 +288,7 @@ def build_corpus(
     heldout_sets: tuple[str, ...] = TRAIN_HELDOUT,
     with_chat: bool = CHAT_TURNS,
     with_written: bool = WRITTEN_ROWS,
-    written_english_hard: bool = WRITTEN_ENGLISH_HARD,
+    written_attacks: bool = WRITTEN_ATTACK_ROWS,
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
@@ -296,7 +298,7 @@ def build_corpus(
     corpus = Corpus()
     own = _rows(PHRASINGS)
     chat = intent_chat.generate() if with_chat else []
-    written = written_rows(english_hard=written_english_hard) if with_written else []
+    written = written_rows(attacks=written_attacks) if with_written else []
     for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat, *written]:
         is_chat = row["style"].startswith("chat-")
         source = "written" if row.get("written") else "chat" if is_chat else "own"
@@ -577,10 +579,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-written", action="store_true", help="without the hand-written v9 rows (as v8)")
     parser.add_argument(
-        "--written-english-hard",
+        "--written-attacks",
         action=argparse.BooleanOptionalAction,
-        default=WRITTEN_ENGLISH_HARD,
-        help="with the hand-written English hard-benign rows",
+        default=WRITTEN_ATTACK_ROWS,
+        help="also train on the hand-written v9 requests",
     )
     args = parser.parse_args(argv)
     trained_heldout = tuple(v for v in args.train_heldout.split(",") if v)
@@ -590,7 +592,7 @@ def main(argv: list[str] | None = None) -> None:
         args.data,
         heldout_sets=trained_heldout,
         with_written=not args.no_written,
-        written_english_hard=args.written_english_hard,
+        written_attacks=args.written_attacks,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
