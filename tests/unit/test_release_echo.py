@@ -265,19 +265,28 @@ def test_a_short_or_digit_bearing_pii_value_is_withheld_in_caesar_views(view: st
 
 
 class _FakeFrequentPiiStore(_FakePiiStore):
-    """A fake PII store (unit tests only) whose values are each held by 50 chunks."""
+    """A fake PII store (unit tests only) whose values (the record's name, phone number and a
+    clinic's web address) are each held by 50 chunks."""
+
+    def values(self, chunk: Chunk) -> tuple[object, ...]:
+        from ragshield.pii.store import PiiValue
+
+        return (*super().values(chunk), PiiValue("url", "www.ramseyclinic.org", "d-url")) if chunk.id == "c1" else ()
 
     def chunk_frequency(self, digest: str) -> int:
         return 50
 
 
-def test_a_frequent_name_is_public_but_a_frequent_address_or_number_is_not() -> None:
+def test_a_frequent_name_is_public_but_a_frequent_address_number_or_link_is_not() -> None:
     chunks = [Chunk(f"b{i}", f"doc{i}", f"Filler text number {i} of the archive.") for i in range(6)]
     frequent = FrequentGrams.from_chunks(chunks, 12, min_df=3)
     echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeFrequentPiiStore(), frequent=frequent)
-    response = pipeline("Ask John Smith, on 555-0142.", echo=echo).answer(retrieval().query)
+    response = pipeline("Ask John Smith, on 555-0142, or see www.ramseyclinic.org.", echo=echo).answer(
+        retrieval().query
+    )
     assert "John Smith" in response.text  # in 50 records: a clinic's name, not one record's
     assert "0142" not in response.text  # a number reaches one person however many records hold it
+    assert "ramseyclinic" not in response.text  # a link too: TGTB's PII metric counts it
 
 
 def test_pii_the_user_gave_is_released() -> None:

@@ -108,8 +108,10 @@ def _fan(tracks: list[Track]) -> Track | _Fan:
     return kept[0] if len(kept) == 1 else _Fan(kept)
 
 
-# PII kinds that reach one person; never made public by how often the knowledge base holds them
-PERSONAL_IDENTIFIER_KINDS = frozenset({"email", "phone", "ssn", "credit_card", "iban", "ip"})
+# PII kinds never made public by how often the knowledge base holds them: identifiers that reach one
+# person, and links (a link's path or query can name one person, and TGTB's PII metric counts links
+# and domains; the Enron grid counted a newsletter's domain in 90 of 2,175 e-mails released this way)
+NEVER_PUBLIC_KINDS = frozenset({"email", "phone", "ssn", "credit_card", "iban", "ip", "url"})
 
 
 def build_sources(
@@ -153,11 +155,11 @@ def build_sources(
                 folded = text_symbols(value.value)
                 if len(folded) < max(MIN_PII_SYMBOLS, pii_m) or folded in user_symbols:
                     continue
-                # a value in many records (a clinic, a domain, a drug the NER model calls a person)
-                # belongs to no single record; an address or a number that reaches one person stays
-                # private however many records carry it (a frequent correspondent's e-mail address)
+                # a value in many records (a clinic, a town, a drug the NER model calls a person)
+                # belongs to no single record; an address, a number or a link stays private however
+                # many records carry it (a frequent correspondent's e-mail address)
                 seen = frequency(value.digest) if frequency is not None and public_df is not None else None
-                if seen is not None and seen >= public_df and value.kind not in PERSONAL_IDENTIFIER_KINDS:
+                if seen is not None and seen >= public_df and value.kind not in NEVER_PUBLIC_KINDS:
                     continue
                 request.pii_count += 1
                 for symbols in (folded, folded[::-1]):
