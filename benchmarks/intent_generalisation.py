@@ -108,6 +108,8 @@ def evaluate_shipped(
     for name, texts in adaptive_sets(data, padding).items() if judges else ():
         out["adaptive"][name] = rate(_probabilities(model, texts, embedder), threshold)
     out["heldout_sets"] = {v: heldout_rates(model, held, embedder) for v, held in held_sets.items()}
+    if judges:  # the hand-written requests no model trains on: rated like a held-apart set
+        out["written_requests"] = heldout_rates(model, ti.written_requests(), embedder)
     out["judge_rows_dropped_as_seen"] = {
         v: len(ti.heldout(ti.HELDOUT_SETS[v])) - len(held) for v, held in held_sets.items()
     }

@@ -11,7 +11,7 @@ import train_intent as ti
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat")
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9")
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
@@ -54,7 +54,11 @@ def summary(g: dict[str, Any]) -> list[str]:
             f"(e-mails quoting or forwarding another mail {cell(asked['as_asked_quoting_a_mail'])}, the rest "
             f"{cell(asked['as_asked_rest'])}; `benchmarks/intent_enron_format.py`)."
         )
-    for name, what in (("heldout-chat", "held-apart chat turns"), ("own-chat", "own chat turns, test bucket")):
+    for name, what in (
+        ("heldout-chat", "held-apart chat turns (development set)"),
+        ("own-chat", "own chat turns, test bucket"),
+        ("written-chat", "hand-written chat turns, test bucket"),
+    ):
         if r := s["benign"].get(name):
             out.append(
                 f"- FPR <= 1% on {what} (thanks, greetings, follow-ups): {_verdict(r['rate'], GOAL_FPR, at_most=True)} "
@@ -72,6 +76,18 @@ def summary(g: dict[str, Any]) -> list[str]:
             else "."
         )
     )
+    if judge := s["heldout_sets"].get("v9"):
+        by_style = judge["fpr_by_style"]
+        out.append(
+            "- The judge, set v9 (written blind after v8 shipped, read once for the chosen v9): "
+            + "; ".join(
+                f"{what} FPR {100 * by_style[style]['rate']:.1f}% ({by_style[style]['k']}/{by_style[style]['n']}) "
+                f"{_verdict(by_style[style]['rate'], goal, at_most=True)}"
+                for style, what, goal in (("hard", "hard benign", GOAL_FPR_HARD), ("chat", "chat turns", GOAL_FPR))
+                if style in by_style
+            )
+            + f"; requests TPR {100 * judge['tpr']['rate']:.1f}% ({judge['tpr']['k']}/{judge['tpr']['n']})."
+        )
     low = min(s["families"], key=lambda k: s["families"][k]["rate"])
     out.append(
         f"- TPR >= 0.95 on the published families: "
@@ -257,11 +273,14 @@ def report(g: dict[str, Any]) -> list[str]:
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
         "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
-        "heldout-chat": "held-apart chat turns (hand-written blind to model scores by another session and "
-        "committed before any v8 candidate with chat turns was scored; read twice: first build and rebuilt v8; "
-        "rows equal to a training text left out)",
-        "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores and committed "
-        "before any v8 change; read twice: first build and rebuilt v8)",
+        "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl`, test bucket (18 languages)",
+        "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl`, test bucket",
+        "heldout-v9-hard": "held-apart set v9, hard benign and chat turns (hand-written blind to model scores "
+        "after v8 shipped; v9's judge, read once for the chosen v9; split by kind in the summary)",
+        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's development "
+        "set; rows equal to a training text left out)",
+        "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores; v8's judge, "
+        "v9's development set)",
         "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
         "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
@@ -291,17 +310,24 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v9",
+            "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
+            "read once, for the v9 candidate chosen on the development sets v8 and chat; paraphrases that avoid "
+            "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
+            "(60 of 120 non-English) and chat turns",
+        ),
+        (
             "chat",
             "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
             "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
             "by another session blind to model scores, committed before any v8 candidate with chat turns was "
-            "scored; read twice, for the first build of v8 and the rebuilt one (and v7), nothing chosen on it",
+            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's development set",
         ),
         (
             "v8",
             "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
             "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
-            "v7), nothing chosen on it; format demands, role-play, fake "
+            "v7); v9's development set; format demands, role-play, fake "
             "authority, chunk-walk and padded requests in 17 languages",
         ),
         (
@@ -356,6 +382,16 @@ def report(g: dict[str, Any]) -> list[str]:
         lines.append(qs.markdown_table(["language", "TPR (extraction)", f"FPR ({kind})"], [
             [k, cell(h["tpr_by_lang"].get(k)), cell(h["fpr_by_lang"].get(k))] for k in langs
         ]))  # fmt: skip
+    if w := s.get("written_requests"):
+        lines += [
+            "",
+            "**Hand-written v9 requests that no model trains on** (`benchmarks/data/intent_train_attack_v9.jsonl`: "
+            "the English ones and the paraphrases in every language, written blind to model scores as training "
+            "rows; every v9 candidate that trained on them put PIDE-medical below 0.95): TPR "
+            f"{cell(w['tpr'])}",
+            "",
+        ]
+        lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in w["tpr_by_style"].items()]))
     for key, title, goal in (
         ("leave_one_style_out", "Leave-one-style-out", GOAL_TPR_STYLE),
         ("leave_one_language_out", "Leave-one-language-out", GOAL_TPR_LANG),

@@ -128,14 +128,23 @@ MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
 # v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
 # attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
 CHAT_TURNS = True
-# v9: the hand-written rows of `WRITTEN_BENIGN` (source "written"), split like the own phrasings,
-# their test bucket reported as "written-hard" and "written-chat"
+# v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"). The benign
+# ones train, or are test rows ("written-hard", "written-chat": the own phrasings' 15% test bucket),
+# but never calibrate: with their calibration bucket in the mixed set, the multilingual operating point
+# rose over hard non-English questions and a left-out language fell to TPR 0.28 (Japanese; v8 0.758)
 WRITTEN_ROWS = True
-# v9 trains on the benign rows only: every candidate that also trained on the requests (all 360,
-# all but the 130 paraphrases, or only the obfuscated, padded and PII ones) put PIDE-medical
-# (a published family, goal >= 0.95) at 0.85-0.94 (`benchmarks/results/intent_v9_candidates.json`);
-# the requests stay untrained, so they measure the model as a further set it never fitted
-WRITTEN_ATTACK_ROWS = False
+WRITTEN_CALIBRATION = False
+# of the requests, v9 trains on the non-English ones but the paraphrases: every candidate that also
+# trained on the English requests or the paraphrases put PIDE-medical (a published family, goal
+# >= 0.95) at 0.85-0.944 (`benchmarks/results/intent_v9_candidates.json`); the untrained ones (English
+# and paraphrases) measure the model as a further set it never fitted (`written_requests`)
+WRITTEN_ATTACK_ROWS = True
+
+
+def _written_request_trains(row: dict[str, Any]) -> bool:
+    return row["lang"] != "en" and row["style"] != "paraphrase"
+
+
 WRITTEN_BENIGN_WEIGHT = 1.0  # their benign rows' sample weight (as `HARD_BENIGN_WEIGHT`)
 # the requests' style names as the own phrasings spell them, so leave-one-style-out leaves them out together
 _WRITTEN_STYLES = {"pii-enum": "pii", "role-play": "roleplay", "translate-source": "translate"}
@@ -258,14 +267,16 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
     return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
 
 
-def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS) -> list[dict[str, Any]]:
+def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS, trained: bool = True) -> list[dict[str, Any]]:
     """The hand-written v9 rows in the own phrasings' form: label 0/1, the own style names, the
     test-set name of a benign row in "test". The benign ones (`WRITTEN_BENIGN`), and with
-    `attacks` the requests (`WRITTEN_ATTACKS`)."""
+    `attacks` the requests (`WRITTEN_ATTACKS`) that train (`trained`) or the others."""
     out = []
     for path in (WRITTEN_BENIGN, WRITTEN_ATTACKS) if attacks else (WRITTEN_BENIGN,):
         for row in _rows(path):
             attack = row["label"] == "attack"
+            if attack and _written_request_trains(row) != trained:
+                continue
             style = _WRITTEN_STYLES.get(row["style"], row["style"])
             test = "" if attack else f"written-{row['style']}"
             out.append(
@@ -279,6 +290,16 @@ def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS) -> list[dict[str, Any]]
                 }
             )
     return out
+
+
+def written_requests() -> list[Example]:
+    """The hand-written v9 requests that no model trains on (English, and the paraphrases in every
+    language), as examples (source "written"): a further set of requests the model never fitted."""
+    return [
+        Example(r["text"], r["label"], r["style"], r["lang"], "written")
+        for r in written_rows(attacks=True, trained=False)
+        if r["label"] == 1
+    ]
 
 
 def build_corpus(
@@ -307,6 +328,8 @@ def build_corpus(
             corpus.train.append(example)
         else:
             where = split_of(example.text, 70, 15)
+            if where == "calib" and source == "written" and not WRITTEN_CALIBRATION:
+                where = "train"
             if where == "test":
                 test = row.get("test") or ("own-chat" if is_chat else "own-hard")
                 corpus.test.setdefault(test, []).append(example)
