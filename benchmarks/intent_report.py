@@ -182,7 +182,17 @@ def comparison(g: dict[str, Any]) -> list[str]:
     b, a = other["generalisation"], g
     rows = [
         _row(f"FPR {name}", a["shipped"]["benign"].get(name), b["shipped"]["benign"].get(name))
-        for name in ("sage", "healthcaremagic", "icliniq", "enron", "genmedgpt", "own-hard", "own-chat")
+        for name in (
+            "sage",
+            "healthcaremagic",
+            "icliniq",
+            "enron",
+            "genmedgpt",
+            "own-hard",
+            "own-chat",
+            "written-hard",
+            "written-chat",
+        )
     ]
     trained = a["model"].get("heldout_sets_trained_on", [])
     for version in VERSIONS:
@@ -205,6 +215,14 @@ def comparison(g: dict[str, Any]) -> list[str]:
         )
     families = a["shipped"]["families"]
     rows += [_row(f"TPR {name}", r, b["shipped"]["families"].get(name)) for name, r in families.items()]
+    if "written_requests" in a["shipped"]:
+        rows.append(
+            _row(
+                "TPR hand-written v9 requests no model trains on",
+                a["shipped"]["written_requests"]["tpr"],
+                b["shipped"].get("written_requests", {}).get("tpr"),
+            )
+        )
     adaptive = a["shipped"]["adaptive"]
     rows += [_row(f"TPR {name}", r, b["shipped"]["adaptive"].get(name)) for name, r in adaptive.items()]
     for key, what in (("leave_one_language_out", "LOLO"), ("leave_one_style_out", "LOSO")):
@@ -363,7 +381,7 @@ def report(g: dict[str, Any]) -> list[str]:
         if h is None or ti.heldout_benign_name(version) in trained_on(g):
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
-        kind = "chat turns" if version == "chat" else "hard benign"
+        kind = {"chat": "chat turns", "v9": "hard benign and chat turns"}.get(version, "hard benign")
         lines += [
             "",
             f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "
