@@ -19,12 +19,18 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   split of their email);
 * from model v8, chat turns (`intent_chat.py`): benign thanks, greetings and follow-ups, and
   extraction commands wrapped in them;
+* from model v9, hand-written rows (`WRITTEN_BENIGN`, `WRITTEN_ATTACKS`): benign hard questions
+  and chat turns in 18 languages and English (never calibrating), and the non-English requests
+  but the paraphrases (the English ones and the paraphrases are an evaluation set);
 * from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
   sets v1-v4 (v7: v1-v5, v8: v1-v6), which earlier sessions had read and so no longer test
   anything; their benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For
   v6, set v5 was the development set and v6 the judge; for v7, set v6 the development set and
   v7 the judge; for v8, set v7 is the development set and set v8 and the chat-turn set, written
-  blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`).
+  blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`); for v9, sets v1-v7 train,
+  sets v8 and chat are the development sets and set v9 the judge. `intent_heldout_v10.jsonl`,
+  written after v9 shipped, is deliberately not in `HELDOUT_SETS` yet: it is the next model's
+  judge, and listing it would let this model's report read it.
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
