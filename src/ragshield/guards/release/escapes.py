@@ -83,10 +83,15 @@ def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> 
     return "".join(parts), kept
 
 
+_RECENT_CHARS = 24  # fed text kept to read the hint across pieces (three numbers and their separators)
+
+
 @dataclass
 class UnescapeView(HoldingView):
     """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
     boundary is held until the next delta."""
+
+    _recent: str = ""
 
     def _cut(self, text: str) -> int:
         return _escape_tail(text)
@@ -94,7 +99,10 @@ class UnescapeView(HoldingView):
     def _feed(self, text: str, start: int) -> None:
         if not text:
             return
-        if _UNESCAPE_HINT.search(text) is None:  # nothing to decode: the text view sees this text as it is
+        # the hint is read with the end of the text fed before: a short delta may feed one or two of a
+        # run of bare codes (`32, `), and resetting the track there broke the match of a whole value
+        recent, self._recent = self._recent, (self._recent + text)[-_RECENT_CHARS:]
+        if _UNESCAPE_HINT.search(recent + text) is None:  # nothing to decode: the text view sees it as it is
             self.track.reset()
             return
         once, owners = unescape(text, range(start, start + len(text)))
