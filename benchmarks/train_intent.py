@@ -21,16 +21,19 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   extraction commands wrapped in them;
 * from model v9, hand-written rows (`WRITTEN_BENIGN`, `WRITTEN_ATTACKS`): benign hard questions
   and chat turns in 18 languages and English (never calibrating), and the non-English requests
-  but the paraphrases (the English ones and the paraphrases are an evaluation set);
+  but the paraphrases (the English ones and the paraphrases are an evaluation set); from model
+  v10 more of them in 40 languages (thanks, follow-ups on the answer, own quoted text to
+  translate; thanks before a command, repeat-the-context and PII requests; v10's padded and
+  obfuscated requests are evaluation rows too);
 * from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
   sets v1-v4 (v7: v1-v5, v8: v1-v6), which earlier sessions had read and so no longer test
   anything; their benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For
   v6, set v5 was the development set and v6 the judge; for v7, set v6 the development set and
   v7 the judge; for v8, set v7 is the development set and set v8 and the chat-turn set, written
   blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`); for v9, sets v1-v7 train,
-  sets v8 and chat are the development sets and set v9 the judge. `intent_heldout_v10.jsonl`,
-  written after v9 shipped, is deliberately not in `HELDOUT_SETS` yet: it is the next model's
-  judge, and listing it would let this model's report read it.
+  sets v8 and chat are the development sets and set v9 the judge; for v10, sets v1-v7 train,
+  sets v8, v9 and chat are the development sets and set v10 (written blind after v9 shipped,
+  committed before any v10 change) the judge.
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -80,11 +83,16 @@ HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
 HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
 HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
 HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
+HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
 # v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
 # what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
 # bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
-WRITTEN_BENIGN = REPO / "benchmarks" / "data" / "intent_train_benign_v9.jsonl"
-WRITTEN_ATTACKS = REPO / "benchmarks" / "data" / "intent_train_attack_v9.jsonl"
+# v10: more of them (a helper session blind to every held-apart set and to the pleasantries
+# diagnostic), for what v9 got wrong on its judge: thanks and follow-ups on the answer in 40
+# languages, translating the user's own quoted text, and their look-alike requests (thanks then a
+# command, repeat the context, padded, obfuscated, PII enumeration) in the same 40 languages
+WRITTEN_BENIGN = tuple(REPO / "benchmarks" / "data" / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
+WRITTEN_ATTACKS = tuple(REPO / "benchmarks" / "data" / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": HELDOUT_V2,
@@ -96,15 +104,17 @@ HELDOUT_SETS = {
     "v8": HELDOUT_V8,
     "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
     "v9": HELDOUT_V9,
+    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
-# (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets)
-JUDGES = ("v9",)
+# (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
+# v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8)
+JUDGES = ("v10",)
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v9"
+MODEL_VERSION = "v10"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -115,7 +125,10 @@ PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # and hard-benign questions) are training rows; for v7, sets v1-v5 train, v6 is the development
 # set and v7 (written blind before v7 trained) the judge; for v8, v1-v6 train, v7 is the
 # development set and v8 (written blind before any v8 change) the judge; for v9, v1-v7 train, v8
-# and the chat set are the development sets and v9 (written blind after v8 shipped) the judge
+# and the chat set are the development sets and v9 (written blind after v8 shipped) the judge; for
+# v10, v1-v7 still train, v8, v9 and the chat set are the development sets and v10 (written blind
+# after v9 shipped) the judge. Set v8 does not train: its hard benign rows in 17 languages (weight
+# 3) put left-out Japanese at 0.70 (v9 0.758; `benchmarks/results/intent_v10_candidates.json`)
 TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
@@ -147,7 +160,14 @@ WRITTEN_CALIBRATION = False
 WRITTEN_ATTACK_ROWS = True
 
 
+# v10: of its requests, the padded and obfuscated ones do not train either: every candidate that trained
+# on them put PIDE-medical at 0.90-0.948 (its padded commands are one sentence in a long question)
+_UNTRAINED_V10_STYLES = ("padded", "obfuscated")
+
+
 def _written_request_trains(row: dict[str, Any]) -> bool:
+    if row["id"].startswith("ta10-") and row["style"] in _UNTRAINED_V10_STYLES:
+        return False
     return row["lang"] != "en" and row["style"] != "paraphrase"
 
 
@@ -274,11 +294,11 @@ def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -
 
 
 def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS, trained: bool = True) -> list[dict[str, Any]]:
-    """The hand-written v9 rows in the own phrasings' form: label 0/1, the own style names, the
+    """The hand-written rows (v9, v10) in the own phrasings' form: label 0/1, the own style names, the
     test-set name of a benign row in "test". The benign ones (`WRITTEN_BENIGN`), and with
     `attacks` the requests (`WRITTEN_ATTACKS`) that train (`trained`) or the others."""
     out = []
-    for path in (WRITTEN_BENIGN, WRITTEN_ATTACKS) if attacks else (WRITTEN_BENIGN,):
+    for path in (*WRITTEN_BENIGN, *WRITTEN_ATTACKS) if attacks else WRITTEN_BENIGN:
         for row in _rows(path):
             attack = row["label"] == "attack"
             if attack and _written_request_trains(row) != trained:
@@ -299,7 +319,7 @@ def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS, trained: bool = True) -
 
 
 def written_requests() -> list[Example]:
-    """The hand-written v9 requests that no model trains on (English, and the paraphrases in every
+    """The hand-written requests (v9, v10) that no model trains on (English, and the paraphrases in every
     language), as examples (source "written"): a further set of requests the model never fitted."""
     return [
         Example(r["text"], r["label"], r["style"], r["lang"], "written")
@@ -604,14 +624,14 @@ def main(argv: list[str] | None = None) -> None:
         "--written-benign-weight",
         type=float,
         default=WRITTEN_BENIGN_WEIGHT,
-        help="weight of the hand-written v9 benign rows",
+        help="weight of the hand-written benign rows",
     )
-    parser.add_argument("--no-written", action="store_true", help="without the hand-written v9 rows (as v8)")
+    parser.add_argument("--no-written", action="store_true", help="without the hand-written rows (as v8)")
     parser.add_argument(
         "--written-attacks",
         action=argparse.BooleanOptionalAction,
         default=WRITTEN_ATTACK_ROWS,
-        help="also train on the hand-written v9 requests",
+        help="also train on the hand-written requests",
     )
     args = parser.parse_args(argv)
     trained_heldout = tuple(v for v in args.train_heldout.split(",") if v)

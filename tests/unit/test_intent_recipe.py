@@ -20,13 +20,25 @@ import train_intent as ti  # noqa: E402
 def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones() -> None:
     trained = {row["text"] for row in ti.written_rows(attacks=True, trained=True) if row["label"] == 1}
     untrained = {example.text for example in ti.written_requests()}
-    every = {row["text"] for row in ti._rows(ti.WRITTEN_ATTACKS)}
+    every = {row["text"] for path in ti.WRITTEN_ATTACKS for row in ti._rows(path)}
     assert trained and untrained
     assert not trained & untrained
     assert trained | untrained == every
-    # what trains: non-English and no paraphrase (the English ones and paraphrases cost PIDE-medical)
-    assert all(example.lang == "en" or example.style == "paraphrase" for example in ti.written_requests())
+    # what trains: non-English, no paraphrase, and none of v10's padded or obfuscated requests (each
+    # of those cost PIDE-medical, a published family, its 0.95 goal)
+    untrained_rows = [row for path in ti.WRITTEN_ATTACKS for row in ti._rows(path) if row["text"] in untrained]
+    assert all(
+        row["lang"] == "en"
+        or row["style"] == "paraphrase"
+        or (row["id"].startswith("ta10-") and row["style"] in ("padded", "obfuscated"))
+        for row in untrained_rows
+    )
     assert not any(row["lang"] == "en" or row["style"] == "paraphrase" for row in ti.written_rows() if row["label"])
+    # both hand-written files feed the recipe
+    assert {row["id"][:4] for path in ti.WRITTEN_ATTACKS for row in ti._rows(path) if row["text"] in trained} == {
+        "ta9-",
+        "ta10",
+    }
 
 
 def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> None:
@@ -35,15 +47,16 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
     assert [example.text for example in ti.unseen(judge, corpus)] == ["Thanks a lot!"]
 
 
-def test_the_next_models_judge_is_not_read_by_this_models_report() -> None:
-    # set v10 was written blind for the next model: listing it would let today's report read it
-    assert (BENCHMARKS / "data" / "intent_heldout_v10.jsonl").is_file()
-    assert "v10" not in ti.HELDOUT_SETS
+def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
+    assert ti.JUDGES == ("v10",)
+    assert all(version in ti.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in ti.JUDGES)
+    # its development sets are not trained on either
+    assert not {"v8", "v9", "chat"} & set(ti.TRAIN_HELDOUT)
 
 
 def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path) -> None:
     corpus = ti.build_corpus(shared_data)
-    written = {row["text"] for row in ti._rows(ti.WRITTEN_BENIGN)}
+    written = {row["text"] for path in ti.WRITTEN_BENIGN for row in ti._rows(path)}
     assert not any(example.text in written for example in corpus.calib)
     tested = {example.text for name in ("written-hard", "written-chat") for example in corpus.test.get(name, [])}
     trained = {example.text for example in corpus.train if example.source == "written" and example.label == 0}
