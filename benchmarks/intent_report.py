@@ -11,7 +11,12 @@ import train_intent as ti
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9")
+# the judges' provenance, for the summary
+JUDGE_NOTES = {
+    "v9": "written blind after v8 shipped, read once for the chosen v9",
+    "v10": "written blind after v9 shipped, read once for the chosen v10",
+}
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10")
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
@@ -76,10 +81,13 @@ def summary(g: dict[str, Any]) -> list[str]:
             else "."
         )
     )
-    if judge := s["heldout_sets"].get("v9"):
+    for version in ti.JUDGES:
+        judge = s["heldout_sets"].get(version)
+        if not judge:
+            continue
         by_style = judge["fpr_by_style"]
         out.append(
-            "- The judge, set v9 (written blind after v8 shipped, read once for the chosen v9): "
+            f"- The judge, set {version} ({JUDGE_NOTES[version]}): "
             + "; ".join(
                 f"{what} FPR {100 * by_style[style]['rate']:.1f}% ({by_style[style]['k']}/{by_style[style]['n']}) "
                 f"{_verdict(by_style[style]['rate'], goal, at_most=True)}"
@@ -218,7 +226,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
     if "written_requests" in a["shipped"]:
         rows.append(
             _row(
-                "TPR hand-written v9 requests no model trains on",
+                "TPR hand-written requests no model trains on",
                 a["shipped"]["written_requests"]["tpr"],
                 b["shipped"].get("written_requests", {}).get("tpr"),
             )
@@ -291,14 +299,17 @@ def report(g: dict[str, Any]) -> list[str]:
         "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
         "own-hard": "own hard-benign phrasings, test bucket (template-made)",
         "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
-        "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl`, test bucket (18 languages)",
-        "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl`, test bucket",
+        "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
+        "(40 languages)",
+        "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+        "heldout-v10-hard": "held-apart set v10, hard benign and chat turns (hand-written blind to model scores "
+        "after v9 shipped; v10's judge, read once for the chosen v10; split by kind in the summary)",
         "heldout-v9-hard": "held-apart set v9, hard benign and chat turns (hand-written blind to model scores "
-        "after v8 shipped; v9's judge, read once for the chosen v9; split by kind in the summary)",
-        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's development "
-        "set; rows equal to a training text left out)",
+        "after v8 shipped; v9's judge, v10's development set; split by kind in the summary)",
+        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's and v10's "
+        "development set; rows equal to a training text left out)",
         "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores; v8's judge, "
-        "v9's development set)",
+        "v9's and v10's development set)",
         "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
         "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
@@ -328,9 +339,16 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v10",
+            "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
+            "read once, for the v10 candidate chosen on the development sets v8, v9 and chat; requests in 30 "
+            "languages, hard benign and chat turns",
+        ),
+        (
             "v9",
             "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
-            "read once, for the v9 candidate chosen on the development sets v8 and chat; paraphrases that avoid "
+            "read once, for the v9 candidate chosen on the development sets v8 and chat (its errors were then "
+            "studied for v10, whose development set it is); paraphrases that avoid "
             "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
             "(60 of 120 non-English) and chat turns",
         ),
@@ -345,7 +363,7 @@ def report(g: dict[str, Any]) -> list[str]:
             "v8",
             "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
             "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
-            "v7); v9's development set; format demands, role-play, fake "
+            "v7); v9's and v10's development set; format demands, role-play, fake "
             "authority, chunk-walk and padded requests in 17 languages",
         ),
         (
@@ -381,7 +399,9 @@ def report(g: dict[str, Any]) -> list[str]:
         if h is None or ti.heldout_benign_name(version) in trained_on(g):
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
-        kind = {"chat": "chat turns", "v9": "hard benign and chat turns"}.get(version, "hard benign")
+        kind = {"chat": "chat turns", "v9": "hard benign and chat turns", "v10": "hard benign and chat turns"}.get(
+            version, "hard benign"
+        )
         lines += [
             "",
             f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "
@@ -403,9 +423,10 @@ def report(g: dict[str, Any]) -> list[str]:
     if w := s.get("written_requests"):
         lines += [
             "",
-            "**Hand-written v9 requests that no model trains on** (`benchmarks/data/intent_train_attack_v9.jsonl`: "
-            "the English ones and the paraphrases in every language, written blind to model scores as training "
-            "rows; every v9 candidate that trained on them put PIDE-medical below 0.95): TPR "
+            "**Hand-written requests that no model trains on** (`benchmarks/data/intent_train_attack_v9.jsonl` and "
+            "`_v10.jsonl`: the English ones and the paraphrases in every language, and v10's padded and "
+            "obfuscated ones, written blind to model scores as training rows; candidates that trained on them "
+            "put PIDE-medical below 0.95): TPR "
             f"{cell(w['tpr'])}",
             "",
         ]
