@@ -341,7 +341,7 @@ def report(g: dict[str, Any]) -> list[str]:
         (
             "v10",
             "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
-            "read once, for the v10 candidate chosen on the development sets v8, v9 and chat; requests in 30 "
+            "read once, for the v10 candidate chosen on the development sets v9 and chat; requests in 30 "
             "languages, hard benign and chat turns",
         ),
         (
@@ -357,7 +357,8 @@ def report(g: dict[str, Any]) -> list[str]:
             "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
             "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
             "by another session blind to model scores, committed before any v8 candidate with chat turns was "
-            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's development set",
+            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's and v10's "
+            "development set",
         ),
         (
             "v8",

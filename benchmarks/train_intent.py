@@ -319,8 +319,9 @@ def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS, trained: bool = True) -
 
 
 def written_requests() -> list[Example]:
-    """The hand-written requests (v9, v10) that no model trains on (English, and the paraphrases in every
-    language), as examples (source "written"): a further set of requests the model never fitted."""
+    """The hand-written requests (v9, v10) that no model trains on (English, the paraphrases in every
+    language, and v10's padded and obfuscated ones), as examples (source "written"): a further set of
+    requests the model never fitted."""
     return [
         Example(r["text"], r["label"], r["style"], r["lang"], "written")
         for r in written_rows(attacks=True, trained=False)

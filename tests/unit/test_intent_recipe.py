@@ -34,6 +34,13 @@ def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones(
         for row in untrained_rows
     )
     assert not any(row["lang"] == "en" or row["style"] == "paraphrase" for row in ti.written_rows() if row["label"])
+    # and v10's padded and obfuscated requests never train, whatever their language
+    assert not [
+        row
+        for path in ti.WRITTEN_ATTACKS
+        for row in ti._rows(path)
+        if row["text"] in trained and row["id"].startswith("ta10-") and row["style"] in ("padded", "obfuscated")
+    ]
     # both hand-written files feed the recipe
     assert {row["id"][:4] for path in ti.WRITTEN_ATTACKS for row in ti._rows(path) if row["text"] in trained} == {
         "ta9-",
@@ -49,6 +56,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
     assert ti.JUDGES == ("v10",)
+    assert (BENCHMARKS / "data" / "intent_heldout_v10.jsonl").is_file()
     assert all(version in ti.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in ti.JUDGES)
     # its development sets are not trained on either
     assert not {"v8", "v9", "chat"} & set(ti.TRAIN_HELDOUT)
