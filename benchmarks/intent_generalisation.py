@@ -147,6 +147,21 @@ def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> 
     return out
 
 
+def left_out(e: ti.Example, key: str, value: str) -> bool:
+    """Whether leaving out style (`key` "style") or language (`key` "lang") `value` removes `e`
+    from training and calibration. A language goes with every row of it, benign or not; a style
+    only with its requests (benign rows have no extraction style). Only rows that carry a style or
+    language of their own are left out: the own phrasings, from v6 the held-apart sets' rows
+    trained on, from v8 the chat turns (a chat-wrapped command also with its command's style,
+    `base_style`), from v9 the hand-written rows; and with "direct" or "polite", the TGTB
+    composites, whose English commands are of those styles."""
+    trained = e.source in ("own", "chat", "written") or e.source.startswith("heldout-")
+    of_value = getattr(e, key) == value or (key == "style" and e.base_style == value)
+    if trained and of_value and (key == "lang" or e.label == 1):
+        return True
+    return key == "style" and value in ("direct", "polite") and e.source == "tgtb"
+
+
 def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
     held = [e for path in ti.HELDOUT_SETS.values() for e in ti.heldout(path)]
@@ -154,22 +169,11 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
     out: dict[str, Any] = {}
     for value in values:
         started = time.time()
-
-        def left_out(e: ti.Example, value: str = value) -> bool:
-            # own phrasings, from v6 the rows of the held-apart sets trained on, from v8 the chat
-            # turns (a chat-wrapped command is also left out with its command's style)
-            trained = e.source in ("own", "chat", "written") or e.source.startswith("heldout-")
-            of_value = getattr(e, key) == value or (key == "style" and e.base_style == value)
-            if trained and of_value and (key == "lang" or e.label == 1):
-                return True
-            # the TGTB composites carry direct / polite English commands
-            return key == "style" and value in ("direct", "polite") and e.source == "tgtb"
-
-        train = [e for e in corpus.train if not left_out(e)]
-        calib = [e for e in corpus.calib if not left_out(e)]
+        train = [e for e in corpus.train if not left_out(e, key, value)]
+        calib = [e for e in corpus.calib if not left_out(e, key, value)]
         model = ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder)
-        own = [e.text for e in corpus.train if left_out(e) and e.label == 1 and e.source == "own"]
-        written = [e.text for e in corpus.train if left_out(e) and e.label == 1 and e.source == "written"]
+        own = [e.text for e in corpus.train if left_out(e, key, value) and e.label == 1 and e.source == "own"]
+        written = [e.text for e in corpus.train if left_out(e, key, value) and e.label == 1 and e.source == "written"]
         held_attacks = [e.text for e in held if e.label == 1 and getattr(e, key) == value]
         row: dict[str, Any] = {
             "threshold": model.threshold,
@@ -180,7 +184,7 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
             "fpr_pooled": rate(_probabilities(model, pooled, embedder), model.threshold),
         }
         if key == "lang":
-            benign_own = [e.text for e in [*corpus.train, *corpus.calib] if left_out(e) and e.label == 0]
+            benign_own = [e.text for e in [*corpus.train, *corpus.calib] if left_out(e, key, value) and e.label == 0]
             benign_held = [e.text for e in held if e.label == 0 and e.lang == value]
             row["fpr_own_benign"] = rate(_probabilities(model, benign_own + benign_held, embedder), model.threshold)
         row["seconds"] = round(time.time() - started, 1)

@@ -78,3 +78,41 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
 @pytest.mark.parametrize("text", ["", "   "])
 def test_enron_split_of_an_empty_opening_is_still_a_split(text: str) -> None:
     assert ti.enron_split(text, "") in ("train", "calib", "test")
+
+
+def _row(label: int, style: str, lang: str, source: str, base_style: str = "") -> ti.Example:
+    return ti.Example(f"{source} {style} {lang}", label, style, lang, source, base_style)
+
+
+def test_leaving_out_a_language_removes_its_benign_and_attack_rows_of_every_trained_source() -> None:
+    import intent_generalisation as ig
+
+    for source in ("own", "chat", "written", "heldout-v7"):
+        assert ig.left_out(_row(1, "direct", "ja", source), "lang", "ja")
+        assert ig.left_out(_row(0, "hard", "ja", source), "lang", "ja")
+        assert not ig.left_out(_row(1, "direct", "zh", source), "lang", "ja")
+    # real benign sources carry no language of their own choosing and always stay
+    assert not ig.left_out(_row(0, "real", "ja", "enron"), "lang", "ja")
+
+
+def test_leaving_out_a_style_removes_its_requests_and_the_commands_wrapped_in_chat_but_no_benign_row() -> None:
+    import intent_generalisation as ig
+
+    assert ig.left_out(_row(1, "obfuscated", "de", "written"), "style", "obfuscated")
+    assert not ig.left_out(_row(0, "obfuscated", "de", "written"), "style", "obfuscated")
+    # a pleasantry-wrapped command goes with its command's style, not with "chat-attack" alone
+    assert ig.left_out(_row(1, "chat-attack", "fr", "chat", base_style="translate"), "style", "translate")
+    assert not ig.left_out(_row(1, "chat-attack", "fr", "chat", base_style="pii"), "style", "translate")
+    # the TGTB composites hold direct / polite English commands
+    assert ig.left_out(_row(1, "tgtb-own", "en", "tgtb"), "style", "polite")
+    assert not ig.left_out(_row(1, "tgtb-own", "en", "tgtb"), "style", "padded")
+
+
+def test_every_chat_wrapped_command_names_a_style_leave_one_style_out_can_leave_out() -> None:
+    import intent_chat
+    from intent_corpus import STYLES
+
+    rows = intent_chat.attacks()
+    assert rows and all(row["label"] == 1 and row["style"] == "chat-attack" for row in rows)
+    assert {row["base_style"] for row in rows} <= set(STYLES)
+    assert len({row["text"] for row in rows}) == len(rows)
