@@ -169,11 +169,13 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
     out: dict[str, Any] = {}
     for value in values:
         started = time.time()
-        train = [e for e in corpus.train if not left_out(e, key, value)]
-        calib = [e for e in corpus.calib if not left_out(e, key, value)]
+        gone = {id(e) for e in [*corpus.train, *corpus.calib] if left_out(e, key, value)}
+        train = [e for e in corpus.train if id(e) not in gone]
+        calib = [e for e in corpus.calib if id(e) not in gone]
         model = ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder)
-        own = [e.text for e in corpus.train if left_out(e, key, value) and e.label == 1 and e.source == "own"]
-        written = [e.text for e in corpus.train if left_out(e, key, value) and e.label == 1 and e.source == "written"]
+        requests = [e for e in corpus.train if id(e) in gone and e.label == 1]
+        own = [e.text for e in requests if e.source == "own"]
+        written = [e.text for e in requests if e.source == "written"]
         held_attacks = [e.text for e in held if e.label == 1 and getattr(e, key) == value]
         row: dict[str, Any] = {
             "threshold": model.threshold,
@@ -184,7 +186,7 @@ def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str])
             "fpr_pooled": rate(_probabilities(model, pooled, embedder), model.threshold),
         }
         if key == "lang":
-            benign_own = [e.text for e in [*corpus.train, *corpus.calib] if left_out(e, key, value) and e.label == 0]
+            benign_own = [e.text for e in [*corpus.train, *corpus.calib] if id(e) in gone and e.label == 0]
             benign_held = [e.text for e in held if e.label == 0 and e.lang == value]
             row["fpr_own_benign"] = rate(_probabilities(model, benign_own + benign_held, embedder), model.threshold)
         row["seconds"] = round(time.time() - started, 1)

@@ -20,32 +20,29 @@ import train_intent as ti  # noqa: E402
 def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones() -> None:
     trained = {row["text"] for row in ti.written_rows(attacks=True, trained=True) if row["label"] == 1}
     untrained = {example.text for example in ti.written_requests()}
-    every = {row["text"] for path in ti.WRITTEN_ATTACKS for row in ti._rows(path)}
+    rows = [row for path in ti.WRITTEN_ATTACKS for row in ti._rows(path)]
+    every = {row["text"] for row in rows}
     assert trained and untrained
     assert not trained & untrained
     assert trained | untrained == every
     # what trains: non-English, no paraphrase, and none of v10's padded or obfuscated requests (each
     # of those cost PIDE-medical, a published family, its 0.95 goal)
-    untrained_rows = [row for path in ti.WRITTEN_ATTACKS for row in ti._rows(path) if row["text"] in untrained]
     assert all(
         row["lang"] == "en"
         or row["style"] == "paraphrase"
         or (row["id"].startswith("ta10-") and row["style"] in ("padded", "obfuscated"))
-        for row in untrained_rows
+        for row in rows
+        if row["text"] in untrained
     )
     assert not any(row["lang"] == "en" or row["style"] == "paraphrase" for row in ti.written_rows() if row["label"])
     # and v10's padded and obfuscated requests never train, whatever their language
     assert not [
         row
-        for path in ti.WRITTEN_ATTACKS
-        for row in ti._rows(path)
+        for row in rows
         if row["text"] in trained and row["id"].startswith("ta10-") and row["style"] in ("padded", "obfuscated")
     ]
     # both hand-written files feed the recipe
-    assert {row["id"][:4] for path in ti.WRITTEN_ATTACKS for row in ti._rows(path) if row["text"] in trained} == {
-        "ta9-",
-        "ta10",
-    }
+    assert {row["id"][:4] for row in rows if row["text"] in trained} == {"ta9-", "ta10"}
 
 
 def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> None:
