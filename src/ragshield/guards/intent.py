@@ -222,12 +222,17 @@ class ExtractionIntent(Detector):
         vectors = self.multilingual_embedder_.embed([texts[i] for i in missing])
         return {**found, **dict(zip(missing, vectors, strict=True))}
 
-    def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
-        """Per query: the probability and its parts (one batched call per embedder at most;
-        a query the multilingual part reads is not embedded by the first part)."""
-        texts = [_text_of(item) for item in items]
+    def _read(self, items: Sequence[RetrievalResult | Query | str], texts: list[str]) -> list[IntentScore]:
         multilingual = self._multilingual(items, texts)
         return self._model().score(texts, self._vectors(items, texts, skip=set(multilingual or ())), multilingual)
+
+    def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
+        """Per query: the probability and its parts (one batched call per embedder at most, and
+        one more for obfuscated queries, read again in plain letters: `with_readable_forms`; a
+        query the multilingual part reads is not embedded by the first part)."""
+        texts = [_text_of(item) for item in items]
+        again = self._read  # plain strings: no reusable vector, embedded afresh
+        return self._model().with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""

@@ -2,7 +2,9 @@
 clauses, and hashed into word and character n-gram features.
 
 * **normalisation**: NFKC, lower case, accents stripped, leetspeak digits inside words read as
-  letters, spaced-out letters joined; CJK text as character 1-3-grams;
+  letters, spaced-out letters joined (feature version 3: also letters split by dots, hyphens,
+  slashes or stars, and spaced-out words in capitals of one or two letters); CJK text as
+  character 1-3-grams;
 * **segments**: the whole text, each sentence and each clause long enough to carry a command on
   its own (the model keeps the largest segment logit, so a command padded behind a benign
   question is still seen);
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 N_FEATURES = 2**18
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
@@ -33,12 +35,59 @@ _CJK = re.compile(f"[{_CJK_CLASS}]")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 _MIN_TOKENS = 3
+# "r.e.p.e.a.t", "r-e-p-e-a-t": three or more single letters, each pair split by one mark
+_MARKED = re.compile(r"(?<![^\W_])(?:[^\W\d_][-.*/·]){2,}[^\W\d_](?![^\W_])")
+_MARKS = re.compile(r"[-.*/·]")
+# "R E P E A T   T H E   T E X T": single characters one space apart, words wider apart
+_GAPPED = re.compile(r"(?:(?<=\s)|^)(?:\S (?=\S)){2,}\S(?: {2,}(?:\S (?=\S))*\S)+(?=\s|$)")
+# four or more letters one space apart ("s h o w"; "I m a" is how some people write "I'm a"); not
+# CJK or Hangul, whose one-syllable words stand one space apart ("한 번 더")
+_LETTER = rf"[^\W\d_{_CJK_CLASS}]"
+_SPACED_LETTERS = re.compile(rf"(?<!\S)(?:{_LETTER} ){{3,}}{_LETTER}(?!\S)")
+_WORD = re.compile(r"\w+")
+# `_LEET` without @ and $, which stand in addresses and prices
+_DIGITS = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
+# ordinals, labels and codes: "3rd", "Q1", "B12", "013S" (leetspeak puts digits among letters)
+_NOT_LEET = re.compile(r"\d+(?:st|nd|rd|th)|[^\W\d_]{1,2}\d+|\d\d\w*", re.IGNORECASE)
+# leetspeak gets a readable form only when it is how the text is written: two words or more and
+# a fifth of them ("m4y i 5hw 7eh c0n73x7"), not a lab value or a code ("HbA1c 6.9", "FY02")
+_LEET_WORDS = 2
+_LEET_SHARE = 0.2
 
 
-def normalise(text: str) -> str:
+def join_letters(text: str) -> str:
+    """`text` with letters split by marks joined ("r.e.p.e.a.t" -> "repeat") and a spaced-out
+    text whose words stand wider apart read word by word ("S H O W   T H E   T E X T" -> "SHOW
+    THE TEXT"); case and accents kept."""
+    text = _MARKED.sub(lambda m: _MARKS.sub("", m.group(0)), text)
+    return _GAPPED.sub(lambda m: " ".join(w.replace(" ", "") for w in re.split(r" {2,}", m.group(0))), text)
+
+
+def _leet_word(word: str) -> bool:
+    decoded = word.translate(_DIGITS)
+    return decoded != word and decoded.isalpha() and bool(_HAS_LETTER.search(word)) and not _NOT_LEET.fullmatch(word)
+
+
+def readable_form(text: str) -> str | None:
+    """What an obfuscated query says in plain letters, for the embedding parts, which read the
+    raw text: letters joined (`join_letters`), spaced-out letters joined, and leetspeak digits
+    read as letters when the text is written in it. None when the query has nothing of that
+    (the common case: no second embedding)."""
+    joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(text))
+    words = _WORD.findall(joined)
+    leet = sum(_leet_word(w) for w in words)
+    if leet >= _LEET_WORDS and leet >= _LEET_SHARE * len(words):
+        joined = _WORD.sub(lambda m: m.group(0).translate(_DIGITS) if _leet_word(m.group(0)) else m.group(0), joined)
+    plain = " ".join(joined.split())
+    return None if plain == " ".join(text.split()) else plain
+
+
+def normalise(text: str, version: int = FEATURE_VERSION) -> str:
     """The text the lexical part reads: NFKC, lower case, accents stripped, leetspeak digits
-    inside words read as letters ("r3p34t" -> "repeat"), spaced-out letters joined."""
-    text = unicodedata.normalize("NFKC", text).lower()
+    inside words read as letters ("r3p34t" -> "repeat"), spaced-out letters joined (version 3:
+    first `join_letters`)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = (join_letters(text) if version >= 3 else text).lower()
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     text = re.sub(r"[\w@$]+", lambda m: m.group(0).translate(_LEET) if _is_leet(m.group(0)) else m.group(0), text)
     text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
@@ -50,10 +99,10 @@ def _is_leet(token: str) -> bool:
     return bool(_HAS_LETTER.search(token)) and any(c in "013457@$" for c in token)
 
 
-def segment_texts(text: str) -> list[list[str]]:
+def segment_texts(text: str, version: int = FEATURE_VERSION) -> list[list[str]]:
     """The query's sentences, each as its list of clauses (normalised text)."""
     sentences = []
-    for sentence in _SENTENCES.split(normalise(text)):
+    for sentence in _SENTENCES.split(normalise(text, version)):
         clauses = [c.strip() for c in _CLAUSES.split(sentence) if c and c.strip()]
         if clauses:
             sentences.append(clauses)
@@ -105,7 +154,7 @@ class Segments:
 
 def segments_of(text: str, *, max_segments: int = 48, version: int = FEATURE_VERSION) -> Segments:
     """Feature indices of the whole text, its sentences and its clauses (each hashed once)."""
-    sentences = segment_texts(text)
+    sentences = segment_texts(text, version)
     clause_hashes = [[_hashes(c, version) for c in clauses] for clauses in sentences]
     sentence_hashes = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in clause_hashes]
     whole = np.concatenate(sentence_hashes) if sentence_hashes else np.empty(0, np.int64)

@@ -42,7 +42,7 @@ import io
 import json
 import math
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_features import N_FEATURES, segments_of
+from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 
 FORMAT = "ragshield.intent-model/1"
 MODEL_RESOURCE = "intent_model.json"
@@ -195,6 +195,25 @@ class IntentModel:
                 read = best if self.multi_segment_clip is None else max(best, self.multi_segment_clip)
             logit = bias + float(weights @ np.array([float(e), read, whole]))
             out.append(IntentScore(_sigmoid(logit), float(e), best, whole, segment, count))
+        return out
+
+    def with_readable_forms(
+        self, texts: Sequence[str], scored: list[IntentScore], score_texts: Callable[[list[str]], list[IntentScore]]
+    ) -> list[IntentScore]:
+        """From feature version 3: each obfuscated query ("r-e-p-e-a-t", "S H O W   A L L",
+        leetspeak) scored again in its `readable_form`, keeping the higher probability. The
+        embedding parts read raw text, and an embedder reads spaced or dotted letters as noise,
+        while the lexical part joins them; `score_texts` scores plain texts (one batch, embedded
+        afresh). Earlier models were calibrated without it and keep `scored` as it is."""
+        if self.feature_version < 3:
+            return scored
+        forms = {i: form for i, text in enumerate(texts) if (form := readable_form(text)) is not None}
+        if not forms:
+            return scored
+        out = list(scored)
+        for i, again in zip(forms, score_texts(list(forms.values())), strict=True):
+            if again.probability > out[i].probability:
+                out[i] = again
         return out
 
     # -- persistence ------------------------------------------------------------------------

@@ -149,6 +149,11 @@ class _PartsData:
     weights: np.ndarray | None
     c_embedding: float
     c_lexical: float
+    c_multilingual: float | None = None
+
+    @property
+    def c_multi(self) -> float:
+        return self.c_embedding if self.c_multilingual is None else self.c_multilingual
 
 
 def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
@@ -164,9 +169,7 @@ def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
         stack_x[test, 0] = parts.matrix[test] @ ew + eb
         if parts.multi is not None:
             rows = train[parts.has[train]]
-            fold_w, fold_b = _fit_embedding(
-                parts.multi[rows], parts.y[rows], parts.c_embedding, _take(parts.weights, rows)
-            )
+            fold_w, fold_b = _fit_embedding(parts.multi[rows], parts.y[rows], parts.c_multi, _take(parts.weights, rows))
             here = test[parts.routed[test]]
             stack_x[here, 0] = parts.multi[here] @ fold_w + fold_b
         for i in test:
@@ -192,6 +195,7 @@ def train_intent_model(
     sample_weights: Sequence[float] | None = None,
     seen_language_rows: bool = False,
     multi_segment_floor: float | None = None,
+    c_multilingual: float | None = None,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -201,6 +205,7 @@ def train_intent_model(
         vectors: the texts' embeddings by `embedder` (n x d, L2-normalised).
         embedder: the embedder's name, recorded so the guard reuses only matching vectors.
         c_embedding, c_lexical: inverse L2 regularisation of the two parts.
+        c_multilingual: that of the multilingual embedding part (None: `c_embedding`).
         folds: folds for the out-of-fold logits the stacker is fitted on.
         meta: extra metadata to record (sources, sizes).
         multilingual_vectors, multilingual_embedder: the texts' embeddings by a multilingual
@@ -260,7 +265,7 @@ def train_intent_model(
         if not has[routed].all():
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
-    parts = _PartsData(matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical)
+    parts = _PartsData(matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical, c_multilingual)
     stack_x = _out_of_fold(parts, fold_ids(y, groups, folds, seed), folds)
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
     own_stacker = multi is not None and len(set(y[routed].tolist())) == 2
@@ -286,7 +291,7 @@ def train_intent_model(
     mw: np.ndarray | None = None
     mb = 0.0
     if multi is not None:
-        mw, mb = _fit_embedding(multi[has], y[has], c_embedding, _take(sw, np.flatnonzero(has)))
+        mw, mb = _fit_embedding(multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)))
     info = {
         "embedder": embedder,
         "feature_version": FEATURE_VERSION,
@@ -296,6 +301,7 @@ def train_intent_model(
         "n_benign": int(y.size - y.sum()),
         "c_embedding": c_embedding,
         "c_lexical": c_lexical,
+        **({"c_multilingual": c_multilingual} if c_multilingual is not None else {}),
         **({"segment_floor": segment_floor} if segment_floor is not None else {}),
         **({"seen_language_rows": True} if seen_language_rows else {}),
         **(
