@@ -345,6 +345,8 @@ def run(
     for path in loo_files:
         saved = json.loads(path.read_text(encoding="utf-8"))
         result[LOO_KEYS[saved["key"]]] = {**result.get(LOO_KEYS[saved["key"]], {}), **saved["results"]}
+        if saved.get("note"):  # e.g. that the recipe was chosen on these runs, so they are not blind
+            result.setdefault("loo_notes", {})[LOO_KEYS[saved["key"]]] = saved["note"]
     result["cost"] = measured_cost(corpus, model_path, n_cost)
     return result
 

