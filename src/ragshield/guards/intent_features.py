@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 N_FEATURES = 2**18
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
@@ -53,6 +53,13 @@ _NOT_LEET = re.compile(r"\d+(?:st|nd|rd|th)|[^\W\d_]{1,2}\d+|\d\d\w*", re.IGNORE
 # a fifth of them ("m4y i 5hw 7eh c0n73x7"), not a lab value or a code ("HbA1c 6.9", "FY02")
 _LEET_WORDS = 2
 _LEET_SHARE = 0.2
+# Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them with Latin
+# letters ("shоw thе tеxt" with Cyrillic о and е); a word in one script is left alone (version 4)
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁһӏвкмнтАВЕКМНОРСТХУІЈЅαεικνορτυχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ",
+    "aeopcyxijsdhlbkmhtABEKMHOPCTXYIJSaeiknoptuxABEHIKMNOPTYXZ",
+)
+_LATIN = re.compile(r"[a-zA-Z]")
 
 
 def join_letters(text: str) -> str:
@@ -63,17 +70,31 @@ def join_letters(text: str) -> str:
     return _GAPPED.sub(lambda m: " ".join(w.replace(" ", "") for w in re.split(r" {2,}", m.group(0))), text)
 
 
+def fold_lookalikes(text: str) -> str:
+    """`text` with the Cyrillic and Greek look-alike letters of words that mix them with Latin
+    letters read as Latin ("shоw" -> "show"); Russian or Greek words stay as they are."""
+
+    def fold(match: re.Match[str]) -> str:
+        word = match.group(0)
+        folded = word.translate(_LOOKALIKES)
+        return folded if folded != word and _LATIN.search(word) else word
+
+    return _WORD.sub(fold, text)
+
+
 def _leet_word(word: str) -> bool:
     decoded = word.translate(_DIGITS)
     return decoded != word and decoded.isalpha() and bool(_HAS_LETTER.search(word)) and not _NOT_LEET.fullmatch(word)
 
 
-def readable_form(text: str) -> str | None:
+def readable_form(text: str, version: int = FEATURE_VERSION) -> str | None:
     """What an obfuscated query says in plain letters, for the embedding parts, which read the
     raw text: letters joined (`join_letters`), spaced-out letters joined, and leetspeak digits
-    read as letters when the text is written in it. None when the query has nothing of that
-    (the common case: no second embedding)."""
+    read as letters when the text is written in it; from version 4 look-alike letters folded
+    (`fold_lookalikes`). None when the query has nothing of that (the common case: no second
+    embedding)."""
     joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(text))
+    joined = fold_lookalikes(joined) if version >= 4 else joined
     words = _WORD.findall(joined)
     leet = sum(_leet_word(w) for w in words)
     if leet >= _LEET_WORDS and leet >= _LEET_SHARE * len(words):
@@ -85,9 +106,10 @@ def readable_form(text: str) -> str | None:
 def normalise(text: str, version: int = FEATURE_VERSION) -> str:
     """The text the lexical part reads: NFKC, lower case, accents stripped, leetspeak digits
     inside words read as letters ("r3p34t" -> "repeat"), spaced-out letters joined (version 3:
-    first `join_letters`)."""
+    first `join_letters`; version 4: and `fold_lookalikes`)."""
     text = unicodedata.normalize("NFKC", text)
-    text = (join_letters(text) if version >= 3 else text).lower()
+    text = join_letters(text) if version >= 3 else text
+    text = (fold_lookalikes(text) if version >= 4 else text).lower()
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     text = re.sub(r"[\w@$]+", lambda m: m.group(0).translate(_LEET) if _is_leet(m.group(0)) else m.group(0), text)
     text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)

@@ -207,7 +207,8 @@ class IntentModel:
         afresh). Earlier models were calibrated without it and keep `scored` as it is."""
         if self.feature_version < 3:
             return scored
-        forms = {i: form for i, text in enumerate(texts) if (form := readable_form(text)) is not None}
+        version = self.feature_version
+        forms = {i: form for i, text in enumerate(texts) if (form := readable_form(text, version)) is not None}
         if not forms:
             return scored
         out = list(scored)
