@@ -3,8 +3,8 @@ clauses, and hashed into word and character n-gram features.
 
 * **normalisation**: NFKC, lower case, accents stripped, leetspeak digits inside words read as
   letters, spaced-out letters joined (feature version 3: also letters split by dots, hyphens,
-  slashes or stars, and spaced-out words in capitals of one or two letters); CJK text as
-  character 1-3-grams;
+  slashes or stars, and spaced-out words in capitals of one or two letters; version 4: Cyrillic
+  and Greek look-alike letters folded inside Latin words); CJK text as character 1-3-grams;
 * **segments**: the whole text, each sentence and each clause long enough to carry a command on
   its own (the model keeps the largest segment logit, so a command padded behind a benign
   question is still seen);
