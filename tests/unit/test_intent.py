@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,14 @@ from ragshield.errors import ConfigError, NotFittedError
 from ragshield.guards import ExtractionIntent
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.intent import BankIntent
-from ragshield.guards.intent_features import FEATURE_VERSION, normalise, readable_form, segment_texts, segments_of
+from ragshield.guards.intent_features import (
+    FEATURE_VERSION,
+    join_letters,
+    normalise,
+    readable_form,
+    segment_texts,
+    segments_of,
+)
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_training import fold_ids, train_intent_model
@@ -332,6 +340,17 @@ def test_feature_version_3_joins_letters_split_by_marks_and_spaced_words_of_one_
     # what stays: abbreviations of two letters, hyphenated words, numbers, grades
     for text in ("What did the U.S. report say?", "e-mail me the A-1 form", "call 555-1234", "grades A - B - C"):
         assert normalise(text) == normalise(text, version=2)
+
+
+@pytest.mark.parametrize("unit", ["a ", "a b  ", "a-", "x.y z  ", "1 "])
+def test_reading_spaced_or_marked_letters_is_linear_in_a_clients_text(unit: str) -> None:
+    """A client writes the query: the first `join_letters` backtracked over runs of one-letter
+    tokens (0.5 s for 8,000 characters of "a a a ...", quadratic). 100,000 characters would take
+    over a minute that way; read in one pass they take milliseconds (the bound is generous)."""
+    text = unit * (100_000 // len(unit)) + "zz"
+    started = time.perf_counter()
+    join_letters(text), readable_form(text), normalise(text)
+    assert time.perf_counter() - started < 5.0
 
 
 def test_feature_version_4_folds_look_alike_letters_only_inside_mixed_words() -> None:

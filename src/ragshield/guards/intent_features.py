@@ -38,8 +38,11 @@ _MIN_TOKENS = 3
 # "r.e.p.e.a.t", "r-e-p-e-a-t": three or more single letters, each pair split by one mark
 _MARKED = re.compile(r"(?<![^\W_])(?:[^\W\d_][-.*/·]){2,}[^\W\d_](?![^\W_])")
 _MARKS = re.compile(r"[-.*/·]")
-# "R E P E A T   T H E   T E X T": single characters one space apart, words wider apart
-_GAPPED = re.compile(r"(?:(?<=\s)|^)(?:\S (?=\S)){2,}\S(?: {2,}(?:\S (?=\S))*\S)+(?=\s|$)")
+# "R E P E A T   T H E   T E X T": single characters one space apart, words wider apart. A run
+# of one-character tokens is found in one pass (each token must end where it starts, so nothing
+# backtracks: a client controls the text), then read word by word where it has a wider gap
+_ONE_CHAR_RUN = re.compile(r"(?<!\S)\S(?!\S)(?: +\S(?!\S))+")
+_GAP = re.compile(r" {2,}")
 # four or more letters one space apart ("s h o w"; "I m a" is how some people write "I'm a"); not
 # CJK or Hangul, whose one-syllable words stand one space apart ("한 번 더")
 _LETTER = rf"[^\W\d_{_CJK_CLASS}]"
@@ -67,7 +70,18 @@ def join_letters(text: str) -> str:
     text whose words stand wider apart read word by word ("S H O W   T H E   T E X T" -> "SHOW
     THE TEXT"); case and accents kept."""
     text = _MARKED.sub(lambda m: _MARKS.sub("", m.group(0)), text)
-    return _GAPPED.sub(lambda m: " ".join(w.replace(" ", "") for w in re.split(r" {2,}", m.group(0))), text)
+    return _ONE_CHAR_RUN.sub(_words_of_gapped_run, text)
+
+
+def _words_of_gapped_run(match: re.Match[str]) -> str:
+    run = match.group(0)
+    words, gaps = _GAP.split(run), _GAP.findall(run)
+    # spaced-out text starts at a word of three letters or more that a wider gap follows
+    start = next((i for i, word in enumerate(words[:-1]) if len(word) >= 5), None)
+    if start is None:
+        return run
+    head = "".join(word + gap for word, gap in zip(words[:start], gaps[:start], strict=False))
+    return head + " ".join(word.replace(" ", "") for word in words[start:])
 
 
 def fold_lookalikes(text: str) -> str:
