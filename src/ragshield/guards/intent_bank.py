@@ -45,7 +45,9 @@ FORMAT = "ragshield.intent/1"
 BANK_RESOURCE = "extraction_instructions.yaml"
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSES = re.compile(r"\s*[,;:]\s+")
+# the separator without the whitespace before it, which `_clauses` strips: a leading "\s*" was tried
+# from every space of a long run to the next comma (quadratic in a client's query)
+_CLAUSES = re.compile(r"[,;:]\s+")
 _WORDS = re.compile(r"\S+")
 
 
@@ -123,6 +125,13 @@ def load_bank(path: str | Path | None = None) -> InstructionBank:
     return parse_bank(data, source)
 
 
+def _clauses(sentence: str) -> list[str]:
+    """The sentence cut at a comma, semicolon or colon followed by whitespace, the whitespace on
+    both sides of it dropped."""
+    parts = _CLAUSES.split(sentence)
+    return [part.rstrip() for part in parts[:-1]] + parts[-1:]
+
+
 def query_segments(text: str, *, window: int = 16, max_segments: int = 64) -> list[str]:
     """The pieces of a query that are compared with the bank: the whole text, its sentences,
     their clauses, and `window`-word windows (stride window/2) of pieces longer than 2 windows.
@@ -136,7 +145,7 @@ def query_segments(text: str, *, window: int = 16, max_segments: int = 64) -> li
         if not sentence:
             continue
         pieces.append(sentence)
-        clauses = [clause for clause in _CLAUSES.split(sentence) if clause.strip()]
+        clauses = [clause for clause in _clauses(sentence) if clause.strip()]
         if len(clauses) > 1:
             pieces.extend(clauses)
     for piece in list(pieces[1:]):

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from ragshield.errors import ConfigError
 
 _TOKEN = re.compile(r"\S+")
-_TRAILING = re.compile(r"[.!?,;:]+$")
+# anchored at the start of the punctuation run, so a token of many marks is scanned once, not once per mark
+_TRAILING = re.compile(r"(?<![.!?,;:])[.!?,;:]+$")
 _SENTENCE_END = re.compile(r"[.!?]")
 
 
