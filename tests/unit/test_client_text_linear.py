@@ -9,6 +9,7 @@ import time
 
 from ragshield.guards.canary.density import word_ends
 from ragshield.guards.intent_bank import query_segments
+from ragshield.guards.release.escapes import _UNESCAPE_HINT
 
 LONG = 100_000
 
@@ -33,3 +34,12 @@ def test_word_ends_sit_before_trailing_marks_and_a_long_run_of_marks_is_read_onc
     assert [text[:at] for at in ends.points] == ["Hello", "Hello, world", "Hello, world. Fine"]
     assert ends.preferred == {text.index("."), len(text) - 1}
     assert _seconds(lambda: word_ends("." * LONG + "a")) < 5.0
+
+
+def test_the_escapes_hint_reads_a_long_digit_run_once_and_still_finds_three_numbers() -> None:
+    """The escapes view's hint looked for three numbers close together from every digit of a run:
+    1 s of an 8,000-digit answer's release check, and /v1/guard/output takes 100,000 characters."""
+    assert _UNESCAPE_HINT.search("1" * LONG) is None
+    assert _UNESCAPE_HINT.search("1" * LONG + ", 2, 3") is not None
+    assert _UNESCAPE_HINT.search("bytes 4a 6f 72") is None and _UNESCAPE_HINT.search("77, 97, 114") is not None
+    assert _seconds(lambda: _UNESCAPE_HINT.search("1" * LONG + " x")) < 5.0
