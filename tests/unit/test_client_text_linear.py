@@ -6,10 +6,12 @@ more at 100,000 characters, the linear ones milliseconds."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from ragshield.guards.canary.density import word_ends
 from ragshield.guards.intent_bank import query_segments
 from ragshield.guards.release.escapes import _UNESCAPE_HINT
+from ragshield.guards.release.radix import SPECS, RadixView
 
 LONG = 100_000
 
@@ -43,3 +45,14 @@ def test_the_escapes_hint_reads_a_long_digit_run_once_and_still_finds_three_numb
     assert _UNESCAPE_HINT.search("1" * LONG + ", 2, 3") is not None
     assert _UNESCAPE_HINT.search("bytes 4a 6f 72") is None and _UNESCAPE_HINT.search("77, 97, 114") is not None
     assert _seconds(lambda: _UNESCAPE_HINT.search("1" * LONG + " x")) < 5.0
+
+
+def test_radix_blobs_are_found_in_one_pass_over_a_long_run_of_separators() -> None:
+    """Each encoding's blob pattern was tried from every separator of a run: 1-3 s for 8,000 dots,
+    commas or newlines in an answer. Blobs are still found whole, separators included."""
+    for spec in SPECS:
+        find = RadixView(spec, [])._pattern.finditer
+        if spec.name == "hex":
+            assert [m.group() for m in find("z de ad be ef\n0a 0b !")] == [" de ad be ef\n0a 0b "]
+        for text in ("." * LONG, "," * LONG, "!" * 12 + " " + "\n" * LONG):
+            assert _seconds(partial(list, find(text))) < 5.0, spec.name
