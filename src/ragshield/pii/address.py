@@ -51,8 +51,11 @@ def _alternation(words: str) -> str:
     return "|".join(sorted(set(words.split()), key=lambda word: (-len(word), word)))
 
 
-_WORD = r"(?:[A-Z][A-Za-z'-]*|\d{1,3}(?:st|nd|rd|th))"
-_CITY_STATE = rf"[A-Z][A-Za-z.'-]*(?:[ \t]+[A-Z][A-Za-z.'-]*){{0,3}},?[ \t]+(?:{_alternation(_STATES)})\b"
+# a name word is at most 41 characters: unbounded, a match was tried from every capital of a long
+# token ("A'A'A'...") to its end, 1.2 s for 8,000 characters (quadratic in text a client sends)
+_REST = "{0,40}"
+_WORD = rf"(?:[A-Z][A-Za-z'-]{_REST}|\d{{1,3}}(?:st|nd|rd|th))"
+_CITY_STATE = rf"[A-Z][A-Za-z.'-]{_REST}(?:[ \t]+[A-Z][A-Za-z.'-]{_REST}){{0,3}},?[ \t]+(?:{_alternation(_STATES)})\b"
 _ZIP = r"\d{5}(?:-\d{4})?\b"
 _STREET = (
     rf"\b\d{{1,6}}[A-Z]?(?:[ \t]+{_WORD}){{1,4}}[ \t]+(?:{_alternation(_SUFFIXES)})\b\.?"
