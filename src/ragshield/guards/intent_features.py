@@ -32,7 +32,10 @@ _CLAUSES = re.compile(rf"\s*[,;:]\s+|[,;:、](?=[{_CJK_CLASS}])")
 _TOKENS = re.compile(r"\w+")
 _SPACED = re.compile(r"\b(?:\w ){2,}\w\b")
 _CJK = re.compile(f"[{_CJK_CLASS}]")
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_LEET_DIGITS = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"}
+_LEET = str.maketrans({**_LEET_DIGITS, "@": "a", "$": "s"})
+# the readable form reads digits only: @ and $ stand in addresses and prices
+_DIGITS = str.maketrans(_LEET_DIGITS)
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 _MIN_TOKENS = 3
 # "r.e.p.e.a.t", "r-e-p-e-a-t": three or more single letters, each pair split by one mark
@@ -47,9 +50,6 @@ _GAP = re.compile(r" {2,}")
 # CJK or Hangul, whose one-syllable words stand one space apart ("한 번 더")
 _LETTER = rf"[^\W\d_{_CJK_CLASS}]"
 _SPACED_LETTERS = re.compile(rf"(?<!\S)(?:{_LETTER} ){{3,}}{_LETTER}(?!\S)")
-_WORD = re.compile(r"\w+")
-# `_LEET` without @ and $, which stand in addresses and prices
-_DIGITS = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 # ordinals, labels and codes: "3rd", "Q1", "B12", "013S" (leetspeak puts digits among letters)
 _NOT_LEET = re.compile(r"\d+(?:st|nd|rd|th)|[^\W\d_]{1,2}\d+|\d\d\w*", re.IGNORECASE)
 # leetspeak gets a readable form only when it is how the text is written: two words or more and
@@ -93,7 +93,7 @@ def fold_lookalikes(text: str) -> str:
         folded = word.translate(_LOOKALIKES)
         return folded if folded != word and _LATIN.search(word) else word
 
-    return _WORD.sub(fold, text)
+    return _TOKENS.sub(fold, text)
 
 
 def _leet_word(word: str) -> bool:
@@ -109,10 +109,10 @@ def readable_form(text: str, version: int = FEATURE_VERSION) -> str | None:
     embedding)."""
     joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(text))
     joined = fold_lookalikes(joined) if version >= 4 else joined
-    words = _WORD.findall(joined)
+    words = _TOKENS.findall(joined)
     leet = sum(_leet_word(w) for w in words)
     if leet >= _LEET_WORDS and leet >= _LEET_SHARE * len(words):
-        joined = _WORD.sub(lambda m: m.group(0).translate(_DIGITS) if _leet_word(m.group(0)) else m.group(0), joined)
+        joined = _TOKENS.sub(lambda m: m.group(0).translate(_DIGITS) if _leet_word(m.group(0)) else m.group(0), joined)
     plain = " ".join(joined.split())
     return None if plain == " ".join(text.split()) else plain
 
