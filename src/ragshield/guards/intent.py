@@ -228,8 +228,9 @@ class ExtractionIntent(Detector):
 
     def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
         """Per query: the probability and its parts (one batched call per embedder at most, and
-        one more for obfuscated queries, read again in plain letters: `with_readable_forms`; a
-        query the multilingual part reads is not embedded by the first part)."""
+        one more for obfuscated or encoded queries, read again in plain letters or decoded:
+        `with_readable_forms`; a query the multilingual part reads is not embedded by the first
+        part)."""
         texts = [_text_of(item) for item in items]
         again = self._read  # plain strings: no reusable vector, embedded afresh
         return self._model().with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 
 FORMAT = "ragshield.intent-model/1"
@@ -204,11 +205,12 @@ class IntentModel:
         leetspeak) scored again in its `readable_form`, keeping the higher probability. The
         embedding parts read raw text, and an embedder reads spaced or dotted letters as noise,
         while the lexical part joins them; `score_texts` scores plain texts (one batch, embedded
-        afresh). Earlier models were calibrated without it and keep `scored` as it is."""
+        afresh). A query that hides its command in base64, hex, reversed or ROT13 words is read
+        in its `decoded_form` (then in plain letters). Earlier models were calibrated without it
+        and keep `scored` as it is."""
         if self.feature_version < 3:
             return scored
-        version = self.feature_version
-        forms = {i: form for i, text in enumerate(texts) if (form := readable_form(text, version)) is not None}
+        forms = {i: form for i, text in enumerate(texts) if (form := self._second_reading(text)) is not None}
         if not forms:
             return scored
         out = list(scored)
@@ -216,6 +218,10 @@ class IntentModel:
             if again.probability > out[i].probability:
                 out[i] = again
         return out
+
+    def _second_reading(self, text: str) -> str | None:
+        decoded = decoded_form(text)
+        return readable_form(decoded or text, self.feature_version) or decoded
 
     # -- persistence ------------------------------------------------------------------------
 
