@@ -255,6 +255,36 @@ def comparison(g: dict[str, Any]) -> list[str]:
     ]
 
 
+def _encoded_section(enc: dict[str, Any]) -> list[str]:
+    """The encoded-request set (`benchmarks/intent_encoded.py`), read as written and read decoded."""
+    j = enc["judge"]
+    corpus = enc.get("corpus")
+    counted = (
+        f"{corpus['benign']['decoded']} of {corpus['benign']['n']} benign texts of the corpus and development "
+        f"sets get a decoded form (each costs an embedding), {corpus['extraction']['decoded']} of "
+        f"{corpus['extraction']['n']} requests do"
+        if corpus
+        else "the corpus count needs ../shared/data: missing"
+    )
+    lines = [
+        f"**Encoded requests** (`benchmarks/data/intent_encoded_heldout.jsonl`: {j['attack']['decoded']['all']['n']} "
+        "requests hidden in base64, hex, reversed, ROT13, Caesar, Atbash and mixed encodings, and "
+        f"{j['benign']['decoded']['all']['n']} benign queries that handle encodings innocently; written by a helper "
+        "blind to the decoder and every score, read once; `benchmarks/intent_encoded.py`). The guard reads an "
+        "encoded query decoded as well (`ragshield.guards.intent_decoding`); "
+        f"{counted}; looking for one costs {enc['cost']['median_us']:.0f} us per query.",
+        "",
+    ]
+    rows = []
+    for label, what in (("attack", "TPR"), ("benign", "FPR")):
+        for key, name in (("all", "all"), ("non_english", "not English")):
+            rows.append([f"{label} {name} ({what})", cell(j[label]["before"][key]), cell(j[label]["decoded"][key])])
+        for style, r in j[label]["decoded"]["by_style"].items():
+            rows.append([f"{label}: {style}", cell(j[label]["before"]["by_style"][style]), cell(r)])
+    lines.append(qs.markdown_table(["rows", "read as written (before)", "read decoded too (shipped)"], rows))
+    return lines
+
+
 def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
     notes = {r["heldout"].get("note") for r in results.values()} - {None}
     held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
@@ -441,6 +471,8 @@ def report(g: dict[str, Any]) -> list[str]:
             "",
         ]
         lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in w["tpr_by_style"].items()]))
+    if enc := g.get("encoded"):
+        lines += ["", *_encoded_section(enc)]
     for key, title, goal in (
         ("leave_one_style_out", "Leave-one-style-out", GOAL_TPR_STYLE),
         ("leave_one_language_out", "Leave-one-language-out", GOAL_TPR_LANG),

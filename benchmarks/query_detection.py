@@ -399,9 +399,10 @@ def main(argv: list[str] | None = None) -> None:
             other = json.loads(args.compare_with.read_text(encoding="utf-8"))
             payload["generalisation"]["compare"] = {"label": args.compare_label, "generalisation": other}
         payload["generalisation"]["extra_loo"] = [json.loads(p.read_text(encoding="utf-8")) for p in args.extra_loo]
-        enron_format = args.results / "intent_enron_format.json"  # benchmarks/intent_enron_format.py
-        if enron_format.is_file():
-            payload["generalisation"]["enron_grid_format"] = json.loads(enron_format.read_text(encoding="utf-8"))
+        # the intent diagnostics' own results: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py
+        for key, name in (("enron_grid_format", "intent_enron_format.json"), ("encoded", "intent_encoded.json")):
+            if (path := args.results / name).is_file():
+                payload["generalisation"][key] = json.loads(path.read_text(encoding="utf-8"))
     if args.section in ("scenarios", "all"):
         scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
         payload["embedder"] = embedder.name

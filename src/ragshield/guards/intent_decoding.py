@@ -8,12 +8,11 @@ hidden part decoded, so the guard reads it a second time (`IntentModel.with_read
 
 The gate is narrow, because every decoded form costs one more embedding:
 
-* **letter ciphers** (reversal, ROT13, Atbash): the words a cipher's
-  decoding makes known while the word itself is not (ASCII words of three letters or more;
-  `known_words`: the words of the project's own phrasings, in every language they are written
-  in). At least three such words, and at least half of the query's unknown words, in one cipher;
-  the span from the first to the last of them is decoded as a whole (a whole-text reversal
-  gives the words back in order);
+* **letter ciphers** (reversal, ROT13, Atbash): the words a cipher's decoding makes known while
+  the word itself is not (ASCII words of three letters or more; `known_words`: the words of the
+  project's own phrasings, in every language they are written in). At least three such words,
+  and at least half of the query's unknown words, in one cipher; the span from the first to the
+  last of them is decoded as a whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
   are UTF-8 text of three words or more, every character printable.
 
@@ -22,8 +21,10 @@ Not read: Caesar shifts other than 13 (trying all 25 cost 1 ms a query and gave 
 `ragshield.encodings`.
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
-development sets gets a decoded form; all nine encoded requests of the training rows and development
-sets do.
+development sets gets a decoded form; all nine encoded requests among the training rows and
+development sets do. On a set written blind to this module (`benchmarks/intent_encoded.py`), 74
+of 100 encoded requests are caught (24 read as written) and no innocent question about encodings
+is flagged for its decoded form.
 """
 
 from __future__ import annotations
