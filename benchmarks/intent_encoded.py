@@ -80,26 +80,15 @@ def judge(model: IntentModel, embedders: ti.Embedders) -> dict[str, Any]:
             }
             for d, name in ((False, "before"), (True, "decoded"))
         }
-    out["missed"] = [
-        {
-            "style": row["style"],
-            "lang": row["lang"],
-            "p": round(float(p), 3),
-            "decoded": decoded_form(row["text"]) is not None,
-        }
+    # errors with no text (the set is in the repository; its row order is the file's)
+    errors = [
+        {"label": row["label"], "style": row["style"], "lang": row["lang"], "p": round(float(p), 3)}
+        | {"decoded": decoded_form(row["text"]) is not None}
         for row, p in zip(rows, scores[True], strict=True)
-        if row["label"] == "attack" and p < model.threshold
+        if (row["label"] == "attack") != (p >= model.threshold)
     ]
-    out["flagged_benign"] = [
-        {
-            "style": row["style"],
-            "lang": row["lang"],
-            "p": round(float(p), 3),
-            "decoded": decoded_form(row["text"]) is not None,
-        }
-        for row, p in zip(rows, scores[True], strict=True)
-        if row["label"] == "benign" and p >= model.threshold
-    ]
+    out["missed"] = [e for e in errors if e["label"] == "attack"]
+    out["flagged_benign"] = [e for e in errors if e["label"] == "benign"]
     return out
 
 
