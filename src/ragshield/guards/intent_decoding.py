@@ -14,7 +14,13 @@ The gate is narrow, because every decoded form costs one more embedding:
   and at least half of the query's unknown words, in one cipher; the span from the first to the
   last of them is decoded as a whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
-  are UTF-8 text of three words or more, every character printable.
+  are UTF-8 text of three words or more, every character printable (one blob inside another, such
+  as base64 of base64, is read one level down; a blob wrapped over lines is read line by line).
+
+A client can still make a query get a decoded form on purpose ("I saw the evil ward": three words
+that read as words backwards); that costs one embedding per query, as a readable form does. Padding
+a cipher with enough words the vocabulary does not know keeps it below the half-share rule. The
+vocabulary is the package's phrasings file: editing it changes which queries are decoded.
 
 Not read: Caesar shifts other than 13 (trying all 25 cost 1 ms a query and gave 3 of the
 17,497 benign texts a decoded form), URL escapes, binary digits, Morse and the other views of
@@ -47,12 +53,15 @@ _LETTER_READINGS: tuple[Callable[[str], str], ...] = (
 )
 _MIN_ENCODED_WORDS = 3
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
-# (possessive), so a long run is read once: a client controls the text. Hex bytes may stand
-# apart or carry a prefix ("4a 6f", "4a:6f", "0x4a, 0x6f", "\x4a\x6f"), as `encodings` writes them
+# (possessive; a separator is at most three characters), so a long run is read once: a client
+# controls the text. Hex bytes may stand apart or carry a prefix ("4a 6f", "4a:6f", "0x4a, 0x6f",
+# "0x4a,0x6f", "4a-6f", "\x4a\x6f", one per line)
 _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}+={0,2}+"), ("base64", "base64-urlsafe", "base32")),
-    (re.compile(r"(?<![0-9A-Za-z\\])(?:(?:0x|\\x)?[0-9A-Fa-f]{2}(?:, |[ :])?){8,}+"), ("hex",)),
+    (re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,6}+"), ("base64", "base64-urlsafe", "base32")),
+    (re.compile(r"(?<![0-9A-Za-z\\])(?:(?:0[xX]|\\x)?+[0-9A-Fa-f]{2}[\s,;:.-]{0,3}+){8,}+"), ("hex",)),
 )
+_HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
+_NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
 _PHRASINGS = "intent_phrasings.jsonl"
@@ -61,7 +70,7 @@ _PHRASINGS = "intent_phrasings.jsonl"
 @cache
 def known_words() -> frozenset[str]:
     """Lower-case ASCII words of three letters or more that occur at least twice in the package's
-    own phrasings (`ragshield/data/intent_phrasings.jsonl`, about 1,400 words, read once)."""
+    own phrasings (`ragshield/data/intent_phrasings.jsonl`, about 1,300 words, read once)."""
     text = resources.files("ragshield.data").joinpath(_PHRASINGS).read_text(encoding="utf-8")
     counts: dict[str, int] = {}
     for line in text.splitlines():
@@ -103,33 +112,42 @@ def _plain_text(decoded: str) -> bool:
     )
 
 
-def _blob_text(blob: str, views: tuple[str, ...]) -> str | None:
+def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
+    """What `blob` says in the first of `views` that decodes it to plain text (looking `nested`
+    levels into a blob that decodes to another blob), or None."""
     for view in views:
         try:
-            decoded = decode(blob, view)
+            # `encodings` strips the "0x" prefix only in lower case
+            decoded = decode(blob.replace("0X", "0x") if view == "hex" else blob, view)
         except ViewDecodeError:
             continue
         if _plain_text(decoded):
             return decoded
+        if nested and all(c.isprintable() or c.isspace() for c in decoded):
+            compact = "".join(decoded.split())  # an inner blob may be wrapped in lines
+            inner = _blob_decoded(compact, nested - 1)
+            if inner != compact and _plain_text(inner):
+                return inner
     return None
 
 
-def _blob_decoded(text: str) -> str:
+def _blob_decoded(text: str, nested: int = _NESTED) -> str:
     """`text` with each base64, base32 or hex blob that decodes to plain text replaced by that text."""
     for pattern, views in _BLOBS:
 
         def replace(match: re.Match[str], views: tuple[str, ...] = views) -> str:
             blob = match.group(0)
-            decoded = _blob_text(blob, views)
+            decoded = _blob_text(blob, views, nested)
             # a hex blob takes the separator after its last byte: keep it
-            return blob if decoded is None else decoded + blob[len(blob.rstrip(" ,:")) :]
+            return blob if decoded is None else decoded + blob[len(blob.rstrip(_HEX_SEPARATORS)) :]
 
         text = pattern.sub(replace, text)
     return text
 
 
 def decoded_form(text: str) -> str | None:
-    """`text` with the command it hides in base64, hex, reversed or ROT13 words decoded, or None
-    when it hides none (the common case: no second embedding)."""
+    """`text` with the command it hides decoded (base64, URL-safe base64, base32 or hex blobs, one
+    blob inside another, reversed, ROT13 or Atbash words), or None when it hides none (the common
+    case: no second embedding). Never raises: a blob that does not decode stays as it is."""
     decoded = _letters_decoded(_blob_decoded(text))
     return None if decoded == text else decoded

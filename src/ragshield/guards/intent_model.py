@@ -220,6 +220,7 @@ class IntentModel:
         return out
 
     def _second_reading(self, text: str) -> str | None:
+        """The text `with_readable_forms` scores again: decoded, then in plain letters; or None."""
         decoded = decoded_form(text)
         return readable_form(decoded or text, self.feature_version) or decoded
 
