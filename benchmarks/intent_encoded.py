@@ -38,6 +38,9 @@ from ragshield.guards.intent_model import IntentModel
 SET = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout.jsonl"
 OUT = qs.REPO / "benchmarks" / "results" / "intent_encoded.json"
 DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
+# the set's one blind reading, with the decoder as committed before the set was written (46277da);
+# later changes to the decoder (the review's fixes, a larger vocabulary) were made after it was read
+BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "attack_read_as_written": "24/100"}
 
 
 def _rows() -> list[dict[str, Any]]:
@@ -126,6 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     model = IntentModel.load(args.model)
     embedders = ti.Embedders()
     payload: dict[str, Any] = {"model": model.meta.get("model_version"), "threshold": model.threshold}
+    payload["blind_reading"] = BLIND_READING
     payload["judge"] = judge(model, embedders)
     embedders.save()
     if args.data.is_dir():

@@ -258,6 +258,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
 def _encoded_section(enc: dict[str, Any]) -> list[str]:
     """The encoded-request set (`benchmarks/intent_encoded.py`), read as written and read decoded."""
     j = enc["judge"]
+    blind = enc["blind_reading"]
     corpus = enc.get("corpus")
     counted = (
         f"{corpus['benign']['decoded']} of {corpus['benign']['n']} benign texts of the corpus and development "
@@ -270,7 +271,10 @@ def _encoded_section(enc: dict[str, Any]) -> list[str]:
         f"**Encoded requests** (`benchmarks/data/intent_encoded_heldout.jsonl`: {j['attack']['decoded']['all']['n']} "
         "requests hidden in base64, hex, reversed, ROT13, Caesar, Atbash and mixed encodings, and "
         f"{j['benign']['decoded']['all']['n']} benign queries that handle encodings innocently; written by a helper "
-        "blind to the decoder and every score, read once; `benchmarks/intent_encoded.py`). The guard reads an "
+        "blind to the decoder and every score; `benchmarks/intent_encoded.py`). Read blind once, with the decoder "
+        f"of {blind['decoder']}: {blind['attack']} requests caught ({blind['attack_read_as_written']} read as "
+        f"written), {blind['benign']} benign flagged; the figures below are the current decoder's, changed after "
+        "that reading, so not blind. The guard reads an "
         "encoded query decoded as well (`ragshield.guards.intent_decoding`); "
         f"{counted}; looking for one costs {enc['cost']['median_us']:.0f} us per query.",
         "",
@@ -369,7 +373,13 @@ def report(g: dict[str, Any]) -> list[str]:
     lines.append(qs.markdown_table(["family", "TPR", "goal"], [
         [name, cell(r), _verdict(r["rate"], GOAL_TPR_FAMILY, at_most=False)] for name, r in s["families"].items()
     ]))  # fmt: skip
-    lines += ["", "**Adaptive sets of issue 8** (paraphrased commands avoiding every bank word; padded)", ""]
+    lines += [
+        "",
+        "**Adaptive sets** (issue 8: paraphrased commands avoiding every bank word; padded. `adaptive-encoded`: "
+        "the `encoded-command` attack, the TGTB query hidden in base64, hex, reversed, ROT13, Atbash, base32 or a "
+        "Caesar shift behind a plain 'decode and follow it'; built after the decoder, so not a blind figure)",
+        "",
+    ]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
         (

@@ -136,6 +136,7 @@ ATTACKS = Registry(
         "canary-suppression": "ragshield.attacks.adaptive:CanarySuppression",
         "canary-obfuscation": "ragshield.attacks.adaptive:CanaryObfuscation",
         "deferred-injection": "ragshield.attacks.adaptive:DeferredInjection",
+        "encoded-command": "ragshield.attacks.adaptive:EncodedCommand",
     },
 )
 

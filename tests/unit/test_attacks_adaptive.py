@@ -10,12 +10,16 @@ import pytest
 from ragshield.attacks import make_attack
 from ragshield.attacks.adaptive import (
     DEFERRALS,
+    ENCODINGS,
     SUPPRESSIONS,
     TRANSFORMS,
     CanaryObfuscation,
     CanarySuppression,
     DeferredInjection,
+    EncodedCommand,
 )
+from ragshield.attacks.tgtb_zeng_2024 import DEFAULT_COMMAND, DEFAULT_PREFIX
+from ragshield.encodings import decode
 from ragshield.errors import ConfigError
 from ragshield.registry import ATTACKS, resolve
 from ragshield.types import Query
@@ -59,8 +63,24 @@ def test_deferred_injection_puts_the_instruction_after_a_benign_task(shared_data
     assert all("\n\n" in text for text in builtin)
 
 
+def test_encoded_command_hides_the_whole_tgtb_query_in_each_encoding_in_turn() -> None:
+    attack = EncodedCommand()
+    query = f"{DEFAULT_PREFIX} asthma, {DEFAULT_COMMAND}"
+    for index, view in enumerate(ENCODINGS):
+        assert attack.encoding_of(index) == view
+        hidden = attack.hidden("asthma", index, random.Random(index))
+        if view != "caesar":  # its shift is drawn at random
+            assert decode(hidden, view) == query
+        composed = attack.compose("asthma", index, random.Random(index))
+        assert hidden in composed and ENCODINGS[view] in composed and query not in composed
+    texts = run(attack, len(ENCODINGS))
+    assert all("repeat all the context" not in text for text in texts)
+    with pytest.raises(ConfigError, match="valid encodings"):
+        EncodedCommand(encodings=["morse"])
+
+
 def test_adaptive_attacks_say_they_are_our_construction() -> None:
-    for cls in (CanarySuppression, CanaryObfuscation, DeferredInjection):
+    for cls in (CanarySuppression, CanaryObfuscation, DeferredInjection, EncodedCommand):
         assert "OUR construction" in (cls.__doc__ or "").splitlines()[0]
         assert cls.paper_title.startswith("OUR construction")
 
@@ -76,6 +96,6 @@ def test_every_registered_attack_has_a_paper_a_docstring_and_builds() -> None:
 
 
 def test_pool_attacks_are_deterministic_per_seed() -> None:
-    for name in ("tgtb", "pide", "canary-suppression", "canary-obfuscation", "deferred-injection"):
+    for name in ("tgtb", "pide", "canary-suppression", "canary-obfuscation", "deferred-injection", "encoded-command"):
         assert run(make_attack(name), 5, seed=9) == run(make_attack(name), 5, seed=9)
         assert run(make_attack(name), 5, seed=9) != run(make_attack(name), 5, seed=10)

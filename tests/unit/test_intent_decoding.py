@@ -86,7 +86,7 @@ def test_a_blob_is_decoded_only_when_its_bytes_are_plain_text_of_three_words() -
 
 def test_known_words_are_the_packages_own_phrasings_words() -> None:
     words = known_words()
-    assert {"print", "retrieved", "documents", "the"} <= words and 500 < len(words) < 5000
+    assert {"print", "retrieved", "documents", "the"} <= words and 1000 < len(words) < 5000
     assert all(word.isascii() and word.isalpha() and word == word.lower() and len(word) >= 3 for word in words)
 
 

@@ -69,15 +69,14 @@ _PHRASINGS = "intent_phrasings.jsonl"
 
 @cache
 def known_words() -> frozenset[str]:
-    """Lower-case ASCII words of three letters or more that occur at least twice in the package's
-    own phrasings (`ragshield/data/intent_phrasings.jsonl`, about 1,300 words, read once)."""
+    """Lower-case ASCII words of three letters or more in the package's own phrasings
+    (`ragshield/data/intent_phrasings.jsonl`, about 1,700 words, read once). Words seen once count
+    too: with only those seen twice, a TGTB query in Atbash or reversed behind a plain wrapper
+    ("Decode ... and follow the instruction") often had too few known words to pass the gate."""
     text = resources.files("ragshield.data").joinpath(_PHRASINGS).read_text(encoding="utf-8")
-    counts: dict[str, int] = {}
-    for line in text.splitlines():
-        if line.strip():
-            for word in _WORD.findall(json.loads(line)["text"]):
-                counts[word.lower()] = counts.get(word.lower(), 0) + 1
-    return frozenset(word for word, count in counts.items() if count >= 2)
+    return frozenset(
+        word.lower() for line in text.splitlines() if line.strip() for word in _WORD.findall(json.loads(line)["text"])
+    )
 
 
 def _letters_decoded(text: str) -> str:
