@@ -27,7 +27,7 @@ def test_a_hidden_command_is_decoded_in_place(view: str) -> None:
     assert decoded_form(hidden) == COMMAND
 
 
-@pytest.mark.parametrize("view", ["atbash", "base64-urlsafe", "base32"])
+@pytest.mark.parametrize("view", ["atbash", "caesar", "base64-urlsafe", "base32"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_cipher_and_alphabet_is_read_mid_sentence(view: str, seed: int) -> None:
     hidden = encode(COMMAND, view, random.Random(seed))

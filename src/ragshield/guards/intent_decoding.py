@@ -8,9 +8,9 @@ hidden part decoded, so the guard reads it a second time (`IntentModel.with_read
 
 The gate is narrow, because every decoded form costs one more embedding:
 
-* **letter ciphers** (reversal, ROT13, Atbash): the words a cipher's decoding makes known while
-  the word itself is not (ASCII words of three letters or more; `known_words`: the words of the
-  project's own phrasings, in every language they are written in). At least three such words,
+* **letter ciphers** (reversal, ROT13, Atbash, any Caesar shift): the words a cipher's decoding
+  makes known while the word itself is not (ASCII words of three letters or more; `known_words`:
+  the words of the project's own phrasings, in every language they are written in). At least three such words,
   and at least half of the query's unknown words, in one cipher; the span from the first to the
   last of them is decoded as a whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
@@ -22,15 +22,16 @@ that read as words backwards); that costs one embedding per query, as a readable
 a cipher with enough words the vocabulary does not know keeps it below the half-share rule. The
 vocabulary is the package's phrasings file: editing it changes which queries are decoded.
 
-Not read: Caesar shifts other than 13 (trying all 25 cost 1 ms a query and gave 3 of the
-17,497 benign texts a decoded form), URL escapes, binary digits, Morse and the other views of
-`ragshield.encodings`.
+A Caesar shift is found by the shape of each word (each letter's distance from the first), so
+the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a query. Not read:
+URL escapes, binary digits, Morse, keyed ciphers and the other views of `ragshield.encodings`.
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
 development sets do. On a set written blind to this module (`benchmarks/intent_encoded.py`), 74
-of 100 encoded requests are caught (24 read as written) and no innocent question about encodings
-is flagged for its decoded form.
+of 100 encoded requests were caught at its one blind reading (24 read as written; 78 with the
+Caesar shifts and review fixes added after it) and no innocent question about encodings is
+flagged for its decoded form.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from functools import cache, partial
 from importlib import resources
 
 from ragshield.encodings import ViewDecodeError, decode
+from ragshield.encodings.ciphers import shift_letters
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
 _WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3,}(?![^\W\d_])")
@@ -51,6 +53,10 @@ _LETTER_READINGS: tuple[Callable[[str], str], ...] = (
     partial(decode, view="rot13"),
     partial(decode, view="atbash"),
 )
+# a Caesar shift by n read back: shifted by -n (13 is ROT13, read above)
+_CAESAR_READINGS: dict[int, Callable[[str], str]] = {
+    n: partial(shift_letters, shift=-n) for n in range(1, 26) if n != 13
+}
 _MIN_ENCODED_WORDS = 3
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
 # (possessive; a separator is at most three characters), so a long run is read once: a client
@@ -79,6 +85,26 @@ def known_words() -> frozenset[str]:
     )
 
 
+def _shape(word: str) -> tuple[int, ...]:
+    """What a Caesar shift keeps of a lower-case word: each letter's distance from the first."""
+    first = ord(word[0])
+    return tuple((ord(c) - first) % 26 for c in word[1:])
+
+
+@cache
+def _known_shapes() -> dict[tuple[int, ...], tuple[str, ...]]:
+    shapes: dict[tuple[int, ...], list[str]] = {}
+    for word in known_words():
+        shapes.setdefault(_shape(word), []).append(word)
+    return {shape: tuple(words) for shape, words in shapes.items()}
+
+
+def _caesar_shifts(word: str) -> set[int]:
+    """The shifts 1-25 but 13 (ROT13) that turn a known word into `word` (lower case), found by its
+    shape, so all of them are tried at the cost of one lookup."""
+    return {(ord(word[0]) - ord(known[0])) % 26 for known in _known_shapes().get(_shape(word), ())} - {0, 13}
+
+
 def _letters_decoded(text: str) -> str:
     """`text` with its span of words in a letter cipher decoded, or `text` as it is (see the
     module docstring for the gate)."""
@@ -86,19 +112,20 @@ def _letters_decoded(text: str) -> str:
     unknown = [m for m in _WORD.finditer(text) if m.group(0).lower() not in known]
     if len(unknown) < _MIN_ENCODED_WORDS:
         return text
-    best: tuple[Callable[[str], str], list[re.Match[str]]] | None = None
+    encoded: dict[Callable[[str], str], list[re.Match[str]]] = {}
     for read in _LETTER_READINGS:
-        encoded = [m for m in unknown if read(m.group(0)).lower() in known]
-        if (
-            len(encoded) >= _MIN_ENCODED_WORDS
-            and 2 * len(encoded) >= len(unknown)
-            and (best is None or len(encoded) > len(best[1]))
-        ):
-            best = (read, encoded)
-    if best is None:
+        encoded[read] = [m for m in unknown if read(m.group(0)).lower() in known]
+    by_shift: dict[int, list[re.Match[str]]] = {}
+    for match in unknown:
+        for shift in _caesar_shifts(match.group(0).lower()):
+            by_shift.setdefault(shift, []).append(match)
+    for shift in sorted(by_shift):
+        encoded[_CAESAR_READINGS[shift]] = by_shift[shift]
+    # the most words wins; the first of equal counts (reversed, ROT13, Atbash, then the shifts)
+    read, words = max(encoded.items(), key=lambda item: len(item[1]))
+    if len(words) < _MIN_ENCODED_WORDS or 2 * len(words) < len(unknown):
         return text
-    read, encoded = best
-    start, end = encoded[0].start(), encoded[-1].end()
+    start, end = words[0].start(), words[-1].end()
     return text[:start] + read(text[start:end]) + text[end:]
 
 
