@@ -47,16 +47,10 @@ from ragshield.encodings.ciphers import shift_letters
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
 _WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3,}(?![^\W\d_])")
-# letter ciphers, tried in this order (the first of equal counts wins): each decodes a word alone
-_LETTER_READINGS: tuple[Callable[[str], str], ...] = (
-    partial(decode, view="reversed"),
-    partial(decode, view="rot13"),
-    partial(decode, view="atbash"),
-)
-# a Caesar shift by n read back: shifted by -n (13 is ROT13, read above)
-_CAESAR_READINGS: dict[int, Callable[[str], str]] = {
-    n: partial(shift_letters, shift=-n) for n in range(1, 26) if n != 13
-}
+# letter ciphers that are not shifts, tried first (the first of equal counts wins); each decodes a word alone
+_LETTER_READINGS: tuple[Callable[[str], str], ...] = (partial(decode, view="reversed"), partial(decode, view="atbash"))
+# a Caesar shift by n (ROT13 is n = 13) read back: shifted by -n
+_CAESAR_READINGS: dict[int, Callable[[str], str]] = {n: partial(shift_letters, shift=-n) for n in range(1, 26)}
 _MIN_ENCODED_WORDS = 3
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
 # (possessive; a separator is at most three characters), so a long run is read once: a client
@@ -100,9 +94,9 @@ def _known_shapes() -> dict[tuple[int, ...], tuple[str, ...]]:
 
 
 def _caesar_shifts(word: str) -> set[int]:
-    """The shifts 1-25 but 13 (ROT13) that turn a known word into `word` (lower case), found by its
+    """The shifts 1-25 (13 is ROT13) that turn a known word into `word` (lower case), found by its
     shape, so all of them are tried at the cost of one lookup."""
-    return {(ord(word[0]) - ord(known[0])) % 26 for known in _known_shapes().get(_shape(word), ())} - {0, 13}
+    return {(ord(word[0]) - ord(known[0])) % 26 for known in _known_shapes().get(_shape(word), ())} - {0}
 
 
 def _letters_decoded(text: str) -> str:
@@ -121,7 +115,7 @@ def _letters_decoded(text: str) -> str:
             by_shift.setdefault(shift, []).append(match)
     for shift in sorted(by_shift):
         encoded[_CAESAR_READINGS[shift]] = by_shift[shift]
-    # the most words wins; the first of equal counts (reversed, ROT13, Atbash, then the shifts)
+    # the most words wins; the first of equal counts (reversed, Atbash, then the shifts by size)
     read, words = max(encoded.items(), key=lambda item: len(item[1]))
     if len(words) < _MIN_ENCODED_WORDS or 2 * len(words) < len(unknown):
         return text
@@ -129,10 +123,14 @@ def _letters_decoded(text: str) -> str:
     return text[:start] + read(text[start:end]) + text[end:]
 
 
+def _printable(text: str) -> bool:
+    return all(c.isprintable() or c.isspace() for c in text)
+
+
 def _plain_text(decoded: str) -> bool:
     """Text a model would read as words: printable, three words or more apart (not a JSON header)."""
     return (
-        all(c.isprintable() or c.isspace() for c in decoded)
+        _printable(decoded)
         and len(decoded.split()) >= _MIN_BLOB_WORDS
         and len(_TEXT_WORD.findall(decoded)) >= _MIN_BLOB_WORDS
     )
@@ -149,7 +147,7 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
             continue
         if _plain_text(decoded):
             return decoded
-        if nested and all(c.isprintable() or c.isspace() for c in decoded):
+        if nested and _printable(decoded):
             compact = "".join(decoded.split())  # an inner blob may be wrapped in lines
             inner = _blob_decoded(compact, nested - 1)
             if inner != compact and _plain_text(inner):
