@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +44,10 @@ def test_benign_streamed_answer_arrives_from_smollm(smol_server: Served) -> None
     )
     chunks = list(stream)
     contents = [chunk.choices[0].delta.content for chunk in chunks if chunk.choices and chunk.choices[0].delta.content]
-    text = "".join(contents)
-    assert len(contents) >= 2, f"a {len(text)}-character answer should arrive in several streamed deltas"
-    assert len(text.split()) >= 5
+    # how long the real model's answer is differs between CPUs (84 characters on one CI run, which
+    # the monitors' holdback releases whole in the final delta); streaming in several deltas is
+    # pinned by test_a_long_answer_streams_before_generation_ends, which does not depend on it
+    assert "".join(contents).strip(), "the real model's benign answer must reach the client"
     assert chunks[0].choices[0].delta.role == "assistant"
     assert chunks[-1].choices[0].finish_reason in ("stop", "length")  # length: 160 tokens cut it
     info = chunks[-1].ragshield
@@ -53,6 +56,46 @@ def test_benign_streamed_answer_arrives_from_smollm(smol_server: Served) -> None
     assert line["action"] == "allow" and line["user_id"] == "alice"
     assert {v["guard"] for v in line["verdicts"]} >= {"rag-ct", "intent", "canary-rag"}
     assert len(line["chunk_ids"]) == 3 and "first_token" in line["timings_ms"]
+
+
+class GatedLongAnswer:
+    """FAKE generator: 60 words, then waits (at most 30 s) until the test has read a streamed delta,
+    then 60 more. The client can only read a delta before the wait ends if the service streams."""
+
+    name = "gated-fake"
+
+    def __init__(self) -> None:
+        self.client_read_text = threading.Event()
+        self.waited_for_client: bool | None = None
+
+    def stream(self, request: Any) -> Iterator[str]:
+        for number in range(60):
+            yield f"rest{number} "
+        self.waited_for_client = self.client_read_text.wait(timeout=30.0)
+        for number in range(60):
+            yield f"water{number} "
+
+
+def test_a_long_answer_streams_before_generation_ends(
+    synthetic_index: Path, synthetic_retriever: Any, benign_file: Path, tmp_path: Path
+) -> None:
+    """The default layered defense (CanaryRAG's holdback included) releases text while the model
+    is still writing: the client reads the first delta before the generator finishes."""
+    generator = GatedLongAnswer()
+    config = serve_config(synthetic_index, benign_file, tmp_path)
+    with running(config, synthetic_retriever, generator) as (server, _):
+        stream = client(server, "alice").chat.completions.create(
+            model="ragshield", messages=[{"role": "user", "content": BENIGN_QUESTION}], stream=True
+        )
+        contents: list[str] = []
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                contents.append(chunk.choices[0].delta.content)
+                generator.client_read_text.set()
+    assert generator.waited_for_client is True, "no delta reached the client before the answer was finished"
+    assert len(contents) >= 2
+    expected = "".join(f"rest{n} " for n in range(60)) + "".join(f"water{n} " for n in range(60))
+    assert "".join(contents) == expected
 
 
 @pytest.mark.parametrize("stream", [False, True])
