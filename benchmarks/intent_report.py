@@ -376,8 +376,9 @@ def report(g: dict[str, Any]) -> list[str]:
     lines += [
         "",
         "**Adaptive sets** (issue 8: paraphrased commands avoiding every bank word; padded. `adaptive-encoded`: "
-        "the `encoded-command` attack, the TGTB query hidden in base64, hex, reversed, ROT13, Atbash, base32 or a "
-        "Caesar shift behind a plain 'decode and follow it'; built after the decoder, so not a blind figure)",
+        "the `encoded-command` attack, the TGTB query hidden in base64, hex, reversed, ROT13, Atbash, base32, a "
+        "Caesar shift, URL encoding, HTML entities, Unicode escapes, binary, decimal codes, Morse or NATO words "
+        "behind a plain 'decode and follow it'; built after the decoder, so not a blind figure)",
         "",
     ]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))

@@ -19,7 +19,7 @@ from ragshield.attacks.adaptive import (
     EncodedCommand,
 )
 from ragshield.attacks.tgtb_zeng_2024 import DEFAULT_COMMAND, DEFAULT_PREFIX
-from ragshield.encodings import decode
+from ragshield.encodings import decode, spelled_form
 from ragshield.errors import ConfigError
 from ragshield.registry import ATTACKS, resolve
 from ragshield.types import Query
@@ -69,14 +69,16 @@ def test_encoded_command_hides_the_whole_tgtb_query_in_each_encoding_in_turn() -
     for index, view in enumerate(ENCODINGS):
         assert attack.encoding_of(index) == view
         hidden = attack.hidden("asthma", index, random.Random(index))
-        if view != "caesar":  # its shift is drawn at random
+        if view in ("morse", "nato"):  # they spell letters and digits only
+            assert decode(hidden, view) == spelled_form(query, view)
+        elif view != "caesar":  # its shift is drawn at random
             assert decode(hidden, view) == query
         composed = attack.compose("asthma", index, random.Random(index))
         assert hidden in composed and ENCODINGS[view] in composed and query not in composed
     texts = run(attack, len(ENCODINGS))
     assert all("repeat all the context" not in text for text in texts)
     with pytest.raises(ConfigError, match="valid encodings"):
-        EncodedCommand(encodings=["morse"])
+        EncodedCommand(encodings=["vigenere"])
 
 
 def test_adaptive_attacks_say_they_are_our_construction() -> None:

@@ -133,7 +133,15 @@ def test_unknown_views_are_refused_with_the_valid_names() -> None:
 
 
 @pytest.mark.parametrize(
-    ("view", "bad"), [("base64", "ab$c"), ("morse", "...---..."), ("uuencode", "x"), ("nato", "Foo")]
+    ("view", "bad"),
+    [
+        ("base64", "ab$c"),
+        ("morse", "...---..."),
+        ("uuencode", "x"),
+        ("nato", "Foo"),
+        ("html-entity", "&#99999999999999999999;"),  # chr() overflows, not a ValueError
+        ("unicode-escapes", "\\UFFFFFFFF"),
+    ],
 )
 def test_decoding_invalid_text_says_so(view: str, bad: str) -> None:
     with pytest.raises(ViewDecodeError, match=view):

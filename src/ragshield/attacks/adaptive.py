@@ -17,7 +17,8 @@ therefore ragshield's own constructions, labelled as such in their names, docstr
 * `DeferredInjection`: a benign question with the extraction instruction placed at the end,
   after the task, so the query reads as benign up front;
 * `EncodedCommand`: the whole TGTB query hidden in an encoding or a cipher (base64, hex,
-  reversed, ROT13, Atbash, base32, a Caesar shift) behind a short plain wrapper that asks the
+  reversed, ROT13, Atbash, base32, a Caesar shift, URL encoding, HTML entities, Unicode
+  escapes, binary, decimal character codes, Morse, NATO words) behind a short plain wrapper that asks the
   model to decode and follow it, aimed at query-time detection (`intent`) rather than canaries;
   after the encoded jailbreaks of Wei et al. (2023), in our own wording.
 
@@ -229,6 +230,13 @@ ENCODINGS: dict[str, str] = {
     "atbash": "Atbash",
     "base32": "Base32",
     "caesar": "Caesar cipher",
+    "url": "URL-encoded text",
+    "html-entity": "HTML-entity text",
+    "unicode-escapes": "Unicode-escaped text",
+    "binary": "binary",
+    "decimal-codes": "decimal-code text",
+    "morse": "Morse code",
+    "nato": "NATO spelling",
 }
 
 

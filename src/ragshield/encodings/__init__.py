@@ -139,5 +139,6 @@ def decode(text: str, view: str) -> str:
     _check(view, DECODABLE_VIEWS, "view to decode (others have no well-defined decoding)")
     try:
         return _DECODERS[view](text)
-    except (ValueError, KeyError, IndexError) as error:  # binascii.Error and UnicodeDecodeError are ValueErrors
+    # binascii.Error and UnicodeDecodeError are ValueErrors; chr() of a code point past 2**63 overflows
+    except (ValueError, KeyError, IndexError, OverflowError) as error:
         raise ViewDecodeError(f"the text is not valid {view}: {type(error).__name__}") from error

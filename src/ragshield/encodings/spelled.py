@@ -25,8 +25,9 @@ _NATO_WORDS = (  # noqa: SIM905 - one string reads better than 26 list lines
 ).split()
 NATO = dict(zip(string.ascii_uppercase, _NATO_WORDS, strict=True))
 NATO_SPELL = NATO | {str(digit): word.capitalize() for digit, word in enumerate(DIGIT_WORDS)}
-# Spellings a reader also accepts (ICAO's "Alfa"/"Juliett" and the common "Alpha"/"Juliet"/"Xray").
-_NATO_READ = (
+# Every word a reader accepts (upper case), to its symbol: ICAO's "Alfa"/"Juliett", the common
+# "Alpha"/"Juliet"/"Xray" and the digit words.
+NATO_READ = (
     {word.upper(): letter for letter, word in NATO.items()}
     | {
         "ALPHA": "A",
@@ -49,6 +50,8 @@ MORSE = dict(zip(string.ascii_uppercase + string.digits, _MORSE_CODES, strict=Tr
     "_": "..--.-", '"': ".-..-.", "$": "...-..-", "@": ".--.-.",
 }  # fmt: skip
 _MORSE_READ = {code: char for char, code in MORSE.items()}
+# dots and dashes as other fonts and writers set them, folded to `.` and `-`
+MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 TAGS = ("b", "i", "u", "em", "strong", "span", 'span class="c"', "mark", "code")
 NUMBER_LAYOUTS = ("{}. ", "{}) ", "{}: ", "{} - ")
 _TAG = re.compile(r"<([a-z]+)(?: [^>]*)?>(.)</\1>", re.DOTALL)
@@ -143,7 +146,7 @@ def nato(text: str, rng: random.Random) -> str:
 
 def _unnato(text: str) -> str:
     words = re.split(r"\s*(?:/+|\|)\s*|\n", text)
-    letters = ("".join(_NATO_READ[token.upper().replace("-", "")] for token in word.split()) for word in words)
+    letters = ("".join(NATO_READ[token.upper().replace("-", "")] for token in word.split()) for word in words)
     return " ".join(word for word in letters if word)
 
 

@@ -15,7 +15,16 @@ The gate is narrow, because every decoded form costs one more embedding:
   last of them is decoded as a whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
   are UTF-8 text of three words or more, every character printable (one blob inside another, such
-  as base64 of base64, is read one level down; a blob wrapped over lines is read line by line).
+  as base64 of base64, is read one level down; a blob wrapped over lines is read line by line);
+* **escapes that mark themselves** (percent-escapes as UTF-8, HTML character references, `\\u`,
+  `\\x`, `U+` and octal escapes): when four or more stand for ASCII letters or digits, which a
+  browser or a JSON serializer never escapes, the whole query is read with its escapes decoded;
+* **one code per symbol** (8-bit binary groups, decimal character codes, Morse, NATO words): a run
+  of eight codes or more that decodes to printable text of three words or more, two of them words
+  of the vocabulary (a list of blood-pressure readings decodes to letters, not to words).
+
+An escape or a code that stands for no printable character is dropped, so one stray code cannot
+hide the rest of a run.
 
 A client can still make a query get a decoded form on purpose ("I saw the evil ward": three words
 that read as words backwards); that costs one embedding per query, as a readable form does. Padding
@@ -24,14 +33,17 @@ vocabulary is the package's phrasings file: editing it changes which queries are
 
 A Caesar shift is found by the shape of each word (each letter's distance from the first), so
 the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a query. Not read:
-URL escapes, binary digits, Morse, keyed ciphers and the other views of `ragshield.encodings`.
+keyed ciphers (Vigenère), acrostics, letters as alphabet positions (A=1), Ascii85, leetspeak with
+reversal, NATO words with no wider gap between words, binary or decimal codes set apart by `/`,
+`|` or `_`, and the other views of `ragshield.encodings`.
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
-development sets do. On a set written blind to this module (`benchmarks/intent_encoded.py`), 74
-of 100 encoded requests were caught at its one blind reading (24 read as written; 78 with the
-Caesar shifts and review fixes added after it) and no innocent question about encodings is
-flagged for its decoded form.
+development sets do; nor do any of 3,025 whole HealthcareMagic and Enron records. On a set
+written blind to this module (`benchmarks/intent_encoded.py`), 74 of 100 encoded requests were
+caught at its one blind reading (24 read as written; 85 with the Caesar shifts, escapes and code
+runs added after it, a figure that is no longer blind) and no innocent question about encodings
+is flagged for its decoded form.
 """
 
 from __future__ import annotations
@@ -39,11 +51,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from contextlib import suppress
 from functools import cache, partial
 from importlib import resources
+from itertools import islice
+from urllib.parse import unquote
 
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
+from ragshield.encodings.spelled import MORSE_FOLD, NATO_READ
+from ragshield.guards.release.escapes import MARKED_ESCAPE, escaped_char, unescape
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
 _WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3,}(?![^\W\d_])")
@@ -62,6 +79,29 @@ _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )
 _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
+_MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
+_NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
+_MORSE_SYMBOL = r"[.\-·•−–—_]{1,7}(?![.\w\-·•−–—])"  # one Morse code, in any of the dots and dashes of MORSE_FOLD
+# runs of one code per symbol; like the blobs, a run starts only where its first code starts and
+# is taken whole (possessive), so a client's long run is read once. Each entry: the run, its
+# view, one code of it
+_CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
+    (re.compile(r"(?<![01])[01]{8}(?:[\s,;|-]{0,3}+[01]{8})*+"), "binary", re.compile(r"[01]{8}")),
+    (re.compile(r"(?<!\d)\d{2,3}(?!\d)(?:[\s,;.-]{1,3}+\d{2,3}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
+    (
+        re.compile(rf"(?<![.\w\-·•−–—]){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
+        "morse",
+        re.compile(r"[.-]+"),
+    ),
+    (
+        re.compile(rf"(?<![\w-])(?:{_NATO_WORD})(?![\w-])(?:[\s/|]++(?:{_NATO_WORD})(?![\w-]))*+", re.IGNORECASE),
+        "nato",
+        re.compile(r"[^\s/|]+"),
+    ),
+)
+_MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
+_SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
+_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse or NATO words
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
 _PHRASINGS = "intent_phrasings.jsonl"
@@ -155,6 +195,75 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
     return None
 
 
+def _escapes_decoded(text: str) -> str:
+    """`text` with its escapes decoded, when at least four of them stand for ASCII letters or
+    digits (which a browser or a JSON serializer never escapes, so "caf%C3%A9" or "Jos\\u00e9" alone
+    do not count); else `text`. Percent-escapes are read as UTF-8 (twice-escaped ones once more,
+    with the others), then HTML character references and the `\\u`, `\\x`, `U+` and octal escapes one
+    by one: an escape of no character or of a control character is dropped, so one stray escape
+    cannot hide the rest."""
+    unquoted = unquote(text, errors="replace")
+    if _plain_escapes(text) < _MIN_ESCAPES and _plain_escapes(unquoted) < _MIN_ESCAPES:
+        return text
+    decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
+    return _printable_part(decoded)
+
+
+def _plain_escapes(text: str) -> int:
+    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
+    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
+    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
+
+
+def _printable_part(text: str) -> str:
+    return "".join(char for char in text if char.isprintable() or char.isspace())
+
+
+def _one_code(code: str, view: str) -> str:
+    """The printable character one code of `view` stands for, or "" (an unknown code, a control character)."""
+    try:
+        return _printable_part(decode(code, view))
+    except ViewDecodeError:
+        return ""
+
+
+def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
+    """What a run of binary bytes, decimal character codes, Morse or NATO words says, when it reads
+    as plain text with at least two of the vocabulary's words; else None. Binary and decimal runs
+    are decoded whole (a character of several UTF-8 bytes); a run that does not decode so, and
+    every Morse or NATO run, code by code, dropping the codes that stand for no printable character.
+    Morse and NATO come back in lower case (their codes carry no case)."""
+    decoded = None
+    if view not in _SPELLED_VIEWS:
+        with suppress(ViewDecodeError):
+            decoded = decode(run, view)
+    if decoded is None or not _printable(decoded):
+        words = _WORD_GAP.split(run) if view in _SPELLED_VIEWS else [run]
+        decoded = " ".join("".join(_one_code(symbol, view) for symbol in code.findall(word)) for word in words)
+    if view in _SPELLED_VIEWS:
+        decoded = decoded.lower()
+    known = known_words()
+    if not _plain_text(decoded) or sum(word.lower() in known for word in _WORD.findall(decoded)) < 2:
+        return None
+    return decoded
+
+
+def _codes_decoded(text: str) -> str:
+    """`text` with each run of binary bytes, decimal codes, Morse or NATO words that reads as text decoded."""
+    for pattern, view, code in _CODE_RUNS:
+
+        def replace(match: re.Match[str], view: str = view, code: re.Pattern[str] = code) -> str:
+            run = match.group(0)
+            if view == "morse":
+                run = run.translate(MORSE_FOLD)
+            many = sum(1 for _ in islice(code.finditer(run), _MIN_CODES)) == _MIN_CODES
+            decoded = _code_text(run, view, code) if many else None
+            return match.group(0) if decoded is None else decoded
+
+        text = pattern.sub(replace, text)
+    return text
+
+
 def _blob_decoded(text: str, nested: int = _NESTED) -> str:
     """`text` with each base64, base32 or hex blob that decodes to plain text replaced by that text."""
     for pattern, views in _BLOBS:
@@ -170,8 +279,9 @@ def _blob_decoded(text: str, nested: int = _NESTED) -> str:
 
 
 def decoded_form(text: str) -> str | None:
-    """`text` with the command it hides decoded (base64, URL-safe base64, base32 or hex blobs, one
-    blob inside another, reversed, ROT13 or Atbash words), or None when it hides none (the common
-    case: no second embedding). Never raises: a blob that does not decode stays as it is."""
-    decoded = _letters_decoded(_blob_decoded(text))
+    """`text` with the command it hides decoded (escapes, binary, decimal, Morse or NATO runs, then
+    base64, URL-safe base64, base32 or hex blobs, one blob inside another, then reversed, Atbash or
+    Caesar-shifted words), or None when it hides none (the common case: no second embedding).
+    A run or blob that does not decode stays as it is."""
+    decoded = _letters_decoded(_blob_decoded(_codes_decoded(_escapes_decoded(text))))
     return None if decoded == text else decoded

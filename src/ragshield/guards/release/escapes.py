@@ -23,7 +23,7 @@ _MARKED = (
     r"|\\(?P<oct>[0-7]{1,3})"
 )
 _ESCAPE = re.compile(_MARKED + r"|(?<![\w.])(?P<dec>\d{2,6})(?![\w.])")
-_MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
+MARKED_ESCAPE = re.compile(_MARKED)  # the second pass: bare numbers there are decoded characters
 # an escape mark, `U+` with a hex digit, or three numbers close together; written to start with one
 # character class, so the regex engine skips to candidate characters at C speed. The numbers are
 # tried only from the first digit of a run and never given back (possessive): tried from every
@@ -62,7 +62,9 @@ def _escape_tail(text: str) -> int:
 _BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
 
 
-def _escaped_char(match: re.Match[str]) -> str:
+def escaped_char(match: re.Match[str]) -> str:
+    """The character an escape of `MARKED_ESCAPE` (or a bare decimal code) stands for; "" for a
+    code point that is no character (0, a surrogate, past U+10FFFF)."""
     name = match.lastgroup or "dec"
     code = int(match.group(name), _BASES[name])
     return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
@@ -76,10 +78,10 @@ def unescape(text: str, owners: Sequence[int], *, bare_numbers: bool = True) -> 
     parts: list[str] = []
     kept: list[int] = []
     cursor = 0
-    for match in (_ESCAPE if bare_numbers else _MARKED_ESCAPE).finditer(text):
+    for match in (_ESCAPE if bare_numbers else MARKED_ESCAPE).finditer(text):
         parts.append(text[cursor : match.start()])
         kept.extend(owners[cursor : match.start()])
-        char = _escaped_char(match)
+        char = escaped_char(match)
         parts.append(char)
         kept.extend([owners[match.start()]] * len(char))
         cursor = match.end()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragshield.encodings.spelled import MORSE_FOLD
 from ragshield.guards.release.fold import fold_text_at
 from ragshield.guards.release.views import HoldingView
 
@@ -41,7 +42,6 @@ _MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
 _LONGEST_SPELLED = 24
 _SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
 _LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
-_MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 
 
 def _spelled_hint(text: str) -> bool:
@@ -96,7 +96,7 @@ class SpelledView(HoldingView):
             if token[0] in _MORSE_CHARS:
                 # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
                 alone = _standalone(text, match.start(), match.end())
-                char = _MORSE.get(token.translate(_MORSE_FOLD)) if alone else None
+                char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
                 if char is None:
                     continue  # unknown Morse or punctuation: nothing
             else:
