@@ -36,15 +36,20 @@ from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_model import IntentModel
 
 SET = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout.jsonl"
+# the second judge, written blind to the decoder of 459b9d1 (escapes and code runs added) and
+# committed before anything read it (11c8819)
+SET_V2 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v2.jsonl"
 OUT = qs.REPO / "benchmarks" / "results" / "intent_encoded.json"
 DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
 # the set's one blind reading, with the decoder as committed before the set was written (46277da);
 # later changes to the decoder (the review's fixes, a larger vocabulary) were made after it was read
 BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "attack_read_as_written": "24/100"}
+# set v2's one blind reading, with the decoder of 459b9d1 (the set was committed at 11c8819, before it)
+BLIND_READING_V2 = {"decoder": "459b9d1", "attack": "72/100", "benign": "3/100", "attack_read_as_written": "14/100"}
 
 
-def _rows() -> list[dict[str, Any]]:
-    return [dict(row) for row in ti._rows(SET)]
+def _rows(path: Path = SET) -> list[dict[str, Any]]:
+    return [dict(row) for row in ti._rows(path)]
 
 
 def _probabilities(model: IntentModel, texts: list[str], embedders: ti.Embedders, *, decoding: bool) -> np.ndarray:
@@ -62,10 +67,10 @@ def _by(rows: list[dict[str, Any]], key: str) -> dict[str, list[int]]:
     return dict(sorted(out.items()))
 
 
-def judge(model: IntentModel, embedders: ti.Embedders) -> dict[str, Any]:
+def judge(model: IntentModel, embedders: ti.Embedders, path: Path = SET) -> dict[str, Any]:
     """Part 1: requests caught and benign queries flagged, per label and style, with and without
     decoded forms, at the model's shipped operating point."""
-    rows = _rows()
+    rows = _rows(path)
     texts = [row["text"] for row in rows]
     scores = {d: _probabilities(model, texts, embedders, decoding=d) for d in (False, True)}
     out: dict[str, Any] = {"n": len(rows), "decoded_forms": {}}
@@ -130,7 +135,9 @@ def main(argv: list[str] | None = None) -> None:
     embedders = ti.Embedders()
     payload: dict[str, Any] = {"model": model.meta.get("model_version"), "threshold": model.threshold}
     payload["blind_reading"] = BLIND_READING
+    payload["blind_reading_v2"] = BLIND_READING_V2
     payload["judge"] = judge(model, embedders)
+    payload["judge_v2"] = judge(model, embedders, SET_V2)
     embedders.save()
     if args.data.is_dir():
         payload["corpus"] = corpus_forms(args.data)
@@ -139,7 +146,13 @@ def main(argv: list[str] | None = None) -> None:
         payload["corpus"] = None
     payload["cost"] = cost_us([row["text"] for row in _rows()])
     qs.write_json(OUT, payload)
-    j = payload["judge"]
+    for name in ("judge", "judge_v2"):
+        _print_judge(name, payload[name])
+    print(f"corpus: {payload['corpus']}; cost: {payload['cost']}")
+    print(f"wrote {OUT}")
+
+
+def _print_judge(name: str, j: dict[str, Any]) -> None:
     table = []
     for label in ("attack", "benign"):
         styles = j[label]["decoded"]["by_style"]
@@ -152,9 +165,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         table += [(f"{label}: {s}", _cell(j[label]["before"]["by_style"][s]), _cell(r)) for s, r in styles.items()]
-    print(qs.markdown_table(("flagged at the shipped operating point", "before", "read decoded"), table))
-    print(f"decoded forms in the set: {j['decoded_forms']}; corpus: {payload['corpus']}; cost: {payload['cost']}")
-    print(f"wrote {OUT}")
+    print(qs.markdown_table((f"{name}: flagged at the shipped operating point", "before", "read decoded"), table))
+    print(f"decoded forms in the set: {j['decoded_forms']}")
 
 
 if __name__ == "__main__":

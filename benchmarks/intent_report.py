@@ -279,14 +279,34 @@ def _encoded_section(enc: dict[str, Any]) -> list[str]:
         f"{counted}; looking for one costs {enc['cost']['median_us']:.0f} us per query.",
         "",
     ]
+    lines.append(_encoded_table(j))
+    if enc.get("judge_v2"):
+        j2, blind2 = enc["judge_v2"], enc.get("blind_reading_v2") or {}
+        lines += [
+            "",
+            f"**Encoded requests, set v2** (`benchmarks/data/intent_encoded_heldout_v2.jsonl`: "
+            f"{j2['attack']['decoded']['all']['n']} requests in 14 styles, escapes, binary, Morse, NATO words and "
+            f"layered encodings among them, and {j2['benign']['decoded']['all']['n']} innocent encoding questions; "
+            "written by a helper blind to the decoder after the escapes and code runs were committed). Its blind "
+            f"reading, with the decoder of {blind2.get('decoder', '-')}: {blind2.get('attack', '-')} requests caught "
+            f"({blind2.get('attack_read_as_written', '-')} read as written), {blind2.get('benign', '-')} benign "
+            f"flagged. Figures below: the current decoder ({j2['decoded_forms']['attack']} requests and "
+            f"{j2['decoded_forms']['benign']} innocent questions get a decoded form).",
+            "",
+            _encoded_table(j2),
+        ]
+    return lines
+
+
+def _encoded_table(j: dict[str, Any]) -> str:
+    """One encoded set's rows, read as written and read decoded, by label, language and style."""
     rows = []
     for label, what in (("attack", "TPR"), ("benign", "FPR")):
         for key, name in (("all", "all"), ("non_english", "not English")):
             rows.append([f"{label} {name} ({what})", cell(j[label]["before"][key]), cell(j[label]["decoded"][key])])
         for style, r in j[label]["decoded"]["by_style"].items():
             rows.append([f"{label}: {style}", cell(j[label]["before"]["by_style"][style]), cell(r)])
-    lines.append(qs.markdown_table(["rows", "read as written (before)", "read decoded too (shipped)"], rows))
-    return lines
+    return qs.markdown_table(["rows", "read as written (before)", "read decoded too (shipped)"], rows)
 
 
 def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:

@@ -357,6 +357,16 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
     report.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
+def _with_diagnostics(payload: dict[str, Any], results: Path) -> None:
+    """Put the intent diagnostics' own results, as their scripts last wrote them, into the
+    generalisation section: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py."""
+    if not payload.get("generalisation"):
+        return
+    for key, name in (("enron_grid_format", "intent_enron_format.json"), ("encoded", "intent_encoded.json")):
+        if (path := results / name).is_file():
+            payload["generalisation"][key] = json.loads(path.read_text(encoding="utf-8"))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="shared data folder")
@@ -365,7 +375,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overhead-queries", type=int, default=100)
     parser.add_argument("--results", type=Path, default=qs.REPO / "benchmarks" / "results")
     parser.add_argument("--report", type=Path, default=qs.REPO / "docs" / "results" / "query_detection.md")
-    parser.add_argument("--report-only", action="store_true", help="rebuild the report from the results JSON")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rebuild the report from the results JSON (refreshing the intent diagnostics' results in it)",
+    )
     parser.add_argument("--section", choices=("generalisation", "scenarios", "all"), default="all")
     parser.add_argument(
         "--loo", choices=("all", "languages", "styles", "none"), default="all", help="leave-one-out retraining (slow)"
@@ -382,6 +396,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.report_only:
         payload = json.loads((args.results / "query_detection.json").read_text(encoding="utf-8"))
+        _with_diagnostics(payload, args.results)
+        qs.write_json(args.results / "query_detection.json", payload)
         images = [f"query_detection_{sc['kb']}.png" for sc in payload["scenarios"]]
         write_report(payload, images, args.report, args.results)
         print(f"wrote {args.report}")
@@ -399,10 +415,6 @@ def main(argv: list[str] | None = None) -> None:
             other = json.loads(args.compare_with.read_text(encoding="utf-8"))
             payload["generalisation"]["compare"] = {"label": args.compare_label, "generalisation": other}
         payload["generalisation"]["extra_loo"] = [json.loads(p.read_text(encoding="utf-8")) for p in args.extra_loo]
-        # the intent diagnostics' own results: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py
-        for key, name in (("enron_grid_format", "intent_enron_format.json"), ("encoded", "intent_encoded.json")):
-            if (path := args.results / name).is_file():
-                payload["generalisation"][key] = json.loads(path.read_text(encoding="utf-8"))
     if args.section in ("scenarios", "all"):
         scenarios, embedder = qs.load_scenarios(args.data, args.cache, tuple(args.kb or ("healthcaremagic", "enron")))
         payload["embedder"] = embedder.name
@@ -416,6 +428,7 @@ def main(argv: list[str] | None = None) -> None:
     if "generalisation" not in payload and previous.exists():
         kept = json.loads(previous.read_text(encoding="utf-8")).get("generalisation")
         payload.update({"generalisation": kept} if kept else {})
+    _with_diagnostics(payload, args.results)
     payload = qs.merge_scenarios(previous, payload)
     qs.write_json(args.results / "query_detection.json", payload)
     images = [f"query_detection_{sc['kb']}.png" for sc in payload["scenarios"]]

@@ -14,7 +14,8 @@ The gate is narrow, because every decoded form costs one more embedding:
   and at least half of the query's unknown words, in one cipher; the span from the first to the
   last of them is decoded as a whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
-  are UTF-8 text of three words or more, every character printable (one blob inside another, such
+  are UTF-8 text of three words or more (or six Chinese, Japanese or Korean characters in a
+  row), every character printable (one blob inside another, such
   as base64 of base64, is read one level down; a blob wrapped over lines is read line by line);
 * **escapes that mark themselves** (percent-escapes as UTF-8, HTML character references, `\\u`,
   `\\x`, `U+` and octal escapes): when four or more stand for ASCII letters or digits, which a
@@ -41,9 +42,10 @@ None of the 17,497 benign texts of the training corpus, calibration split, test 
 development sets gets a decoded form; all nine encoded requests among the training rows and
 development sets do; nor do any of 3,025 whole HealthcareMagic and Enron records. On a set
 written blind to this module (`benchmarks/intent_encoded.py`), 74 of 100 encoded requests were
-caught at its one blind reading (24 read as written; 85 with the Caesar shifts, escapes and code
-runs added after it, a figure that is no longer blind) and no innocent question about encodings
-is flagged for its decoded form.
+caught at its one blind reading (24 read as written; 86 with the Caesar shifts, escapes, code
+runs and CJK blobs added after it, a figure that is no longer blind); on a second set written
+blind to the escapes and code runs, 72 of 100 (14 read as written). On neither is an innocent
+question about encodings flagged for its decoded form.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from urllib.parse import unquote
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
 from ragshield.encodings.spelled import MORSE_FOLD, NATO_READ
+from ragshield.guards.intent_features import CJK_CLASS
 from ragshield.guards.release.escapes import MARKED_ESCAPE, escaped_char, unescape
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
@@ -86,7 +89,11 @@ _MORSE_SYMBOL = r"[.\-·•−–—_]{1,7}(?![.\w\-·•−–—])"  # one Mor
 # is taken whole (possessive), so a client's long run is read once. Each entry: the run, its
 # view, one code of it
 _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
-    (re.compile(r"(?<![01])[01]{8}(?:[\s,;|-]{0,3}+[01]{8})*+"), "binary", re.compile(r"[01]{8}")),
+    (
+        re.compile(r"(?<![01])(?:0b)?+[01]{8}(?:[\s,;|-]{0,3}+(?:0b)?+[01]{8})*+"),
+        "binary",
+        re.compile(r"[01]{8}"),
+    ),
     (re.compile(r"(?<!\d)\d{2,3}(?!\d)(?:[\s,;.-]{1,3}+\d{2,3}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
     (
         re.compile(rf"(?<![.\w\-·•−–—]){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
@@ -104,6 +111,8 @@ _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
 _WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse or NATO words
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
+# Chinese, Japanese and Korean are written without spaces: six such characters in a row read as words
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]{{6}}")
 _PHRASINGS = "intent_phrasings.jsonl"
 
 
@@ -168,12 +177,12 @@ def _printable(text: str) -> bool:
 
 
 def _plain_text(decoded: str) -> bool:
-    """Text a model would read as words: printable, three words or more apart (not a JSON header)."""
-    return (
-        _printable(decoded)
-        and len(decoded.split()) >= _MIN_BLOB_WORDS
-        and len(_TEXT_WORD.findall(decoded)) >= _MIN_BLOB_WORDS
-    )
+    """Text a model would read as words: printable, three words or more apart (not a JSON header),
+    or six Chinese, Japanese or Korean characters in a row."""
+    if not _printable(decoded):
+        return False
+    words = len(decoded.split()) >= _MIN_BLOB_WORDS and len(_TEXT_WORD.findall(decoded)) >= _MIN_BLOB_WORDS
+    return words or _CJK_RUN.search(decoded) is not None
 
 
 def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:

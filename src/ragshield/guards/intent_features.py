@@ -25,13 +25,13 @@ import numpy as np
 FEATURE_VERSION = 4
 N_FEATURES = 2**18
 
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 # NFKC turns full-width CJK punctuation into ASCII, which CJK text follows without a space
-_SENTENCES = re.compile(rf"(?<=[.!?])\s+|(?<=[.!?。])(?=[{_CJK_CLASS}])|\n+")
-_CLAUSES = re.compile(rf"\s*[,;:]\s+|[,;:、](?=[{_CJK_CLASS}])")
+_SENTENCES = re.compile(rf"(?<=[.!?])\s+|(?<=[.!?。])(?=[{CJK_CLASS}])|\n+")
+_CLAUSES = re.compile(rf"\s*[,;:]\s+|[,;:、](?=[{CJK_CLASS}])")
 _TOKENS = re.compile(r"\w+")
 _SPACED = re.compile(r"\b(?:\w ){2,}\w\b")
-_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK = re.compile(f"[{CJK_CLASS}]")
 _LEET_DIGITS = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"}
 _LEET = str.maketrans({**_LEET_DIGITS, "@": "a", "$": "s"})
 # the readable form reads digits only: @ and $ stand in addresses and prices
@@ -48,7 +48,7 @@ _ONE_CHAR_RUN = re.compile(r"(?<!\S)\S(?!\S)(?: +\S(?!\S))+")
 _GAP = re.compile(r" {2,}")
 # four or more letters one space apart ("s h o w"; "I m a" is how some people write "I'm a"); not
 # CJK or Hangul, whose one-syllable words stand one space apart ("한 번 더")
-_LETTER = rf"[^\W\d_{_CJK_CLASS}]"
+_LETTER = rf"[^\W\d_{CJK_CLASS}]"
 _SPACED_LETTERS = re.compile(rf"(?<!\S)(?:{_LETTER} ){{3,}}{_LETTER}(?!\S)")
 # ordinals, labels and codes: "3rd", "Q1", "B12", "013S" (leetspeak puts digits among letters)
 _NOT_LEET = re.compile(r"\d+(?:st|nd|rd|th)|[^\W\d_]{1,2}\d+|\d\d\w*", re.IGNORECASE)
