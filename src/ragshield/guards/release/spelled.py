@@ -11,28 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragshield.encodings.spelled import MORSE_FOLD
+from ragshield.encodings.spelled import MORSE, MORSE_FOLD, NATO_READ
 from ragshield.guards.release.fold import fold_text_at
 from ragshield.guards.release.views import HoldingView
 
-# fmt: off
-_SPELLED = {
-    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f", "golf": "g",
-    "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
-    "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
-    "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y",
-    "zulu": "z", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "niner": "9",
-}
-_MORSE = {
-    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
-    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
-    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
-    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
-    "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "-..-.": "/", "..--..": "?",
-    "-.-.--": "!", "---...": ":", "-....-": "-", ".--.-.": "@",
-}
-# fmt: on
+# the NATO and digit words and the Morse codes of `ragshield.encodings` (one table for writing
+# and reading them), lower case: the view folds case anyway
+_SPELLED = {word.lower().replace("-", ""): symbol.lower() for word, symbol in NATO_READ.items()}
+_MORSE = {code: char.lower() for char, code in MORSE.items()}
 _TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
 _MORSE_CHARS = ".-·•−–—_"
 _RECENT_CHARS = 160
