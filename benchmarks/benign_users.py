@@ -21,7 +21,11 @@ add up to a block.
 
 Users: each benign set is cut, in its order, into users of `--user-queries` (20, the policy's
 window) consecutive questions. Attackers: each attack set of `query_sets.py` is cut the same way,
-to show the policy blocks them (requests answered before the block).
+to show the policy blocks them (requests answered before the block). `intent-dev-hard` is the
+hardest benign traffic the project has: the hard-benign questions and chat turns of the intent
+model's development sets (v8-v11 and chat; extraction-like words used innocently), so a user made
+of them is the one most likely to be blocked by chance. `--count-at` sets `shield`'s bar for a flag
+to count towards per-user blocking (0: every flag, as before the bar existed).
 
 Writes benchmarks/results/benign_users.json and prints a table; every rate has its n and a 95%
 Wilson interval.
@@ -38,8 +42,11 @@ from pathlib import Path
 from typing import Any
 
 import query_sets as qs
+import train_intent as ti
 from ragshield.generators.scripted import EchoContextGenerator
+from ragshield.guards.base import flags_request
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.guards.layered import COUNT_AT
 from ragshield.guards.policy import make_policy
 from ragshield.metrics.intervals import rate_text, wilson
 from ragshield.pipeline import RagPipeline
@@ -47,10 +54,18 @@ from ragshield.rag.prompting import PromptBuilder
 from ragshield.types import Query, Response
 
 OUT = qs.REPO / "benchmarks" / "results" / "benign_users.json"
+DEV_HARD_SETS = ("v8", "v9", "v10", "v11", "chat")  # the intent model's development sets (all read)
 REFUSED = ("blocked", "refused")
 
 
-def shield_pipeline(scenario: qs.Scenario, index_dir: Path) -> RagPipeline:
+def dev_hard_set() -> qs.QuerySet:
+    """The benign rows of the intent model's development sets, in file order."""
+    texts = [e.text for version in DEV_HARD_SETS for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
+    note = "hard-benign questions and chat turns of the intent model's development sets v8-v11 and chat"
+    return qs.QuerySet("intent-dev-hard", "benign-stress", texts, note)
+
+
+def shield_pipeline(scenario: qs.Scenario, index_dir: Path, count_at: float | None = None) -> RagPipeline:
     """`shield` with its defaults and `serve`'s default policy over the scenario's real index."""
     policy = make_policy(window=20, k=3, block_seconds=3600.0, store="memory")
     generator = EchoContextGenerator()
@@ -64,7 +79,8 @@ def shield_pipeline(scenario: qs.Scenario, index_dir: Path) -> RagPipeline:
         seed=0,
         index_dir=str(index_dir),
     )
-    defense = build_defense("shield", context, {})
+    intent = {} if count_at is None else {"intent": {"count_at": count_at}}
+    defense = build_defense("shield", context, {"shield": intent} if intent else {})
     builder = PromptBuilder(layout="chat", max_chunk_chars=1024, max_tokens=256, seed=0)
     return RagPipeline(scenario.retriever, generator, defense=defense, prompt_builder=builder, k=3, policy=policy)
 
@@ -75,7 +91,7 @@ def _signalled(response: Response) -> bool:
 
 def run_users(pipeline: RagPipeline, label: str, texts: list[str], per_user: int) -> dict[str, Any]:
     """Every text answered in order as users of `per_user` consecutive requests."""
-    refused = signalled = withheld_answers = errors = 0
+    refused = signalled = flagged = withheld_answers = errors = 0
     users_blocked: set[str] = set()
     answered_before_block: list[int] = []
     answered: dict[str, int] = {}
@@ -93,6 +109,7 @@ def run_users(pipeline: RagPipeline, label: str, texts: list[str], per_user: int
         else:
             answered[user] = answered.get(user, 0) + 1
         signalled += _signalled(response)
+        flagged += any(flags_request(v) for v in response.verdicts)
         withheld_answers += any(v.action.value == "redact" for v in response.verdicts)
         errors += any("error_type" in v.evidence for v in response.verdicts)
     users = -(-len(texts) // per_user)
@@ -100,6 +117,7 @@ def run_users(pipeline: RagPipeline, label: str, texts: list[str], per_user: int
         "requests": len(texts),
         "refused": _rate(refused, len(texts)),
         "intent_signal": _rate(signalled, len(texts)),
+        "flagged": _rate(flagged, len(texts)),
         "answers_with_withheld_span": _rate(withheld_answers, len(texts)),
         "guard_errors": errors,
         "users": users,
@@ -122,37 +140,45 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--attack-per-set", type=int, default=100, help="attack queries per attack set")
     parser.add_argument("--user-queries", type=int, default=20, help="requests per simulated user")
     parser.add_argument("--sets", nargs="*", help="only these query sets (the others' rows are kept from the file)")
+    parser.add_argument("--hard-per-set", type=int, default=1000, help="rows of intent-dev-hard (at most)")
+    parser.add_argument("--count-at", type=float, help="shield's intent count_at (default: shield's own)")
+    parser.add_argument("--label", default="", help="suffix of the set names in the file (a second setting)")
+    parser.add_argument("--out", type=Path, default=OUT, help="the results file (default: %(default)s)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         sys.exit(f"benign_users: no data folder at {args.data} (pass --data)")
     scenarios, embedder = qs.load_scenarios(args.data, args.cache, args.kbs)
-    previous = json.loads(OUT.read_text(encoding="utf-8")) if args.sets and OUT.exists() else {}
+    previous = json.loads(args.out.read_text(encoding="utf-8")) if args.sets and args.out.exists() else {}
     payload: dict[str, Any] = {"load_before": os.getloadavg()[0], "per_user": args.user_queries, "kbs": {}}
     for scenario in scenarios:
         index_dir = args.cache / {"healthcaremagic": "healthcaremagic-600", "enron": "enron-1500"}[scenario.kb]
         rows: dict[str, Any] = dict(previous.get("kbs", {}).get(scenario.kb, {}))
-        for query_set in scenario.of_kind("benign", "benign-stress", "attack", "adaptive"):
+        for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), dev_hard_set()]:
             if args.sets and query_set.name not in args.sets:
                 continue
             limit = args.per_set if query_set.kind.startswith("benign") else args.attack_per_set
+            limit = args.hard_per_set if query_set.name == "intent-dev-hard" else limit
             # a fresh pipeline (and policy store) per set: users of different sets never share a window
-            pipeline = shield_pipeline(scenario, index_dir)
-            rows[query_set.name] = {
+            pipeline = shield_pipeline(scenario, index_dir, args.count_at)
+            name = query_set.name + args.label
+            rows[name] = {
                 "kind": query_set.kind,
                 "note": query_set.note,
+                "count_at": COUNT_AT if args.count_at is None else args.count_at,
                 **run_users(pipeline, query_set.name, query_set.texts[:limit], args.user_queries),
             }
             embedder.save()
-            row = rows[query_set.name]
+            row = rows[name]
             print(
-                f"{scenario.kb:16s} {query_set.name:26s} refused {rate_text(row['refused']['k'], row['requests'])}"
-                f"  users blocked {row['users_blocked']['k']}/{row['users']}  errors {row['guard_errors']}",
+                f"{scenario.kb:16s} {name:26s} refused {rate_text(row['refused']['k'], row['requests'])}"
+                f"  users blocked {row['users_blocked']['k']}/{row['users']}  flagged {row['flagged']['k']}"
+                f"  counted {row['intent_signal']['k']}  errors {row['guard_errors']}",
                 flush=True,
             )
         payload["kbs"][scenario.kb] = rows
     payload["load_after"] = os.getloadavg()[0]
-    qs.write_json(OUT, payload)
-    print(f"wrote {OUT.relative_to(qs.REPO)}")
+    qs.write_json(args.out, payload)
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from typing import Any
 
 from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode
 from ragshield.generators.scripted import EchoContextGenerator, ScriptedGenerator
-from ragshield.guards.base import INTENT_SIGNAL, WITHHELD_MARKER
+from ragshield.guards.base import WITHHELD_MARKER, flags_request
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.release.defense import frequent_grams
 from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
@@ -333,7 +333,7 @@ def benign_section(
                     "finish": response.finish_reason,
                     "total_ms": response.timings_ms.get("total", float("nan")),
                     "withheld": response.timings_ms.get("withheld_chars", 0.0),
-                    "flagged": any(verdict.evidence.get(INTENT_SIGNAL) for verdict in response.verdicts),
+                    "flagged": any(flags_request(verdict) for verdict in response.verdicts),
                     **defense_time(response.timings_ms),
                     "copied_words": max((longest_copied_words(response.text, h.chunk.text) for h in hits), default=0),
                 }

@@ -67,6 +67,16 @@ WITHHELD_MARKER = "[withheld]"
 # evidence key: this non-blocking verdict still counts as a violation for per-user blocking (a
 # canary exposed in an obfuscated form, a configured repeated redaction); BLOCK verdicts always count
 INTENT_SIGNAL = "intent_signal"
+# evidence key: a query guard flagged this request, but below the bar at which a flag counts towards
+# per-user blocking (`shield`'s `intent: {count_at: ...}`): decorators still watch the request more
+# closely (its canaries), the policy does not count it
+INTENT_FLAG = "intent_flag"
+
+
+def flags_request(verdict: Verdict) -> bool:
+    """True when a query guard's `verdict` flags its request: an intent signal, or a flag below the
+    bar that counts towards per-user blocking (what decides `shield`'s canaries)."""
+    return bool(verdict.evidence.get(INTENT_SIGNAL) or verdict.evidence.get(INTENT_FLAG))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,18 @@ translation that keeps a canary, for one); release containment still withholds e
 
 Query-time intent flags what it recognises as an extraction request. By default a flagged query is
 still answered and contained (`intent: {refuse: true}` refuses it instead): the learned intent model
-flags 2-4% of hand-written hard-benign questions that use extraction-like words innocently ("list
+flags 2-7% of hand-written hard-benign questions that use extraction-like words innocently ("list
 the side effects of ibuprofen", docs/results/query_detection.md), and refusing them would
 refuse benign users; release containment, not the guess, is what keeps records in. Only intent
-signals count towards per-user blocking (a flagged query, a canary exposed in an obfuscated form, an
-oracle violation); redactions alone do not, so a benign user whose answer quoted a record is not
-blocked. The per-user policy itself is the system's (`policy:` in the config; `serve` turns it on).
+signals count towards per-user blocking (a confidently flagged query, a canary exposed in an
+obfuscated form, an oracle violation); redactions alone do not, so a benign user whose answer quoted
+a record is not blocked. A flag counts only at p >= `count_at` (default `COUNT_AT`, 0.97; never
+below the guard's own threshold): on the intent model's development sets 1.1% of hard-benign
+questions and chat turns reach it against 3.9% at the flagging threshold, while requests still
+reach it 60-91% of the time, so an attacker is still blocked after a few answers and a user who
+asks only such questions is blocked by chance far less often (a window of 20 reaching 3 flags: 0.1%
+against 4.0%). A flag below the bar still puts canaries in the request's context. The per-user
+policy itself is the system's (`policy:` in the config; `serve` turns it on).
 
 What it cannot stop: a paraphrase that keeps no span of the record (measured as CRR in the grids),
 and what the query-time layer does not recognise is answered (contained, not refused).
@@ -40,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.base import (
+    INTENT_FLAG,
     INTENT_SIGNAL,
     AllowAllMonitor,
     ContextDecorator,
@@ -64,6 +71,10 @@ NOT_PLACED = "no canaries placed: no query guard flagged this request (canary-ra
 DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "canary-rag": {"on_violation": "redact", "per_chunk": "auto"},  # and `when` (see CANARY_WHEN)
 }
+# the intent probability at or above which a flag also counts towards per-user blocking (see the
+# module docstring; chosen on the intent model's development sets, `intent: {count_at: 0}` counts
+# every flag)
+COUNT_AT = 0.97
 
 
 @forwards(LAYERS)
@@ -82,12 +93,13 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     # self-check costs a dozen generations at start-up): on only when the system names an oracle
     layer_params["canary-rag"].setdefault("oracle", "auto" if context.oracle_generator is not None else "off")
     refuse = bool(layer_params["intent"].pop("refuse", False))
+    count_at = _count_at(layer_params["intent"].pop("count_at", COUNT_AT))
     # refusing flagged queries leaves only unflagged ones to answer: canaries then go on every one
     when = layer_params["canary-rag"].pop("when", "always" if refuse else "flagged")
     if when not in CANARY_WHEN:
         raise ConfigError(f"shield: canary-rag when must be one of {', '.join(CANARY_WHEN)}, got {when!r}")
     defense = build("+".join(LAYERS), context, layer_params)
-    guards = defense.query_guards if refuse else tuple(SignalOnly(guard) for guard in defense.query_guards)
+    guards = defense.query_guards if refuse else tuple(SignalOnly(guard, count_at) for guard in defense.query_guards)
     decorators, output_guards = defense.decorators, defense.output_guards
     if when == "flagged":
         decorators = tuple(OnSignal(d) if d.name == CANARY else d for d in decorators)
@@ -102,16 +114,24 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     )
 
 
+def _count_at(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise ConfigError(f"shield: intent count_at must be a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class SignalOnly:
-    """A query guard whose block is an intent signal, not a refusal.
+    """A query guard whose block is a flag, not a refusal.
 
-    The query is answered (release containment decides what leaves); the verdict says what the guard
-    found and counts towards per-user blocking. A guard error keeps its own action, so a failing guard
-    still fails closed.
+    The query is answered (release containment decides what leaves) and the request counts as
+    flagged (`INTENT_FLAG`: canaries go into its context). The flag also counts towards per-user
+    blocking (`INTENT_SIGNAL`) when the guard's score is at least `count_at` (and its threshold);
+    a weaker one does not. A guard error keeps its own action, so a failing guard still fails closed.
     """
 
     guard: QueryGuard
+    count_at: float = 0.0
 
     @property
     def name(self) -> str:
@@ -121,8 +141,15 @@ class SignalOnly:
         verdict = self.guard.check(retrieval)
         if not verdict.blocked or "error_type" in verdict.evidence:
             return verdict
-        evidence = {**verdict.evidence, INTENT_SIGNAL: True}
-        reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
+        counted = verdict.score >= self.count_at
+        evidence = {**verdict.evidence, INTENT_FLAG: True} | ({INTENT_SIGNAL: True} if counted else {})
+        if counted:
+            reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
+        else:
+            reason = (
+                f"{verdict.reason}; answered and contained (below {self.count_at:.3f}: "
+                "not counted towards per-user blocking)"
+            )
         return replace(verdict, action=Action.ALLOW, reason=reason, evidence=evidence)
 
 

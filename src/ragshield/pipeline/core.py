@@ -20,7 +20,7 @@ from typing import Any
 
 from ragshield.errors import InvalidQueryError
 from ragshield.generators.base import GenerationCancelled, Generator, StreamEnd, check_cancelled
-from ragshield.guards.base import INTENT_SIGNAL, NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy
+from ragshield.guards.base import NO_DEFENSE, Defense, OutputMonitor, ViolationPolicy, flags_request
 from ragshield.pipeline.output import OutputStage
 from ragshield.pipeline.run import Failed, Halt, Run, elapsed_ms
 from ragshield.pipeline.tracing import RequestSpans
@@ -206,7 +206,7 @@ class RagPipeline:
             for guard in self.defense.query_guards:
                 verdict = run.check(guard.name, guard.check, retrieval)
                 blocked = verdict.blocked or blocked
-                if verdict.evidence.get(INTENT_SIGNAL):
+                if flags_request(verdict):
                     signals.append(guard.name)
             if blocked:
                 raise Halt("query guards")
