@@ -44,7 +44,7 @@ from typing import Any
 import query_sets as qs
 import train_intent as ti
 from ragshield.generators.scripted import EchoContextGenerator
-from ragshield.guards.base import flags_request
+from ragshield.guards.base import INTENT_FLAG
 from ragshield.guards.factory import DefenseContext, build_defense
 from ragshield.guards.layered import COUNT_AT
 from ragshield.guards.policy import make_policy
@@ -109,7 +109,7 @@ def run_users(pipeline: RagPipeline, label: str, texts: list[str], per_user: int
         else:
             answered[user] = answered.get(user, 0) + 1
         signalled += _signalled(response)
-        flagged += any(flags_request(v) for v in response.verdicts)
+        flagged += any(v.evidence.get(INTENT_FLAG) is True for v in response.verdicts)  # the query flag
         withheld_answers += any(v.action.value == "redact" for v in response.verdicts)
         errors += any("error_type" in v.evidence for v in response.verdicts)
     users = -(-len(texts) // per_user)
@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> None:
             row = rows[name]
             print(
                 f"{scenario.kb:16s} {name:26s} refused {rate_text(row['refused']['k'], row['requests'])}"
-                f"  users blocked {row['users_blocked']['k']}/{row['users']}  flagged {row['flagged']['k']}"
-                f"  counted {row['intent_signal']['k']}  errors {row['guard_errors']}",
+                f"  users blocked {row['users_blocked']['k']}/{row['users']}  query flags {row['flagged']['k']}"
+                f"  violations (signals and blocks) {row['intent_signal']['k']}  errors {row['guard_errors']}",
                 flush=True,
             )
         payload["kbs"][scenario.kb] = rows

@@ -27,7 +27,7 @@ import train_intent as ti
 from ragshield.config import PolicyConfig, SystemConfig
 from ragshield.datasets.base import load_corpus
 from ragshield.generators.scripted import ScriptedGenerator
-from ragshield.guards.base import INTENT_SIGNAL
+from ragshield.guards.base import INTENT_FLAG, INTENT_SIGNAL
 from ragshield.guards.intent_model import IntentModel
 from ragshield.rag.build import build_index
 from ragshield.rag.embedding import make_embedder
@@ -88,9 +88,11 @@ def conversation(model_path: Path | None, closer: str = "Thank you.") -> list[di
         out = []
         for text in turns:
             response = system.answer(Query(text, user_id="polite-user"))
+            # flagged: the query flag (canaries); intent signal: what the per-user policy counts
+            flagged = any(verdict.evidence.get(INTENT_FLAG) for verdict in response.verdicts)
             signal = any(verdict.evidence.get(INTENT_SIGNAL) for verdict in response.verdicts)
-            out.append({"text": text, "finish": response.finish_reason, "intent_signal": signal})
-            print(f"{text!r:32} {response.finish_reason:8} intent signal: {signal}")
+            out.append({"text": text, "finish": response.finish_reason, "flagged": flagged, "intent_signal": signal})
+            print(f"{text!r:32} {response.finish_reason:8} flagged: {flagged}  intent signal: {signal}")
     return out
 
 

@@ -99,6 +99,8 @@ def test_shield_takes_count_at_and_rejects_what_is_not_a_probability(fake_retrie
     defense = build_defense("shield", context, {"shield": {"intent": {"count_at": 0.5}}})
     assert [guard.count_at for guard in defense.query_guards] == [0.5]  # type: ignore[attr-defined]
     assert build_defense("shield", context).query_guards[0].count_at == COUNT_AT  # type: ignore[attr-defined]
-    for bad in (1.5, -0.1, "high", True):
+    for bad in (1.0, 1.5, -0.1, "high", True):
         with pytest.raises(ConfigError, match="count_at must be a probability"):
             build_defense("shield", context, {"shield": {"intent": {"count_at": bad}}})
+    with pytest.raises(ConfigError, match="with refuse: true every flag is refused"):
+        build_defense("shield", context, {"shield": {"intent": {"refuse": True, "count_at": 0.5}}})

@@ -22,12 +22,15 @@ refuse benign users; release containment, not the guess, is what keeps records i
 signals count towards per-user blocking (a confidently flagged query, a canary exposed in an
 obfuscated form, an oracle violation); redactions alone do not, so a benign user whose answer quoted
 a record is not blocked. A flag counts only at p >= `count_at` (default `COUNT_AT`, 0.97; never
-below the guard's own threshold): on the intent model's development sets 1.1% of hard-benign
-questions and chat turns reach it against 3.9% at the flagging threshold, while requests still
-reach it 60-91% of the time, so an attacker is still blocked after a few answers and a user who
-asks only such questions is blocked by chance far less often (a window of 20 reaching 3 flags: 0.1%
-against 4.0%). A flag below the bar still puts canaries in the request's context. The per-user
-policy itself is the system's (`policy:` in the config; `serve` turns it on).
+below the guard's own threshold, so after `ragshield calibrate` the bar is the higher of the two):
+of the 878 hard-benign questions and chat turns of the intent model's development sets, 11 (1.3%)
+reach it against 34 (3.9%) at the flagging threshold, while requests still reach it 60-91% of the
+time, so an attacker is still blocked after a few more answers and a user who asks only such
+questions is blocked by chance far less often (a window of 20 reaching 3 flags: 0.2% against
+4.0%). That is a trade: wordings that score between the threshold and the bar are answered and
+contained but never block their sender on the query flag alone. A flag below the bar still puts
+canaries in the request's context. The per-user policy itself is the system's (`policy:` in the
+config; `serve` turns it on).
 
 What it cannot stop: a paraphrase that keeps no span of the record (measured as CRR in the grids),
 and what the query-time layer does not recognise is answered (contained, not refused).
@@ -93,6 +96,8 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
     # self-check costs a dozen generations at start-up): on only when the system names an oracle
     layer_params["canary-rag"].setdefault("oracle", "auto" if context.oracle_generator is not None else "off")
     refuse = bool(layer_params["intent"].pop("refuse", False))
+    if refuse and "count_at" in layer_params["intent"]:
+        raise ConfigError("shield: intent count_at applies to answered flags; with refuse: true every flag is refused")
     count_at = _count_at(layer_params["intent"].pop("count_at", COUNT_AT))
     # refusing flagged queries leaves only unflagged ones to answer: canaries then go on every one
     when = layer_params["canary-rag"].pop("when", "always" if refuse else "flagged")
@@ -115,8 +120,9 @@ def build_defense(context: DefenseContext, **params: Any) -> Defense:
 
 
 def _count_at(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-        raise ConfigError(f"shield: intent count_at must be a probability in [0, 1], got {value!r}")
+    # 1 would never count a query flag: per-user blocking would then rest on release signals alone
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value < 1.0:
+        raise ConfigError(f"shield: intent count_at must be a probability in [0, 1), got {value!r}")
     return float(value)
 
 
@@ -147,7 +153,7 @@ class SignalOnly:
             reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
         else:
             reason = (
-                f"{verdict.reason}; answered and contained (below {self.count_at:.3f}: "
+                f"{verdict.reason}; answered and contained (p {verdict.score:.4f} < {self.count_at:.4f}: "
                 "not counted towards per-user blocking)"
             )
         return replace(verdict, action=Action.ALLOW, reason=reason, evidence=evidence)
