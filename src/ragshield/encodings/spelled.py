@@ -51,7 +51,11 @@ MORSE = dict(zip(string.ascii_uppercase + string.digits, _MORSE_CODES, strict=Tr
 }  # fmt: skip
 _MORSE_READ = {code: char for char, code in MORSE.items()}
 # dots and dashes as other fonts and writers set them, folded to `.` and `-`
-MORSE_FOLD = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
+_MORSE_VARIANTS = {"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"}
+MORSE_FOLD = str.maketrans(_MORSE_VARIANTS)
+MORSE_MARKS = ".-" + "".join(_MORSE_VARIANTS)  # every character a Morse code may be written with
+# a regex class of them, for readers that find Morse in text
+MORSE_MARK_CLASS = "[" + re.escape(MORSE_MARKS) + "]"
 TAGS = ("b", "i", "u", "em", "strong", "span", 'span class="c"', "mark", "code")
 NUMBER_LAYOUTS = ("{}. ", "{}) ", "{}: ", "{} - ")
 _TAG = re.compile(r"<([a-z]+)(?: [^>]*)?>(.)</\1>", re.DOTALL)

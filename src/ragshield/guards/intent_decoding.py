@@ -61,7 +61,7 @@ from urllib.parse import unquote
 
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
-from ragshield.encodings.spelled import MORSE_FOLD, NATO_READ
+from ragshield.encodings.spelled import MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
 from ragshield.guards.intent_features import CJK_CLASS
 from ragshield.guards.release.escapes import MARKED_ESCAPE, escaped_char, unescape
 
@@ -84,7 +84,9 @@ _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
 _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
-_MORSE_SYMBOL = r"[.\-·•−–—_]{1,7}(?![.\w\-·•−–—])"  # one Morse code, in any of the dots and dashes of MORSE_FOLD
+# one Morse code, in any of the dots and dashes of MORSE_FOLD, not part of a word or a longer run
+_NOT_MORSE_OR_WORD = "[\\w" + re.escape(MORSE_MARKS) + "]"
+_MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
 # runs of one code per symbol; like the blobs, a run starts only where its first code starts and
 # is taken whole (possessive), so a client's long run is read once. Each entry: the run, its
 # view, one code of it
@@ -96,7 +98,7 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
     ),
     (re.compile(r"(?<!\d)\d{2,3}(?!\d)(?:[\s,;.-]{1,3}+\d{2,3}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
     (
-        re.compile(rf"(?<![.\w\-·•−–—]){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
+        re.compile(rf"(?<!{_NOT_MORSE_OR_WORD}){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
         "morse",
         re.compile(r"[.-]+"),
     ),
@@ -212,7 +214,8 @@ def _escapes_decoded(text: str) -> str:
     by one: an escape of no character or of a control character is dropped, so one stray escape
     cannot hide the rest."""
     unquoted = unquote(text, errors="replace")
-    if _plain_escapes(text) < _MIN_ESCAPES and _plain_escapes(unquoted) < _MIN_ESCAPES:
+    # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
+    if _plain_escapes(text) < _MIN_ESCAPES and (unquoted == text or _plain_escapes(unquoted) < _MIN_ESCAPES):
         return text
     decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
     return _printable_part(decoded)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragshield.encodings.spelled import MORSE, MORSE_FOLD, NATO_READ
+from ragshield.encodings.spelled import MORSE, MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
 from ragshield.guards.release.fold import fold_text_at
 from ragshield.guards.release.views import HoldingView
 
@@ -19,12 +19,11 @@ from ragshield.guards.release.views import HoldingView
 # and reading them), lower case: the view folds case anyway
 _SPELLED = {word.lower().replace("-", ""): symbol.lower() for word, symbol in NATO_READ.items()}
 _MORSE = {code: char.lower() for char, code in MORSE.items()}
-_TOKEN = re.compile(r"[^\W\d_]+|\d+|[.\-·•−–—_]+")
-_MORSE_CHARS = ".-·•−–—_"
+_TOKEN = re.compile(rf"[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
-_MORSE_HINT = re.compile(r"(?:^|\s)[.\-·•−–—_]{1,6}(?=\s|$)")
+_MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
 _LONGEST_SPELLED = 24
 _SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
 _LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
@@ -79,7 +78,7 @@ class SpelledView(HoldingView):
         owners: list[int] = []
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if token[0] in _MORSE_CHARS:
+            if token[0] in MORSE_MARKS:
                 # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
                 alone = _standalone(text, match.start(), match.end())
                 char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
