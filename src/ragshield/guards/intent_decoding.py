@@ -19,10 +19,16 @@ The gate is narrow, because every decoded form costs one more embedding:
   as base64 of base64, is read one level down; a blob wrapped over lines is read line by line);
 * **escapes that mark themselves** (percent-escapes as UTF-8, HTML character references, `\\u`,
   `\\x`, `U+` and octal escapes): when four or more stand for ASCII letters or digits, which a
-  browser or a JSON serializer never escapes, the whole query is read with its escapes decoded;
-* **one code per symbol** (8-bit binary groups, decimal character codes, Morse, NATO words): a run
-  of eight codes or more that decodes to printable text of three words or more, two of them words
-  of the vocabulary (a list of blood-pressure readings decodes to letters, not to words).
+  browser or a JSON serializer never escapes, or name letters of a script other than Latin by
+  their code points (`\\u628a`, `&#1055;`), or percent-escape four such letters, the whole query
+  is read with its escapes decoded. Escaped accents alone (`Jos\\u00e9`, `caf%C3%A9`) are not;
+* **one code per symbol** (8-bit binary groups, decimal character codes of up to four digits,
+  Morse, NATO words): a run of eight codes or more that decodes to printable text of three words
+  or more, two of them words of the vocabulary or twelve letters or more all of one script other
+  than Latin (Cyrillic as code points); a list of blood-pressure readings or of years decodes to
+  no words. NATO words may be joined by any marks: the one written most often between two codes
+  stands between letters ("Alfa-Lima", "delta, alfa", a space), any other between words (" / ",
+  an em dash, ", break,", "(espacio)").
 
 An escape or a code that stands for no printable character is dropped, so one stray code cannot
 hide the rest of a run.
@@ -34,9 +40,10 @@ vocabulary is the package's phrasings file: editing it changes which queries are
 
 A Caesar shift is found by the shape of each word (each letter's distance from the first), so
 the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a query. Not read:
-keyed ciphers (Vigenère), acrostics, letters as alphabet positions (A=1), Ascii85, leetspeak with
-reversal, NATO words with no wider gap between words, binary or decimal codes set apart by `/`,
-`|` or `_`, and the other views of `ragshield.encodings`.
+keyed ciphers (Vigenère), acrostics, letters as alphabet positions (A=1), Ascii85, uuencode, rail
+fences, a hexdump with offsets, leetspeak with reversal, NATO words with one mark throughout
+(no wider gap between words), binary or decimal codes set apart by `/`, `|` or `_`, five-digit
+codes (CJK), and the other views of `ragshield.encodings`.
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
@@ -44,7 +51,8 @@ development sets do; nor do any of 3,025 whole HealthcareMagic and Enron records
 written blind to this module (`benchmarks/intent_encoded.py`), 74 of 100 encoded requests were
 caught at its one blind reading (24 read as written; 86 with the Caesar shifts, escapes, code
 runs and CJK blobs added after it, a figure that is no longer blind); on a second set written
-blind to the escapes and code runs, 72 of 100 (14 read as written). On neither is an innocent
+blind to the escapes and code runs, 72 of 100 (14 read as written; 80 since NATO layouts,
+escapes of other scripts and four-digit codes are read, not blind). On neither is an innocent
 question about encodings flagged for its decoded form.
 """
 
@@ -52,17 +60,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from functools import cache, partial
 from importlib import resources
-from itertools import islice
+from itertools import islice, pairwise
 from urllib.parse import unquote
 
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
 from ragshield.encodings.spelled import MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
 from ragshield.guards.intent_features import CJK_CLASS
+from ragshield.guards.intent_languages import script_of
 from ragshield.guards.release.escapes import MARKED_ESCAPE, escaped_char, unescape
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
@@ -83,7 +93,14 @@ _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
 _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
+_CODE_POINT_ESCAPES = frozenset({"hent", "dent", "ub", "uni", "uu", "cp"})  # `MARKED_ESCAPE`'s groups
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
+_NATO_CODE = re.compile(rf"(?<!\w)(?:{_NATO_WORD})(?!\w)", re.IGNORECASE)
+# what may stand between two NATO words: spaces, punctuation and dashes ("Alfa-Lima", "delta, alfa",
+# "ALFA — TANGO") or a spoken word gap ("Echo, break, Victor", "(espacio)"); possessive, at most
+# eight pieces, so a client's long run is still read once
+_NATO_GAP_WORDS = "break|stop|space|pause|espacio|espace|spazio|leerzeichen"
+_NATO_GAP = rf"(?:[\s,;:./|\-\u2013\u2014]|\([^()\n]{{1,20}}\)|(?:{_NATO_GAP_WORDS})(?!\w)){{1,8}}+"
 # one Morse code, in any of the dots and dashes of MORSE_FOLD, not part of a word or a longer run
 _NOT_MORSE_OR_WORD = "[\\w" + re.escape(MORSE_MARKS) + "]"
 _MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
@@ -96,18 +113,21 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
         "binary",
         re.compile(r"[01]{8}"),
     ),
-    (re.compile(r"(?<!\d)\d{2,3}(?!\d)(?:[\s,;.-]{1,3}+\d{2,3}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
+    # up to four digits: the Latin, Greek, Cyrillic, Hebrew, Arabic and Indic letters, not the
+    # five-digit CJK range, where a list of ZIP codes would read as Chinese
+    (re.compile(r"(?<!\d)\d{2,4}(?!\d)(?:[\s,;.-]{1,3}+\d{2,4}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
     (
         re.compile(rf"(?<!{_NOT_MORSE_OR_WORD}){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
         "morse",
         re.compile(r"[.-]+"),
     ),
     (
-        re.compile(rf"(?<![\w-])(?:{_NATO_WORD})(?![\w-])(?:[\s/|]++(?:{_NATO_WORD})(?![\w-]))*+", re.IGNORECASE),
+        re.compile(rf"(?<![\w-])(?:{_NATO_WORD})(?!\w)(?:{_NATO_GAP}(?:{_NATO_WORD})(?!\w))*+", re.IGNORECASE),
         "nato",
-        re.compile(r"[^\s/|]+"),
+        _NATO_CODE,
     ),
 )
+_MIN_SCRIPT_LETTERS = 12  # letters of another script in a decoded run (`_one_other_script`)
 _MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
 _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
 _WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse or NATO words
@@ -215,16 +235,35 @@ def _escapes_decoded(text: str) -> str:
     cannot hide the rest."""
     unquoted = unquote(text, errors="replace")
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
-    if _plain_escapes(text) < _MIN_ESCAPES and (unquoted == text or _plain_escapes(unquoted) < _MIN_ESCAPES):
+    if _plain_escapes(text) < _MIN_ESCAPES and (
+        unquoted == text
+        or (_plain_escapes(unquoted) < _MIN_ESCAPES and _decoded_non_latin_letters(text, unquoted) < _MIN_ESCAPES)
+    ):
         return text
     decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
     return _printable_part(decoded)
 
 
 def _plain_escapes(text: str) -> int:
-    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
-    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
-    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
+    """How many escapes of `text` stand for ASCII letters or digits, or name a letter of a script
+    other than Latin by its code point (`\\u044f`, `&#1103;`, `U+044F`; not a byte escape, whose
+    one byte is a Latin-1 character), counted up to `_MIN_ESCAPES`."""
+    counted = (
+        match
+        for match in MARKED_ESCAPE.finditer(text)
+        if ((char := escaped_char(match)).isascii() and char.isalnum())
+        or (match.lastgroup in _CODE_POINT_ESCAPES and _non_latin_letter(char))
+    )
+    return sum(1 for _ in islice(counted, _MIN_ESCAPES))
+
+
+def _non_latin_letter(char: str) -> bool:
+    return char.isalpha() and not char.isascii() and script_of(char) != "LATIN"
+
+
+def _decoded_non_latin_letters(text: str, decoded: str) -> int:
+    """How many more letters of scripts other than Latin `decoded` has than `text`."""
+    return sum(map(_non_latin_letter, decoded)) - sum(map(_non_latin_letter, text))
 
 
 def _printable_part(text: str) -> str:
@@ -250,14 +289,46 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
         with suppress(ViewDecodeError):
             decoded = decode(run, view)
     if decoded is None or not _printable(decoded):
-        words = _WORD_GAP.split(run) if view in _SPELLED_VIEWS else [run]
+        words = _nato_words(run) if view == "nato" else _WORD_GAP.split(run) if view == "morse" else [run]
         decoded = " ".join("".join(_one_code(symbol, view) for symbol in code.findall(word)) for word in words)
     if view in _SPELLED_VIEWS:
         decoded = decoded.lower()
     known = known_words()
-    if not _plain_text(decoded) or sum(word.lower() in known for word in _WORD.findall(decoded)) < 2:
+    if not _plain_text(decoded):
+        return None
+    if sum(word.lower() in known for word in _WORD.findall(decoded)) < 2 and not _one_other_script(decoded):
         return None
     return decoded
+
+
+def _one_other_script(text: str) -> bool:
+    """At least `_MIN_SCRIPT_LETTERS` letters, all of one script other than Latin (Cyrillic, Greek,
+    Arabic, ...): words of a language the vocabulary, which is ASCII, cannot vouch for."""
+    letters = [char for char in text if char.isalpha()]
+    scripts = {script_of(char) for char in letters}
+    return len(letters) >= _MIN_SCRIPT_LETTERS and len(scripts) == 1 and "LATIN" not in scripts
+
+
+def _nato_words(run: str) -> list[str]:
+    """A run of NATO words split where one spelled word ends: the mark written most often between
+    two codes stands between letters ("Alfa-Lima-Lima", "delta, alfa", one space), any other
+    between words (" / ", a newline, two spaces, an em dash, ", break,", "(espacio)")."""
+    codes = list(_NATO_CODE.finditer(run))
+    gaps = [_gap_kind(run[before.end() : after.start()]) for before, after in pairwise(codes)]
+    within = Counter(gaps).most_common(1)[0][0] if gaps else ""
+    words, first = [], 0
+    for i, gap in enumerate(gaps):
+        if gap != within:
+            words.append(run[codes[first].start() : codes[i].end()])
+            first = i + 1
+    return [*words, run[codes[first].start() : codes[-1].end()]] if codes else []
+
+
+def _gap_kind(gap: str) -> str:
+    """What separates two NATO words, for `_nato_words`: its marks ("," "/" "-" "break"), or for
+    white space alone one space, two or more, or a line break."""
+    mark = " ".join(gap.lower().split())
+    return mark if mark else "\n" if "\n" in gap else "  " if len(gap) > 1 else " "
 
 
 def _codes_decoded(text: str) -> str:

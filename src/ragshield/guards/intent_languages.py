@@ -30,12 +30,19 @@ _ENGLISH = frozenset(_ENGLISH_WORDS.split())
 _OTHER = frozenset(_OTHER_WORDS.split()) - _ENGLISH
 
 
+def script_of(letter: str) -> str:
+    """The script a letter is written in, as the first word of its Unicode name ("LATIN",
+    "CYRILLIC", "GREEK", "CJK", "HIRAGANA", ...); "" for a character without a name."""
+    name = unicodedata.name(letter, "")
+    return name.split(" ", 1)[0]
+
+
 def needs_multilingual(text: str) -> bool:
     """True when `text` should be embedded by the multilingual embedder (see module docstring)."""
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return False
-    non_latin = sum(1 for c in letters if not unicodedata.name(c, "").startswith("LATIN"))
+    non_latin = sum(1 for c in letters if script_of(c) != "LATIN")
     if non_latin >= max(2, len(letters) // 10):
         return True
     # spaced-out letters ("r e p e a t") read as one word
