@@ -19,16 +19,17 @@ The gate is narrow, because every decoded form costs one more embedding:
   as base64 of base64, is read one level down; a blob wrapped over lines is read line by line);
 * **escapes that mark themselves** (percent-escapes as UTF-8, HTML character references, `\\u`,
   `\\x`, `U+` and octal escapes): when four or more stand for ASCII letters or digits, which a
-  browser or a JSON serializer never escapes, or name letters of a script other than Latin by
-  their code points (`\\u628a`, `&#1055;`), or percent-escape four such letters, the whole query
-  is read with its escapes decoded. Escaped accents alone (`Jos\\u00e9`, `caf%C3%A9`) are not;
+  browser or a JSON serializer never escapes, or twelve or more spell letters of another script
+  than Latin (`\\u628a`, `&#1055;`, `%D0%9F`: a sentence; a serializer escapes these, so a pasted
+  name or URL title alone is not read), the whole query is read with its escapes decoded. Escaped
+  accents and symbols (`Jos\\u00e9`, `caf%C3%A9`, `\\u00b5g`) never count;
 * **one code per symbol** (8-bit binary groups, decimal character codes of up to four digits,
   Morse, NATO words): a run of eight codes or more that decodes to printable text of three words
   or more, two of them words of the vocabulary or twelve letters or more all of one script other
   than Latin (Cyrillic as code points); a list of blood-pressure readings or of years decodes to
-  no words. NATO words may be joined by any marks: the one written most often between two codes
-  stands between letters ("Alfa-Lima", "delta, alfa", a space), any other between words (" / ",
-  an em dash, ", break,", "(espacio)").
+  no words. NATO words may be joined by any marks: one that can only end a word (" / ", an em
+  dash, ", break,", "(espacio)") does; without one, the mark written most often between two
+  codes stands between letters ("Alfa-Lima", "delta, alfa", a space) and any other between words.
 
 An escape or a code that stands for no printable character is dropped, so one stray code cannot
 hide the rest of a run.
@@ -72,8 +73,8 @@ from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
 from ragshield.encodings.spelled import MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
 from ragshield.guards.intent_features import CJK_CLASS
-from ragshield.guards.intent_languages import script_of
-from ragshield.guards.release.escapes import MARKED_ESCAPE, escaped_char, unescape
+from ragshield.guards.intent_languages import other_script_letter, script_of
+from ragshield.guards.release.escapes import CODE_POINT_ESCAPES, MARKED_ESCAPE, escaped_char, unescape
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
 _WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3,}(?![^\W\d_])")
@@ -93,14 +94,21 @@ _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
 _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
-_CODE_POINT_ESCAPES = frozenset({"hent", "dent", "ub", "uni", "uu", "cp"})  # `MARKED_ESCAPE`'s groups
+# letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
+# escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
+_MIN_SCRIPT_LETTERS = 12
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
 _NATO_CODE = re.compile(rf"(?<!\w)(?:{_NATO_WORD})(?!\w)", re.IGNORECASE)
+_NATO_ASIDE = r"\([^()\n]{1,20}\)"  # "(espacio)", "(next word)": a gap, whatever words it holds
+_NATO_CODE_OR_ASIDE = re.compile(rf"{_NATO_ASIDE}|{_NATO_CODE.pattern}", re.IGNORECASE)
 # what may stand between two NATO words: spaces, punctuation and dashes ("Alfa-Lima", "delta, alfa",
 # "ALFA — TANGO") or a spoken word gap ("Echo, break, Victor", "(espacio)"); possessive, at most
 # eight pieces, so a client's long run is still read once
 _NATO_GAP_WORDS = "break|stop|space|pause|espacio|espace|spazio|leerzeichen"
-_NATO_GAP = rf"(?:[\s,;:./|\-\u2013\u2014]|\([^()\n]{{1,20}}\)|(?:{_NATO_GAP_WORDS})(?!\w)){{1,8}}+"
+_NATO_GAP = rf"(?:[\s,;:./|\-\u2013\u2014]|{_NATO_ASIDE}|(?:{_NATO_GAP_WORDS})(?!\w)){{1,8}}+"
+# a mark between two NATO words that can only end a spelled word; a space, a hyphen or a comma
+# may stand between letters
+_NATO_WORD_END = re.compile(rf"[/|\n.;:\u2013\u2014(]|(?:{_NATO_GAP_WORDS})|\s\s", re.IGNORECASE)
 # one Morse code, in any of the dots and dashes of MORSE_FOLD, not part of a word or a longer run
 _NOT_MORSE_OR_WORD = "[\\w" + re.escape(MORSE_MARKS) + "]"
 _MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
@@ -127,10 +135,9 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
         _NATO_CODE,
     ),
 )
-_MIN_SCRIPT_LETTERS = 12  # letters of another script in a decoded run (`_one_other_script`)
 _MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
 _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
-_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse or NATO words
+_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse words
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
 # Chinese, Japanese and Korean are written without spaces: six such characters in a row read as words
@@ -229,41 +236,44 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
 def _escapes_decoded(text: str) -> str:
     """`text` with its escapes decoded, when at least four of them stand for ASCII letters or
     digits (which a browser or a JSON serializer never escapes, so "caf%C3%A9" or "Jos\\u00e9" alone
-    do not count); else `text`. Percent-escapes are read as UTF-8 (twice-escaped ones once more,
-    with the others), then HTML character references and the `\\u`, `\\x`, `U+` and octal escapes one
-    by one: an escape of no character or of a control character is dropped, so one stray escape
-    cannot hide the rest."""
+    do not count), or twelve letters of another script than Latin (a serializer escapes those, so
+    a pasted name or URL title stays as it is, while a sentence is read); else `text`.
+    Percent-escapes are read as UTF-8 (twice-escaped ones once more, with the others), then HTML
+    character references and the `\\u`, `\\x`, `U+` and octal escapes one by one: an escape of no
+    character or of a control character is dropped, so one stray escape cannot hide the rest."""
     unquoted = unquote(text, errors="replace")
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
-    if _plain_escapes(text) < _MIN_ESCAPES and (
-        unquoted == text
-        or (_plain_escapes(unquoted) < _MIN_ESCAPES and _decoded_non_latin_letters(text, unquoted) < _MIN_ESCAPES)
-    ):
+    plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
+    script = _escaped_script_letters(unquoted) >= _MIN_SCRIPT_LETTERS or (
+        unquoted != text and _decoded_script_letters(text, unquoted) >= _MIN_SCRIPT_LETTERS
+    )
+    if not plain and not script:
         return text
     decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
     return _printable_part(decoded)
 
 
 def _plain_escapes(text: str) -> int:
-    """How many escapes of `text` stand for ASCII letters or digits, or name a letter of a script
-    other than Latin by its code point (`\\u044f`, `&#1103;`, `U+044F`; not a byte escape, whose
-    one byte is a Latin-1 character), counted up to `_MIN_ESCAPES`."""
-    counted = (
+    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
+    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
+    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
+
+
+def _escaped_script_letters(text: str) -> int:
+    """How many letters of another script than Latin (`other_script_letter`) `text` names by code
+    point (`\\u044f`, `&#1103;`, `U+044F`), counted up to `_MIN_SCRIPT_LETTERS`; percent, `\\x` and
+    octal escapes spell bytes, counted by `_decoded_script_letters`."""
+    named = (
         match
         for match in MARKED_ESCAPE.finditer(text)
-        if ((char := escaped_char(match)).isascii() and char.isalnum())
-        or (match.lastgroup in _CODE_POINT_ESCAPES and _non_latin_letter(char))
+        if match.lastgroup in CODE_POINT_ESCAPES and other_script_letter(escaped_char(match))
     )
-    return sum(1 for _ in islice(counted, _MIN_ESCAPES))
+    return sum(1 for _ in islice(named, _MIN_SCRIPT_LETTERS))
 
 
-def _non_latin_letter(char: str) -> bool:
-    return char.isalpha() and not char.isascii() and script_of(char) != "LATIN"
-
-
-def _decoded_non_latin_letters(text: str, decoded: str) -> int:
-    """How many more letters of scripts other than Latin `decoded` has than `text`."""
-    return sum(map(_non_latin_letter, decoded)) - sum(map(_non_latin_letter, text))
+def _decoded_script_letters(text: str, decoded: str) -> int:
+    """How many more letters of another script than Latin `decoded` has than `text`."""
+    return sum(map(other_script_letter, decoded)) - sum(map(other_script_letter, text))
 
 
 def _printable_part(text: str) -> str:
@@ -280,55 +290,68 @@ def _one_code(code: str, view: str) -> str:
 
 def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
     """What a run of binary bytes, decimal character codes, Morse or NATO words says, when it reads
-    as plain text with at least two of the vocabulary's words; else None. Binary and decimal runs
-    are decoded whole (a character of several UTF-8 bytes); a run that does not decode so, and
-    every Morse or NATO run, code by code, dropping the codes that stand for no printable character.
-    Morse and NATO come back in lower case (their codes carry no case)."""
+    as plain text with at least two of the vocabulary's words, or as words of another script
+    (`_one_other_script`); else None. Binary and decimal runs are decoded whole (a character of
+    several UTF-8 bytes); a run that does not decode so, and every Morse or NATO run, code by code,
+    dropping the codes that stand for no printable character. Morse and NATO come back in lower
+    case (their codes carry no case)."""
     decoded = None
     if view not in _SPELLED_VIEWS:
         with suppress(ViewDecodeError):
             decoded = decode(run, view)
     if decoded is None or not _printable(decoded):
-        words = _nato_words(run) if view == "nato" else _WORD_GAP.split(run) if view == "morse" else [run]
-        decoded = " ".join("".join(_one_code(symbol, view) for symbol in code.findall(word)) for word in words)
+        words = _spelled_words(run, view, code)
+        decoded = " ".join("".join(_one_code(symbol, view) for symbol in word) for word in words)
     if view in _SPELLED_VIEWS:
         decoded = decoded.lower()
-    known = known_words()
     if not _plain_text(decoded):
         return None
+    known = known_words()
     if sum(word.lower() in known for word in _WORD.findall(decoded)) < 2 and not _one_other_script(decoded):
         return None
     return decoded
 
 
+def _spelled_words(run: str, view: str, code: re.Pattern[str]) -> list[list[str]]:
+    """The codes of a run, word by word (one word for binary and decimal codes, whose spaces are codes too)."""
+    if view == "nato":
+        return _nato_words(run)
+    if view == "morse":
+        return [code.findall(word) for word in _WORD_GAP.split(run)]
+    return [code.findall(run)]
+
+
 def _one_other_script(text: str) -> bool:
-    """At least `_MIN_SCRIPT_LETTERS` letters, all of one script other than Latin (Cyrillic, Greek,
-    Arabic, ...): words of a language the vocabulary, which is ASCII, cannot vouch for."""
+    """At least `_MIN_SCRIPT_LETTERS` letters, all of one script of `other_script_letter` (Cyrillic,
+    Greek, Arabic, ...), words set apart by plain spaces: words of a language that the vocabulary,
+    which is ASCII, cannot vouch for (a list of years decodes to N'Ko, and tab or form-feed codes
+    are no word gaps)."""
     letters = [char for char in text if char.isalpha()]
-    scripts = {script_of(char) for char in letters}
-    return len(letters) >= _MIN_SCRIPT_LETTERS and len(scripts) == 1 and "LATIN" not in scripts
+    if len(letters) < _MIN_SCRIPT_LETTERS or not all(map(other_script_letter, letters)):
+        return False
+    return len({script_of(char) for char in letters}) == 1 and not any(c.isspace() and c != " " for c in text)
 
 
-def _nato_words(run: str) -> list[str]:
-    """A run of NATO words split where one spelled word ends: the mark written most often between
-    two codes stands between letters ("Alfa-Lima-Lima", "delta, alfa", one space), any other
-    between words (" / ", a newline, two spaces, an em dash, ", break,", "(espacio)")."""
-    codes = list(_NATO_CODE.finditer(run))
-    gaps = [_gap_kind(run[before.end() : after.start()]) for before, after in pairwise(codes)]
-    within = Counter(gaps).most_common(1)[0][0] if gaps else ""
-    words, first = [], 0
-    for i, gap in enumerate(gaps):
-        if gap != within:
-            words.append(run[codes[first].start() : codes[i].end()])
-            first = i + 1
-    return [*words, run[codes[first].start() : codes[-1].end()]] if codes else []
-
-
-def _gap_kind(gap: str) -> str:
-    """What separates two NATO words, for `_nato_words`: its marks ("," "/" "-" "break"), or for
-    white space alone one space, two or more, or a line break."""
-    mark = " ".join(gap.lower().split())
-    return mark if mark else "\n" if "\n" in gap else "  " if len(gap) > 1 else " "
+def _nato_words(run: str) -> list[list[str]]:
+    """The NATO words of a run, split where one spelled word ends. A mark that can only end a word
+    (" / ", a line break, two spaces, an em dash, ", break,", "(espacio)") does, where the run has
+    one; else the mark written most often between two codes stands between letters ("Alfa-Lima",
+    "delta, alfa", a space) and any other between words. Words in an aside are no codes."""
+    codes = [match for match in _NATO_CODE_OR_ASIDE.finditer(run) if not match.group(0).startswith("(")]
+    if not codes:
+        return []
+    gaps = [run[before.end() : after.start()] for before, after in pairwise(codes)]
+    ends = [_NATO_WORD_END.search(gap) is not None for gap in gaps]
+    if not any(ends):
+        kinds = [" ".join(gap.split()) or " " for gap in gaps]
+        within = Counter(kinds).most_common(1)[0][0] if kinds else ""
+        ends = [kind != within for kind in kinds]
+    words: list[list[str]] = [[codes[0].group(0)]]
+    for code, end in zip(codes[1:], ends, strict=True):
+        if end:
+            words.append([])
+        words[-1].append(code.group(0))
+    return words
 
 
 def _codes_decoded(text: str) -> str:

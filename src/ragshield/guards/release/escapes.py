@@ -59,6 +59,9 @@ def _escape_tail(text: str) -> int:
     return min(cut, start)
 
 
+# the groups of `MARKED_ESCAPE` that name a character by its code point; the others (percent, `\\x`,
+# octal) spell one byte of its UTF-8
+CODE_POINT_ESCAPES = frozenset({"hent", "dent", "ub", "uni", "uu", "cp"})
 _BASES = {"pct": 16, "hent": 16, "dent": 10, "hx": 16, "ub": 16, "uni": 16, "uu": 16, "cp": 16, "oct": 8, "dec": 10}
 
 
