@@ -224,6 +224,14 @@ def test_a_cipher_needs_three_words_and_half_of_the_unknown_ones() -> None:
     assert decoded_form(f"{three} qzxv wkpf bdlg hjmk") is None  # 3 of 7: not the text's writing
 
 
+def test_a_cipher_of_five_words_is_judged_on_its_own_span() -> None:
+    """Padding around a longer cipher does not hide it; words mixed into it do."""
+    padding = "qzxv wkpf bdlg hjmk " * 3
+    assert decoded_form(f"{padding}{COMMAND[::-1]} {padding}") == f"{padding}{COMMAND} {padding}"
+    mixed = " ".join(f"{word[::-1]} qzxv wkpf" for word in COMMAND.split())
+    assert decoded_form(f"{padding}{mixed}") is None
+
+
 def test_words_reversed_one_by_one_and_commands_in_other_languages_are_decoded() -> None:
     one_by_one = " ".join(word[::-1] for word in COMMAND.split())
     assert decoded_form(one_by_one) is not None and "documents" in str(decoded_form(one_by_one))

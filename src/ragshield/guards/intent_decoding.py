@@ -10,9 +10,11 @@ The gate is narrow, because every decoded form costs one more embedding:
 
 * **letter ciphers** (reversal, ROT13, Atbash, any Caesar shift): the words a cipher's decoding
   makes known while the word itself is not (ASCII words of three letters or more; `known_words`:
-  the words of the project's own phrasings, in every language they are written in). At least three such words,
-  and at least half of the query's unknown words, in one cipher; the span from the first to the
-  last of them is decoded as a whole (a whole-text reversal gives the words back in order);
+  the words of the project's own phrasings, in every language they are written in). At least
+  three such words in one cipher, and at least half of the query's unknown words; or, for a cipher
+  of five different words or more, half of all the words from the first of them to the last (a
+  plain question around it, or padding after it, does not hide it). That span is decoded as a
+  whole (a whole-text reversal gives the words back in order);
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
   are UTF-8 text of three words or more (or six Chinese, Japanese or Korean characters in a
   row), every character printable (one blob inside another, such
@@ -35,9 +37,9 @@ An escape or a code that stands for no printable character is dropped, so one st
 hide the rest of a run.
 
 A client can still make a query get a decoded form on purpose ("I saw the evil ward": three words
-that read as words backwards); that costs one embedding per query, as a readable form does. Padding
-a cipher with enough words the vocabulary does not know keeps it below the half-share rule. The
-vocabulary is the package's phrasings file: editing it changes which queries are decoded.
+that read as words backwards); that costs one embedding per query, as a readable form does.
+Mixing enough words the vocabulary does not know into a cipher (not around it) keeps it below
+the half-share rule. The vocabulary is the package's phrasings file: editing it changes which queries are decoded.
 
 A Caesar shift is found by the shape of each word (each letter's distance from the first), so
 the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a query. Not read:
@@ -50,11 +52,11 @@ None of the 17,497 benign texts of the training corpus, calibration split, test 
 development sets gets a decoded form; all nine encoded requests among the training rows and
 development sets do; nor do any of 3,025 whole HealthcareMagic and Enron records. On a set
 written blind to this module (`benchmarks/intent_encoded.py`), 74 of 100 encoded requests were
-caught at its one blind reading (24 read as written; 86 with the Caesar shifts, escapes, code
-runs and CJK blobs added after it, a figure that is no longer blind); on a second set written
-blind to the escapes and code runs, 72 of 100 (14 read as written; 80 since NATO layouts,
-escapes of other scripts and four-digit codes are read, not blind). On neither is an innocent
-question about encodings flagged for its decoded form.
+caught at its one blind reading (24 read as written; 88 with the Caesar shifts, escapes, code
+runs, CJK blobs and padded ciphers added after it, a figure that is no longer blind); on a
+second set written blind to the escapes and code runs, 72 of 100 (14 read as written; 85 since
+NATO layouts, escapes of other scripts, four-digit codes and padded ciphers are read, not
+blind). On neither is an innocent question about encodings flagged for its decoded form.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ _LETTER_READINGS: tuple[Callable[[str], str], ...] = (partial(decode, view="reve
 # a Caesar shift by n (ROT13 is n = 13) read back: shifted by -n
 _CAESAR_READINGS: dict[int, Callable[[str], str]] = {n: partial(shift_letters, shift=-n) for n in range(1, 26)}
 _MIN_ENCODED_WORDS = 3
+_MIN_SPANNED_WORDS = 5  # encoded words a cipher needs to be judged on its own span (`_letters_decoded`)
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
 # (possessive; a separator is at most three characters), so a long run is read once: a client
 # controls the text. Hex bytes may stand apart or carry a prefix ("4a 6f", "4a:6f", "0x4a, 0x6f",
@@ -195,9 +198,18 @@ def _letters_decoded(text: str) -> str:
         encoded[_CAESAR_READINGS[shift]] = by_shift[shift]
     # the most words wins; the first of equal counts (reversed, Atbash, then the shifts by size)
     read, words = max(encoded.items(), key=lambda item: len(item[1]))
-    if len(words) < _MIN_ENCODED_WORDS or 2 * len(words) < len(unknown):
+    if len(words) < _MIN_ENCODED_WORDS:
         return text
     start, end = words[0].start(), words[-1].end()
+    # half of the query's unknown words; or, for a cipher of five different words or more, half of
+    # all the words from its first encoded word to the last: plain words around it (a question,
+    # padding) do not hide it, while the few words of a long message that happen to decode (an
+    # acronym read backwards, "EES" in every address of a list) stand among known words
+    different = len({match.group(0).lower() for match in words})
+    if 2 * len(words) < len(unknown) and (
+        different < _MIN_SPANNED_WORDS or 2 * different < sum(1 for _ in _WORD.finditer(text, start, end))
+    ):
+        return text
     return text[:start] + read(text[start:end]) + text[end:]
 
 
