@@ -20,13 +20,15 @@ The gate is narrow, because every decoded form costs one more embedding:
   row), every character printable (one blob inside another, such
   as base64 of base64, is read one level down; a blob wrapped over lines is read line by line);
 * **escapes that mark themselves** (percent-escapes as UTF-8, HTML character references, `\\u`,
-  `\\x`, `U+` and octal escapes): when four or more stand for ASCII letters or digits, which a
+  `\\x`, `U+` and octal escapes; runs of `\\x` or octal bytes read as UTF-8, as percent-escapes
+  are): when four or more stand for ASCII letters or digits, which a
   browser or a JSON serializer never escapes, or twelve or more spell letters of another script
   than Latin (`\\u628a`, `&#1055;`, `%D0%9F`: a sentence; a serializer escapes these, so a pasted
   name or URL title alone is not read), the whole query is read with its escapes decoded. Escaped
   accents and symbols (`Jos\\u00e9`, `caf%C3%A9`, `\\u00b5g`) never count;
 * **one code per symbol** (8-bit binary groups, decimal character codes of up to four digits,
-  Morse, NATO words): a run of eight codes or more that decodes to printable text of three words
+  Morse, NATO words; a binary or decimal run without the space's code is read word by word at its
+  gaps): a run of eight codes or more that decodes to printable text of three words
   or more, two of them words of the vocabulary or twelve letters or more all of one script other
   than Latin (Cyrillic as code points); a list of blood-pressure readings or of years decodes to
   no words. NATO words may be joined by any marks: one that can only end a word (" / ", an em
@@ -45,8 +47,8 @@ A Caesar shift is found by the shape of each word (each letter's distance from t
 the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a query. Not read:
 keyed ciphers (Vigenère), acrostics, letters as alphabet positions (A=1), Ascii85, uuencode, rail
 fences, a hexdump with offsets, leetspeak with reversal, NATO words with one mark throughout
-(no wider gap between words), binary or decimal codes set apart by `/`, `|` or `_`, five-digit
-codes (CJK), and the other views of `ragshield.encodings`.
+(no wider gap between words), binary or decimal codes set apart by `_`, five-digit codes (CJK),
+code points in `0x` hex, and the other views of `ragshield.encodings`.
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
@@ -100,18 +102,21 @@ _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
 # letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
 # escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
 _MIN_SCRIPT_LETTERS = 12
+_BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
+_BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
 _NATO_CODE = re.compile(rf"(?<!\w)(?:{_NATO_WORD})(?!\w)", re.IGNORECASE)
-_NATO_ASIDE = r"\([^()\n]{1,20}\)"  # "(espacio)", "(next word)": a gap, whatever words it holds
+# "(espacio)", "[space]", "(next word)": a gap, whatever words it holds
+_NATO_ASIDE = r"\([^()\n]{1,20}\)|\[[^\[\]\n]{1,20}\]"
 _NATO_CODE_OR_ASIDE = re.compile(rf"{_NATO_ASIDE}|{_NATO_CODE.pattern}", re.IGNORECASE)
 # what may stand between two NATO words: spaces, punctuation and dashes ("Alfa-Lima", "delta, alfa",
 # "ALFA — TANGO") or a spoken word gap ("Echo, break, Victor", "(espacio)"); possessive, at most
 # eight pieces, so a client's long run is still read once
-_NATO_GAP_WORDS = "break|stop|space|pause|espacio|espace|spazio|leerzeichen"
+_NATO_GAP_WORDS = "break|stop|space|pause|next|then|and|espacio|espace|spazio|leerzeichen"
 _NATO_GAP = rf"(?:[\s,;:./|\-\u2013\u2014]|{_NATO_ASIDE}|(?:{_NATO_GAP_WORDS})(?!\w)){{1,8}}+"
 # a mark between two NATO words that can only end a spelled word; a space, a hyphen or a comma
 # may stand between letters
-_NATO_WORD_END = re.compile(rf"[/|\n.;:\u2013\u2014(]|(?:{_NATO_GAP_WORDS})|\s\s", re.IGNORECASE)
+_NATO_WORD_END = re.compile(rf"[/|\n.;:\u2013\u2014(\[]|(?:{_NATO_GAP_WORDS})|\s\s", re.IGNORECASE)
 # one Morse code, in any of the dots and dashes of MORSE_FOLD, not part of a word or a longer run
 _NOT_MORSE_OR_WORD = "[\\w" + re.escape(MORSE_MARKS) + "]"
 _MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
@@ -120,13 +125,13 @@ _MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
 # view, one code of it
 _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
     (
-        re.compile(r"(?<![01])(?:0b)?+[01]{8}(?:[\s,;|-]{0,3}+(?:0b)?+[01]{8})*+"),
+        re.compile(r"(?<![01])(?:0b)?+[01]{8}(?:[\s,;/|-]{0,3}+(?:0b)?+[01]{8})*+"),
         "binary",
         re.compile(r"[01]{8}"),
     ),
     # up to four digits: the Latin, Greek, Cyrillic, Hebrew, Arabic and Indic letters, not the
     # five-digit CJK range, where a list of ZIP codes would read as Chinese
-    (re.compile(r"(?<!\d)\d{2,4}(?!\d)(?:[\s,;.-]{1,3}+\d{2,4}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
+    (re.compile(r"(?<!\d)\d{2,4}(?!\d)(?:[\s,;./|-]{1,3}+\d{2,4}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
     (
         re.compile(rf"(?<!{_NOT_MORSE_OR_WORD}){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
         "morse",
@@ -140,6 +145,8 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
 )
 _MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
 _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
+# the code of a space in a binary or decimal run: a run without one sets its words apart by a gap
+_SPACE_CODE = {"binary": re.compile(r"00100000"), "decimal-codes": re.compile(r"(?<!\d)32(?!\d)")}
 _WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse words
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
@@ -253,7 +260,7 @@ def _escapes_decoded(text: str) -> str:
     Percent-escapes are read as UTF-8 (twice-escaped ones once more, with the others), then HTML
     character references and the `\\u`, `\\x`, `U+` and octal escapes one by one: an escape of no
     character or of a control character is dropped, so one stray escape cannot hide the rest."""
-    unquoted = unquote(text, errors="replace")
+    unquoted = _byte_runs_as_utf8(unquote(text, errors="replace"))
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
     plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
     script = _escaped_script_letters(unquoted) >= _MIN_SCRIPT_LETTERS or (
@@ -263,6 +270,22 @@ def _escapes_decoded(text: str) -> str:
         return text
     decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
     return _printable_part(decoded)
+
+
+def _byte_runs_as_utf8(text: str) -> str:
+    """`text` with each run of two or more `\\xHH` or three-digit octal byte escapes (a bytes
+    literal: `b'\\xd0\\x9f...'`, `\\320\\237...`) read as UTF-8, as `unquote` reads percent-escapes;
+    a run that is no UTF-8 stays as it is."""
+
+    def as_utf8(match: re.Match[str]) -> str:
+        codes = _BYTE_ESCAPE.findall(match.group(0))
+        raw = bytes(int(hexa, 16) if hexa else int(octal, 8) for hexa, octal in codes)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return match.group(0)
+
+    return _BYTE_RUN.sub(as_utf8, text) if "\\" in text else text
 
 
 def _plain_escapes(text: str) -> int:
@@ -304,13 +327,14 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
     """What a run of binary bytes, decimal character codes, Morse or NATO words says, when it reads
     as plain text with at least two of the vocabulary's words, or as words of another script
     (`_one_other_script`); else None. Binary and decimal runs are decoded whole (a character of
-    several UTF-8 bytes); a run that does not decode so, and every Morse or NATO run, code by code,
-    dropping the codes that stand for no printable character. Morse and NATO come back in lower
-    case (their codes carry no case)."""
+    several UTF-8 bytes), word by word where the run writes no space code and sets its words apart
+    by a gap (" / ", a line break, two spaces); a run that does not decode so, and every Morse or
+    NATO run, code by code, dropping the codes that stand for no printable character. Morse and
+    NATO come back in lower case (their codes carry no case)."""
     decoded = None
     if view not in _SPELLED_VIEWS:
         with suppress(ViewDecodeError):
-            decoded = decode(run, view)
+            decoded = " ".join(decode(part, view) for part in _code_words(run, view))
     if decoded is None or not _printable(decoded):
         words = _spelled_words(run, view, code)
         decoded = " ".join("".join(_one_code(symbol, view) for symbol in word) for word in words)
@@ -325,12 +349,17 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
 
 
 def _spelled_words(run: str, view: str, code: re.Pattern[str]) -> list[list[str]]:
-    """The codes of a run, word by word (one word for binary and decimal codes, whose spaces are codes too)."""
+    """The codes of a run, word by word (for binary and decimal codes, `_code_words`)."""
     if view == "nato":
         return _nato_words(run)
-    if view == "morse":
-        return [code.findall(word) for word in _WORD_GAP.split(run)]
-    return [code.findall(run)]
+    return [code.findall(word) for word in (_WORD_GAP.split(run) if view == "morse" else _code_words(run, view))]
+
+
+def _code_words(run: str, view: str) -> list[str]:
+    """A binary or decimal run as its words: split at gaps only when no code in it is a space."""
+    if _SPACE_CODE[view].search(run):
+        return [run]
+    return [part for part in _WORD_GAP.split(run) if part.strip()] or [run]
 
 
 def _one_other_script(text: str) -> bool:
@@ -349,7 +378,7 @@ def _nato_words(run: str) -> list[list[str]]:
     (" / ", a line break, two spaces, an em dash, ", break,", "(espacio)") does, where the run has
     one; else the mark written most often between two codes stands between letters ("Alfa-Lima",
     "delta, alfa", a space) and any other between words. Words in an aside are no codes."""
-    codes = [match for match in _NATO_CODE_OR_ASIDE.finditer(run) if not match.group(0).startswith("(")]
+    codes = [match for match in _NATO_CODE_OR_ASIDE.finditer(run) if match.group(0)[0] not in "(["]
     if not codes:
         return []
     gaps = [run[before.end() : after.start()] for before, after in pairwise(codes)]
