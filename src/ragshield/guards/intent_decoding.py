@@ -71,14 +71,13 @@ from contextlib import suppress
 from functools import cache, partial
 from importlib import resources
 from itertools import islice, pairwise
-from urllib.parse import unquote
 
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.ciphers import shift_letters
 from ragshield.encodings.spelled import MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
+from ragshield.guards.intent_escapes import MIN_SCRIPT_LETTERS, escapes_decoded, printable_part
 from ragshield.guards.intent_features import CJK_CLASS
 from ragshield.guards.intent_languages import other_script_letter, script_of
-from ragshield.guards.release.escapes import CODE_POINT_ESCAPES, MARKED_ESCAPE, escaped_char, unescape
 
 # a word of ASCII letters that is not part of a longer word in another script ("tsil", not "tsilé")
 _WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3,}(?![^\W\d_])")
@@ -98,12 +97,6 @@ _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )
 _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
-_MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `_escapes_decoded`)
-# letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
-# escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
-_MIN_SCRIPT_LETTERS = 12
-_BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
-_BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
 _NATO_CODE = re.compile(rf"(?<!\w)(?:{_NATO_WORD})(?!\w)", re.IGNORECASE)
 # "(espacio)", "[space]", "(next word)": a gap, whatever words it holds
@@ -252,73 +245,10 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
     return None
 
 
-def _escapes_decoded(text: str) -> str:
-    """`text` with its escapes decoded, when at least four of them stand for ASCII letters or
-    digits (which a browser or a JSON serializer never escapes, so "caf%C3%A9" or "Jos\\u00e9" alone
-    do not count), or twelve letters of another script than Latin (a serializer escapes those, so
-    a pasted name or URL title stays as it is, while a sentence is read); else `text`.
-    Percent-escapes are read as UTF-8 (twice-escaped ones once more, with the others), then HTML
-    character references and the `\\u`, `\\x`, `U+` and octal escapes one by one: an escape of no
-    character or of a control character is dropped, so one stray escape cannot hide the rest."""
-    unquoted = _byte_runs_as_utf8(unquote(text, errors="replace"))
-    # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
-    plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
-    script = _escaped_script_letters(unquoted) >= _MIN_SCRIPT_LETTERS or (
-        unquoted != text and _decoded_script_letters(text, unquoted) >= _MIN_SCRIPT_LETTERS
-    )
-    if not plain and not script:
-        return text
-    decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
-    return _printable_part(decoded)
-
-
-def _byte_runs_as_utf8(text: str) -> str:
-    """`text` with each run of two or more `\\xHH` or three-digit octal byte escapes (a bytes
-    literal: `b'\\xd0\\x9f...'`, `\\320\\237...`) read as UTF-8, as `unquote` reads percent-escapes;
-    a run that is no UTF-8 stays as it is."""
-
-    def as_utf8(match: re.Match[str]) -> str:
-        codes = _BYTE_ESCAPE.findall(match.group(0))
-        raw = bytes(int(hexa, 16) if hexa else int(octal, 8) for hexa, octal in codes)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return match.group(0)
-
-    return _BYTE_RUN.sub(as_utf8, text) if "\\" in text else text
-
-
-def _plain_escapes(text: str) -> int:
-    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
-    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
-    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
-
-
-def _escaped_script_letters(text: str) -> int:
-    """How many letters of another script than Latin (`other_script_letter`) `text` names by code
-    point (`\\u044f`, `&#1103;`, `U+044F`), counted up to `_MIN_SCRIPT_LETTERS`; percent, `\\x` and
-    octal escapes spell bytes, counted by `_decoded_script_letters`."""
-    named = (
-        match
-        for match in MARKED_ESCAPE.finditer(text)
-        if match.lastgroup in CODE_POINT_ESCAPES and other_script_letter(escaped_char(match))
-    )
-    return sum(1 for _ in islice(named, _MIN_SCRIPT_LETTERS))
-
-
-def _decoded_script_letters(text: str, decoded: str) -> int:
-    """How many more letters of another script than Latin `decoded` has than `text`."""
-    return sum(map(other_script_letter, decoded)) - sum(map(other_script_letter, text))
-
-
-def _printable_part(text: str) -> str:
-    return "".join(char for char in text if char.isprintable() or char.isspace())
-
-
 def _one_code(code: str, view: str) -> str:
     """The printable character one code of `view` stands for, or "" (an unknown code, a control character)."""
     try:
-        return _printable_part(decode(code, view))
+        return printable_part(decode(code, view))
     except ViewDecodeError:
         return ""
 
@@ -363,12 +293,12 @@ def _code_words(run: str, view: str) -> list[str]:
 
 
 def _one_other_script(text: str) -> bool:
-    """At least `_MIN_SCRIPT_LETTERS` letters, all of one script of `other_script_letter` (Cyrillic,
+    """At least `MIN_SCRIPT_LETTERS` letters, all of one script of `other_script_letter` (Cyrillic,
     Greek, Arabic, ...), words set apart by plain spaces: words of a language that the vocabulary,
     which is ASCII, cannot vouch for (a list of years decodes to N'Ko, and tab or form-feed codes
     are no word gaps)."""
     letters = [char for char in text if char.isalpha()]
-    if len(letters) < _MIN_SCRIPT_LETTERS or not all(map(other_script_letter, letters)):
+    if len(letters) < MIN_SCRIPT_LETTERS or not all(map(other_script_letter, letters)):
         return False
     return len({script_of(char) for char in letters}) == 1 and not any(c.isspace() and c != " " for c in text)
 
@@ -430,5 +360,5 @@ def decoded_form(text: str) -> str | None:
     base64, URL-safe base64, base32 or hex blobs, one blob inside another, then reversed, Atbash or
     Caesar-shifted words), or None when it hides none (the common case: no second embedding).
     A run or blob that does not decode stays as it is."""
-    decoded = _letters_decoded(_blob_decoded(_codes_decoded(_escapes_decoded(text))))
+    decoded = _letters_decoded(_blob_decoded(_codes_decoded(escapes_decoded(text))))
     return None if decoded == text else decoded

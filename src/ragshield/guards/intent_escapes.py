@@ -1,0 +1,82 @@
+"""Escapes in a query read back (`escapes_decoded`), for `intent_decoding.decoded_form`: percent-escapes
+as UTF-8, HTML character references, `\\u`, `\\x`, `U+` and octal escapes, and runs of `\\x` or octal
+bytes as UTF-8. The gate (which queries are read so) is described in `intent_decoding`."""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from urllib.parse import unquote
+
+from ragshield.guards.intent_languages import other_script_letter
+from ragshield.guards.release.escapes import CODE_POINT_ESCAPES, MARKED_ESCAPE, escaped_char, unescape
+
+_MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `escapes_decoded`)
+# letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
+# escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
+MIN_SCRIPT_LETTERS = 12
+_BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
+_BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
+
+
+def escapes_decoded(text: str) -> str:
+    """`text` with its escapes decoded, when at least four of them stand for ASCII letters or
+    digits (which a browser or a JSON serializer never escapes, so "caf%C3%A9" or "Jos\\u00e9" alone
+    do not count), or twelve letters of another script than Latin (a serializer escapes those, so
+    a pasted name or URL title stays as it is, while a sentence is read); else `text`.
+    Percent-escapes are read as UTF-8 (twice-escaped ones once more, with the others), then HTML
+    character references and the `\\u`, `\\x`, `U+` and octal escapes one by one: an escape of no
+    character or of a control character is dropped, so one stray escape cannot hide the rest."""
+    unquoted = _byte_runs_as_utf8(unquote(text, errors="replace"))
+    # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
+    plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
+    script = _escaped_script_letters(unquoted) >= MIN_SCRIPT_LETTERS or (
+        unquoted != text and _decoded_script_letters(text, unquoted) >= MIN_SCRIPT_LETTERS
+    )
+    if not plain and not script:
+        return text
+    decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
+    return printable_part(decoded)
+
+
+def _byte_runs_as_utf8(text: str) -> str:
+    """`text` with each run of two or more `\\xHH` or three-digit octal byte escapes (a bytes
+    literal: `b'\\xd0\\x9f...'`, `\\320\\237...`) read as UTF-8, as `unquote` reads percent-escapes;
+    a run that is no UTF-8 stays as it is."""
+
+    def as_utf8(match: re.Match[str]) -> str:
+        codes = _BYTE_ESCAPE.findall(match.group(0))
+        raw = bytes(int(hexa, 16) if hexa else int(octal, 8) for hexa, octal in codes)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return match.group(0)
+
+    return _BYTE_RUN.sub(as_utf8, text) if "\\" in text else text
+
+
+def _plain_escapes(text: str) -> int:
+    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
+    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
+    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
+
+
+def _escaped_script_letters(text: str) -> int:
+    """How many letters of another script than Latin (`other_script_letter`) `text` names by code
+    point (`\\u044f`, `&#1103;`, `U+044F`), counted up to `MIN_SCRIPT_LETTERS`; percent, `\\x` and
+    octal escapes spell bytes, counted by `_decoded_script_letters`."""
+    named = (
+        match
+        for match in MARKED_ESCAPE.finditer(text)
+        if match.lastgroup in CODE_POINT_ESCAPES and other_script_letter(escaped_char(match))
+    )
+    return sum(1 for _ in islice(named, MIN_SCRIPT_LETTERS))
+
+
+def _decoded_script_letters(text: str, decoded: str) -> int:
+    """How many more letters of another script than Latin `decoded` has than `text`."""
+    return sum(map(other_script_letter, decoded)) - sum(map(other_script_letter, text))
+
+
+def printable_part(text: str) -> str:
+    return "".join(char for char in text if char.isprintable() or char.isspace())
