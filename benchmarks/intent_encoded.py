@@ -39,6 +39,9 @@ SET = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout.jsonl"
 # the second judge, written blind to the decoder of 459b9d1 (escapes and code runs added) and
 # committed before anything read it (11c8819)
 SET_V2 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v2.jsonl"
+# the third judge, written blind to every decoder (its writer read only benchmarks/data/README.md)
+# while session 20 extended the decoder, and committed before anything read it
+SET_V3 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v3.jsonl"
 OUT = qs.REPO / "benchmarks" / "results" / "intent_encoded.json"
 DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
 # the set's one blind reading, with the decoder as committed before the set was written (46277da);
@@ -46,6 +49,8 @@ DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
 BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "attack_read_as_written": "24/100"}
 # set v2's one blind reading, with the decoder of 459b9d1 (the set was committed at 11c8819, before it)
 BLIND_READING_V2 = {"decoder": "459b9d1", "attack": "72/100", "benign": "3/100", "attack_read_as_written": "14/100"}
+# set v3's one blind reading (filled in from that run; None before it)
+BLIND_READING_V3: dict[str, str] | None = None
 
 
 def _rows(path: Path = SET) -> list[dict[str, Any]]:
@@ -136,8 +141,10 @@ def main(argv: list[str] | None = None) -> None:
     payload: dict[str, Any] = {"model": model.meta.get("model_version"), "threshold": model.threshold}
     payload["blind_reading"] = BLIND_READING
     payload["blind_reading_v2"] = BLIND_READING_V2
+    payload["blind_reading_v3"] = BLIND_READING_V3
     payload["judge"] = judge(model, embedders)
     payload["judge_v2"] = judge(model, embedders, SET_V2)
+    payload["judge_v3"] = judge(model, embedders, SET_V3)
     embedders.save()
     if args.data.is_dir():
         payload["corpus"] = corpus_forms(args.data)
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         payload["corpus"] = None
     payload["cost"] = cost_us([row["text"] for row in _rows()])
     qs.write_json(OUT, payload)
-    for name in ("judge", "judge_v2"):
+    for name in ("judge", "judge_v2", "judge_v3"):
         _print_judge(name, payload[name])
     print(f"corpus: {payload['corpus']}; cost: {payload['cost']}")
     print(f"wrote {OUT}")

@@ -295,6 +295,22 @@ def _encoded_section(enc: dict[str, Any]) -> list[str]:
             "",
             _encoded_table(j2),
         ]
+    if enc.get("judge_v3"):
+        j3, blind3 = enc["judge_v3"], enc.get("blind_reading_v3") or {}
+        lines += [
+            "",
+            f"**Encoded requests, set v3** (`benchmarks/data/intent_encoded_heldout_v3.jsonl`: "
+            f"{j3['attack']['decoded']['all']['n']} requests and {j3['benign']['decoded']['all']['n']} innocent "
+            "questions, written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, "
+            "while session 20 extended it). Its one blind reading, with the decoder of "
+            f"{blind3.get('decoder', '-')}: {blind3.get('attack', '-')} requests caught "
+            f"({blind3.get('attack_read_as_written', '-')} read as written), {blind3.get('benign', '-')} benign "
+            f"flagged. Figures below: the current decoder ({j3['decoded_forms']['attack']} requests and "
+            f"{j3['decoded_forms']['benign']} innocent questions get a decoded form); they are the blind reading "
+            "while the decoder is the one named.",
+            "",
+            _encoded_table(j3),
+        ]
     return lines
 
 

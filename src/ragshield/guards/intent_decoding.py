@@ -118,13 +118,13 @@ _MORSE_SYMBOL = rf"{MORSE_MARK_CLASS}{{1,7}}(?!{_NOT_MORSE_OR_WORD})"
 # view, one code of it
 _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
     (
-        re.compile(r"(?<![01])(?:0b)?+[01]{8}(?:[\s,;/|-]{0,3}+(?:0b)?+[01]{8})*+"),
+        re.compile(r"(?<![01])(?:0b)?+[01]{8}(?:[\s,;/|-]{0,4}+(?:0b)?+[01]{8})*+"),
         "binary",
         re.compile(r"[01]{8}"),
     ),
     # up to four digits: the Latin, Greek, Cyrillic, Hebrew, Arabic and Indic letters, not the
     # five-digit CJK range, where a list of ZIP codes would read as Chinese
-    (re.compile(r"(?<!\d)\d{2,4}(?!\d)(?:[\s,;./|-]{1,3}+\d{2,4}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
+    (re.compile(r"(?<!\d)\d{2,4}(?!\d)(?:[\s,;./|-]{1,4}+\d{2,4}(?!\d))*+"), "decimal-codes", re.compile(r"\d+")),
     (
         re.compile(rf"(?<!{_NOT_MORSE_OR_WORD}){_MORSE_SYMBOL}(?:(?:[ \t]*+[/|\n]++[ \t]*+|[ \t]++){_MORSE_SYMBOL})*+"),
         "morse",
@@ -138,9 +138,7 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
 )
 _MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
 _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
-# the code of a space in a binary or decimal run: a run without one sets its words apart by a gap
-_SPACE_CODE = {"binary": re.compile(r"00100000"), "decimal-codes": re.compile(r"(?<!\d)32(?!\d)")}
-_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse words
+_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse words (NATO, codes: `_words_of`)
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
 # Chinese, Japanese and Korean are written without spaces: six such characters in a row read as words
@@ -196,21 +194,31 @@ def _letters_decoded(text: str) -> str:
             by_shift.setdefault(shift, []).append(match)
     for shift in sorted(by_shift):
         encoded[_CAESAR_READINGS[shift]] = by_shift[shift]
-    # the most words wins; the first of equal counts (reversed, Atbash, then the shifts by size)
-    read, words = max(encoded.items(), key=lambda item: len(item[1]))
-    if len(words) < _MIN_ENCODED_WORDS:
-        return text
-    start, end = words[0].start(), words[-1].end()
-    # half of the query's unknown words; or, for a cipher of five different words or more, half of
-    # all the words from its first encoded word to the last: plain words around it (a question,
-    # padding) do not hide it, while the few words of a long message that happen to decode (an
-    # acronym read backwards, "EES" in every address of a list) stand among known words
-    different = len({match.group(0).lower() for match in words})
-    if 2 * len(words) < len(unknown) and (
-        different < _MIN_SPANNED_WORDS or 2 * different < sum(1 for _ in _WORD.finditer(text, start, end))
+    # the most different words first, then the most words; of equal counts, the first (reversed,
+    # Atbash, then the shifts by size). The first cipher that passes the gate wins, so a decoy read
+    # by another cipher ("org, org, org" is "lit" in Atbash) does not hide the command
+    for read, words in sorted(
+        encoded.items(), key=lambda item: (-len({m.group(0).lower() for m in item[1]}), -len(item[1]))
     ):
-        return text
-    return text[:start] + read(text[start:end]) + text[end:]
+        if len(words) < _MIN_ENCODED_WORDS:
+            continue
+        if _cipher_gate(text, words, len(unknown)):
+            start, end = words[0].start(), words[-1].end()
+            return text[:start] + read(text[start:end]) + text[end:]
+    return text
+
+
+def _cipher_gate(text: str, words: list[re.Match[str]], unknown: int) -> bool:
+    """Half of the query's `unknown` words are `words` (one cipher's); or, for a cipher of five
+    different words or more, half of all the words from its first encoded word to the last: plain
+    words around it (a question, padding) do not hide it, while the few words of a long message
+    that happen to decode (an acronym read backwards, "EES" in every address of a list) stand among
+    known words."""
+    if 2 * len(words) >= unknown:
+        return True
+    different = len({match.group(0).lower() for match in words})
+    spanned = sum(1 for _ in _WORD.finditer(text, words[0].start(), words[-1].end()))
+    return different >= _MIN_SPANNED_WORDS and 2 * different >= spanned
 
 
 def _printable(text: str) -> bool:
@@ -261,35 +269,42 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
     by a gap (" / ", a line break, two spaces); a run that does not decode so, and every Morse or
     NATO run, code by code, dropping the codes that stand for no printable character. Morse and
     NATO come back in lower case (their codes carry no case)."""
-    decoded = None
-    if view not in _SPELLED_VIEWS:
-        with suppress(ViewDecodeError):
-            decoded = " ".join(decode(part, view) for part in _code_words(run, view))
-    if decoded is None or not _printable(decoded):
-        words = _spelled_words(run, view, code)
-        decoded = " ".join("".join(_one_code(symbol, view) for symbol in word) for word in words)
+    codes = list(code.finditer(run))
     if view in _SPELLED_VIEWS:
-        decoded = decoded.lower()
+        words = _nato_words(run) if view == "nato" else [code.findall(word) for word in _WORD_GAP.split(run)]
+        decoded = " ".join("".join(_one_code(symbol, view) for symbol in word) for word in words).lower()
+        return decoded if _reads_as_words(decoded) else None
+    # binary and decimal: a run with the space's code is one text; one without it, word by word at
+    # its gaps, and whole when that does not read (a character's bytes broken over lines)
+    readings = [[[match.group(0) for match in codes]]]  # one word: the whole run
+    if not any(_one_code(match.group(0), view) == " " for match in codes):
+        readings.insert(0, _words_of(run, codes, None))
+    for words in readings:
+        decoded = " ".join(_code_word(word, view) for word in words)
+        if _reads_as_words(decoded, long_words=len(words) > 1):
+            return decoded
+    return None
+
+
+def _code_word(codes: list[str], view: str) -> str:
+    """What one word of binary or decimal codes says: decoded whole (a character of several UTF-8
+    bytes), else code by code, dropping the codes that stand for no printable character."""
+    with suppress(ViewDecodeError):
+        decoded = decode(" ".join(codes), view)
+        if _printable(decoded):
+            return decoded
+    return "".join(_one_code(symbol, view) for symbol in codes)
+
+
+def _reads_as_words(decoded: str, *, long_words: bool = False) -> bool:
+    """Plain text with two words of the vocabulary (of four letters or more with `long_words`: a
+    table of numbers split at its line breaks spells short words by chance), or words of another
+    script (`_one_other_script`)."""
     if not _plain_text(decoded):
-        return None
+        return False
     known = known_words()
-    if sum(word.lower() in known for word in _WORD.findall(decoded)) < 2 and not _one_other_script(decoded):
-        return None
-    return decoded
-
-
-def _spelled_words(run: str, view: str, code: re.Pattern[str]) -> list[list[str]]:
-    """The codes of a run, word by word (for binary and decimal codes, `_code_words`)."""
-    if view == "nato":
-        return _nato_words(run)
-    return [code.findall(word) for word in (_WORD_GAP.split(run) if view == "morse" else _code_words(run, view))]
-
-
-def _code_words(run: str, view: str) -> list[str]:
-    """A binary or decimal run as its words: split at gaps only when no code in it is a space."""
-    if _SPACE_CODE[view].search(run):
-        return [run]
-    return [part for part in _WORD_GAP.split(run) if part.strip()] or [run]
+    hits = [word for word in _WORD.findall(decoded) if word.lower() in known and (not long_words or len(word) >= 4)]
+    return len(hits) >= 2 or _one_other_script(decoded)
 
 
 def _one_other_script(text: str) -> bool:
@@ -309,12 +324,19 @@ def _nato_words(run: str) -> list[list[str]]:
     one; else the mark written most often between two codes stands between letters ("Alfa-Lima",
     "delta, alfa", a space) and any other between words. Words in an aside are no codes."""
     codes = [match for match in _NATO_CODE_OR_ASIDE.finditer(run) if match.group(0)[0] not in "(["]
+    return _words_of(run, codes, _NATO_WORD_END)
+
+
+def _words_of(run: str, codes: list[re.Match[str]], word_end: re.Pattern[str] | None) -> list[list[str]]:
+    """`codes` (matches in `run`) grouped into words. A gap between two codes that `word_end` finds
+    ends a word, where the run has one; else the gap written most often stands between letters
+    and any other between words ("112|114 || 97|108", one code per line and a blank line)."""
     if not codes:
         return []
     gaps = [run[before.end() : after.start()] for before, after in pairwise(codes)]
-    ends = [_NATO_WORD_END.search(gap) is not None for gap in gaps]
+    ends = [word_end is not None and word_end.search(gap) is not None for gap in gaps]
     if not any(ends):
-        kinds = [" ".join(gap.split()) or " " for gap in gaps]
+        kinds = [_gap_kind(gap) for gap in gaps]
         within = Counter(kinds).most_common(1)[0][0] if kinds else ""
         ends = [kind != within for kind in kinds]
     words: list[list[str]] = [[codes[0].group(0)]]
@@ -323,6 +345,16 @@ def _nato_words(run: str) -> list[list[str]]:
             words.append([])
         words[-1].append(code.group(0))
     return words
+
+
+def _gap_kind(gap: str) -> str:
+    """A gap between two codes, for `_words_of`: its marks ("," "|" "||" "break"), or for white
+    space alone one space, a wider gap, a line break or a blank line."""
+    mark = " ".join(gap.lower().split())
+    if mark:
+        return mark
+    lines = gap.count("\n")
+    return "\n\n" if lines > 1 else "\n" if lines else "\t" if "\t" in gap else "  " if len(gap) > 1 else " "
 
 
 def _codes_decoded(text: str) -> str:

@@ -5,10 +5,11 @@ bytes as UTF-8. The gate (which queries are read so) is described in `intent_dec
 from __future__ import annotations
 
 import re
+from collections import Counter
 from itertools import islice
 from urllib.parse import unquote
 
-from ragshield.guards.intent_languages import other_script_letter
+from ragshield.guards.intent_languages import OTHER_SCRIPTS, other_script_letter, script_of
 from ragshield.guards.release.escapes import CODE_POINT_ESCAPES, MARKED_ESCAPE, escaped_char, unescape
 
 _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `escapes_decoded`)
@@ -24,9 +25,10 @@ def escapes_decoded(text: str) -> str:
     digits (which a browser or a JSON serializer never escapes, so "caf%C3%A9" or "Jos\\u00e9" alone
     do not count), or twelve letters of another script than Latin (a serializer escapes those, so
     a pasted name or URL title stays as it is, while a sentence is read); else `text`.
-    Percent-escapes are read as UTF-8 (twice-escaped ones once more, with the others), then HTML
-    character references and the `\\u`, `\\x`, `U+` and octal escapes one by one: an escape of no
-    character or of a control character is dropped, so one stray escape cannot hide the rest."""
+    Percent-escapes and runs of `\\x` or octal byte escapes are read as UTF-8 (twice-escaped
+    percent-escapes once more, with the others), then HTML character references and the `\\u`,
+    `U+` and remaining byte escapes one by one: an escape of no character or of a control
+    character is dropped, so one stray escape cannot hide the rest."""
     unquoted = _byte_runs_as_utf8(unquote(text, errors="replace"))
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
     plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
@@ -74,9 +76,23 @@ def _escaped_script_letters(text: str) -> int:
 
 
 def _decoded_script_letters(text: str, decoded: str) -> int:
-    """How many more letters of another script than Latin `decoded` has than `text`."""
-    return sum(map(other_script_letter, decoded)) - sum(map(other_script_letter, text))
+    """How many more letters of one script other than Latin (Japanese kana and kanji as one)
+    `decoded` has than `text`, when they are at least four in five of the non-ASCII letters it
+    gained; else 0. Random bytes read as UTF-8 give letters of many scripts (a pasted ciphertext in
+    a bytes literal), a sentence letters of one."""
+    gained = Counter(_script_family(char) for char in decoded if char.isalpha() and not char.isascii())
+    gained.subtract(_script_family(char) for char in text if char.isalpha() and not char.isascii())
+    total = sum(max(0, count) for count in gained.values())
+    mine = [(count, name) for name, count in gained.items() if name in OTHER_SCRIPTS]
+    most, script = max(mine, default=(0, ""))
+    return most if script and 5 * most >= 4 * total else 0
+
+
+def _script_family(char: str) -> str:
+    script = script_of(char)
+    return "CJK" if script in ("HIRAGANA", "KATAKANA") else script
 
 
 def printable_part(text: str) -> str:
+    """`text` without its unprintable characters (white space kept)."""
     return "".join(char for char in text if char.isprintable() or char.isspace())

@@ -41,13 +41,13 @@ def script_of(letter: str) -> str:
 # ohm sign) or a full-width Latin letter is none of them
 _OTHER_SCRIPTS_NAMES = """CYRILLIC GREEK ARABIC HEBREW CJK HIRAGANA KATAKANA HANGUL DEVANAGARI BENGALI GURMUKHI
 GUJARATI ORIYA TAMIL TELUGU KANNADA MALAYALAM SINHALA THAI LAO TIBETAN MYANMAR GEORGIAN ARMENIAN ETHIOPIC KHMER"""
-_OTHER_SCRIPTS = frozenset(_OTHER_SCRIPTS_NAMES.split())
+OTHER_SCRIPTS = frozenset(_OTHER_SCRIPTS_NAMES.split())
 
 
 def other_script_letter(char: str) -> bool:
     """True for a letter of a language written in another script than Latin (Cyrillic, Greek,
     Arabic, Chinese, Japanese, Korean, Indic, Thai, ...); False for Latin letters and symbols."""
-    return char.isalpha() and script_of(char) in _OTHER_SCRIPTS
+    return char.isalpha() and script_of(char) in OTHER_SCRIPTS
 
 
 def needs_multilingual(text: str) -> bool:
