@@ -49,8 +49,8 @@ DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
 BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "attack_read_as_written": "24/100"}
 # set v2's one blind reading, with the decoder of 459b9d1 (the set was committed at 11c8819, before it)
 BLIND_READING_V2 = {"decoder": "459b9d1", "attack": "72/100", "benign": "3/100", "attack_read_as_written": "14/100"}
-# set v3's one blind reading (filled in from that run; None before it)
-BLIND_READING_V3: dict[str, str] | None = None
+# set v3's one blind reading, with the decoder of 27f8851 (the set was committed at 00bc0f9, after it)
+BLIND_READING_V3 = {"decoder": "27f8851", "attack": "52/100", "benign": "2/100", "attack_read_as_written": "32/100"}
 
 
 def _rows(path: Path = SET) -> list[dict[str, Any]]:
