@@ -58,7 +58,9 @@ caught at its one blind reading (24 read as written; 88 with the Caesar shifts, 
 runs, CJK blobs and padded ciphers added after it, a figure that is no longer blind); on a
 second set written blind to the escapes and code runs, 72 of 100 (14 read as written; 85 since
 NATO layouts, escapes of other scripts, four-digit codes and padded ciphers are read, not
-blind). On neither is an innocent question about encodings flagged for its decoded form.
+blind); on a third set in 44 styles, 75 of its 100 requests not in English, written blind to
+every decoder and read once with this one (27f8851), 52 of 100 (32 read as written). On none is
+an innocent question about encodings flagged for its decoded form.
 """
 
 from __future__ import annotations
