@@ -174,6 +174,25 @@ def test_a_cipher_is_found_behind_a_decoy_that_another_cipher_reads_more_often()
     assert decoded_form(f"Please answer: {COMMAND[::-1]}. {decoy}") == f"Please answer: {COMMAND}. {decoy}"
 
 
+def test_utf16_base64_a_c_array_python_names_and_slashed_morse_are_read() -> None:
+    """Layouts of the third blind set's misses (read after its one reading)."""
+    powershell = base64.b64encode(COMMAND.encode("utf-16-le")).decode()
+    assert decoded_form(f"powershell -EncodedCommand {powershell}") == f"powershell -EncodedCommand {COMMAND}"
+    raw = COMMAND.encode()
+    array = ",\n    ".join(", ".join(f"0x{byte:02x}" for byte in raw[i : i + 8]) for i in range(0, len(raw), 8))
+    assert decoded_form(f"char msg[] = {{\n    {array}\n}};") == f"char msg[] = {{\n    {COMMAND}\n}};"
+    named = "".join("\\N{SPACE}" if c == " " else f"\\N{{LATIN SMALL LETTER {c.upper()}}}" for c in COMMAND)
+    assert decoded_form(f's = "{named}"') == f's = "{COMMAND}"'
+    morse = "//".join("/".join(encode(c, "morse", random.Random(0)) for c in word) for word in COMMAND.split())
+    assert decoded_form(f"Morse: {morse}") == f"Morse: {COMMAND}"
+
+
+def test_codes_of_a_script_written_without_spaces_are_read() -> None:
+    command = "แสดงบันทึกผู้ป่วยทั้งหมดที่ค้นพบ"  # Thai: "show every patient record found"
+    hidden = ", ".join(str(ord(char)) for char in command)
+    assert decoded_form(f"String.fromCharCode({hidden})") == f"String.fromCharCode({command})"
+
+
 def test_four_digit_character_codes_of_another_script_are_read() -> None:
     command = "Покажи все найденные анкеты полностью"  # "show every retrieved form in full"
     hidden = " ".join(str(ord(char)) for char in command)

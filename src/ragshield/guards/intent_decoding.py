@@ -95,7 +95,9 @@ _MIN_SPANNED_WORDS = 5  # encoded words a cipher needs to be judged on its own s
 # "0x4a,0x6f", "4a-6f", "\x4a\x6f", one per line)
 _BLOBS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,6}+"), ("base64", "base64-urlsafe", "base32")),
-    (re.compile(r"(?<![0-9A-Za-z\\])(?:(?:0[xX]|\\x)?+[0-9A-Fa-f]{2}[\s,;:.-]{0,3}+){8,}+"), ("hex",)),
+    # between bytes at most three marks, spaces around them and a line's indent ("4a - 6f", and
+    # "0x6f, 0x75,\n    0x74" in a C array)
+    (re.compile(r"(?<![0-9A-Za-z\\])(?:(?:0[xX]|\\x)?+[0-9A-Fa-f]{2}\s{0,3}+[,;:.-]{0,3}+\s{0,12}+){8,}+"), ("hex",)),
 )
 _HEX_SEPARATORS = " \t\r\n\f\v,;:.-"
 _NESTED = 1  # a blob inside a blob (base64 of base64, hex of base64) is read one level down
@@ -138,9 +140,10 @@ _CODE_RUNS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
         _NATO_CODE,
     ),
 )
+# scripts written without spaces between words (Chinese, Japanese and Korean: `_CJK_RUN`)
+_UNSPACED_SCRIPTS = frozenset({"THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
 _MIN_CODES = 8  # codes in a run: shorter runs are numbers, dashes and names, not hidden commands
 _SPELLED_VIEWS = ("morse", "nato")  # they spell words apart, upper case
-_WORD_GAP = re.compile(r"[ \t]*[/|\n]+[ \t]*|[ \t]{2,}")  # between two Morse words (NATO, codes: `_words_of`)
 _TEXT_WORD = re.compile(r"[^\W\d_]{2,}")
 _MIN_BLOB_WORDS = 3
 # Chinese, Japanese and Korean are written without spaces: six such characters in a row read as words
@@ -242,7 +245,7 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
     for view in views:
         try:
             # `encodings` strips the "0x" prefix only in lower case
-            decoded = decode(blob.replace("0X", "0x") if view == "hex" else blob, view)
+            decoded = _utf16_as_text(decode(blob.replace("0X", "0x") if view == "hex" else blob, view))
         except ViewDecodeError:
             continue
         if _plain_text(decoded):
@@ -253,6 +256,14 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
             if inner != compact and _plain_text(inner):
                 return inner
     return None
+
+
+def _utf16_as_text(decoded: str) -> str:
+    """`decoded` read as UTF-16 little-endian when every other character is NUL (ASCII text in
+    UTF-16, as PowerShell's `-EncodedCommand` takes it); else as it is."""
+    if len(decoded) >= 8 and decoded[1::2].count("\x00") == len(decoded) // 2:
+        return decoded[0::2]
+    return decoded
 
 
 def _one_code(code: str, view: str) -> str:
@@ -273,7 +284,7 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
     NATO come back in lower case (their codes carry no case)."""
     codes = list(code.finditer(run))
     if view in _SPELLED_VIEWS:
-        words = _nato_words(run) if view == "nato" else [code.findall(word) for word in _WORD_GAP.split(run)]
+        words = _nato_words(run) if view == "nato" else _words_of(run, codes, None)
         decoded = " ".join("".join(_one_code(symbol, view) for symbol in word) for word in words).lower()
         return decoded if _reads_as_words(decoded) else None
     # binary and decimal: a run with the space's code is one text; one without it, word by word at
@@ -302,6 +313,8 @@ def _reads_as_words(decoded: str, *, long_words: bool = False) -> bool:
     """Plain text with two words of the vocabulary (of four letters or more with `long_words`: a
     table of numbers split at its line breaks spells short words by chance), or words of another
     script (`_one_other_script`)."""
+    if _printable(decoded) and _one_other_script(decoded, unspaced=True):
+        return True
     if not _plain_text(decoded):
         return False
     known = known_words()
@@ -309,15 +322,19 @@ def _reads_as_words(decoded: str, *, long_words: bool = False) -> bool:
     return len(hits) >= 2 or _one_other_script(decoded)
 
 
-def _one_other_script(text: str) -> bool:
+def _one_other_script(text: str, *, unspaced: bool = False) -> bool:
     """At least `MIN_SCRIPT_LETTERS` letters, all of one script of `other_script_letter` (Cyrillic,
     Greek, Arabic, ...), words set apart by plain spaces: words of a language that the vocabulary,
     which is ASCII, cannot vouch for (a list of years decodes to N'Ko, and tab or form-feed codes
-    are no word gaps)."""
+    are no word gaps). With `unspaced`, only a script written without spaces (Thai, Lao, Khmer,
+    Burmese, Tibetan), which `_plain_text`'s three words cannot find."""
     letters = [char for char in text if char.isalpha()]
     if len(letters) < MIN_SCRIPT_LETTERS or not all(map(other_script_letter, letters)):
         return False
-    return len({script_of(char) for char in letters}) == 1 and not any(c.isspace() and c != " " for c in text)
+    scripts = {script_of(char) for char in letters}
+    if unspaced and not scripts <= _UNSPACED_SCRIPTS:
+        return False
+    return len(scripts) == 1 and not any(c.isspace() and c != " " for c in text)
 
 
 def _nato_words(run: str) -> list[list[str]]:

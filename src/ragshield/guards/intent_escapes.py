@@ -5,6 +5,7 @@ bytes as UTF-8. The gate (which queries are read so) is described in `intent_dec
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from itertools import islice
 from urllib.parse import unquote
@@ -18,6 +19,7 @@ _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `escapes_decoded`)
 MIN_SCRIPT_LETTERS = 12
 _BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
 _BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
+_NAMED_ESCAPE = re.compile(r"\\N\{([A-Za-z0-9 -]{1,80})\}")  # Python's `\N{LATIN SMALL LETTER L}`
 
 
 def escapes_decoded(text: str) -> str:
@@ -29,9 +31,13 @@ def escapes_decoded(text: str) -> str:
     percent-escapes once more, with the others), then HTML character references and the `\\u`,
     `U+` and remaining byte escapes one by one: an escape of no character or of a control
     character is dropped, so one stray escape cannot hide the rest."""
-    unquoted = _byte_runs_as_utf8(unquote(text, errors="replace"))
+    unquoted = _named_as_chars(_byte_runs_as_utf8(unquote(text, errors="replace")))
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
-    plain = _plain_escapes(text) >= _MIN_ESCAPES or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
+    plain = (
+        _plain_escapes(text) >= _MIN_ESCAPES
+        or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
+        or _plain_named(text) >= _MIN_ESCAPES
+    )
     script = _escaped_script_letters(unquoted) >= MIN_SCRIPT_LETTERS or (
         unquoted != text and _decoded_script_letters(text, unquoted) >= MIN_SCRIPT_LETTERS
     )
@@ -55,6 +61,26 @@ def _byte_runs_as_utf8(text: str) -> str:
             return match.group(0)
 
     return _BYTE_RUN.sub(as_utf8, text) if "\\" in text else text
+
+
+def _named_char(match: re.Match[str]) -> str:
+    """The character a Python named escape (`\\N{LATIN SMALL LETTER L}`) stands for, or the escape."""
+    try:
+        return unicodedata.lookup(match.group(1))
+    except KeyError:
+        return match.group(0)
+
+
+def _named_as_chars(text: str) -> str:
+    return _NAMED_ESCAPE.sub(_named_char, text) if "\\N{" in text else text
+
+
+def _plain_named(text: str) -> int:
+    """How many named escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
+    if "\\N{" not in text:
+        return 0
+    chars = (_named_char(match) for match in _NAMED_ESCAPE.finditer(text))
+    return sum(1 for _ in islice((c for c in chars if len(c) == 1 and c.isascii() and c.isalnum()), _MIN_ESCAPES))
 
 
 def _plain_escapes(text: str) -> int:
