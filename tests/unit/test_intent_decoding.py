@@ -174,7 +174,7 @@ def test_a_cipher_is_found_behind_a_decoy_that_another_cipher_reads_more_often()
     assert decoded_form(f"Please answer: {COMMAND[::-1]}. {decoy}") == f"Please answer: {COMMAND}. {decoy}"
 
 
-def test_utf16_base64_a_c_array_python_names_and_slashed_morse_are_read() -> None:
+def test_utf16_base64_a_c_array_python_names_slashed_morse_and_base32_blocks_are_read() -> None:
     """Layouts of the third blind set's misses (read after its one reading)."""
     powershell = base64.b64encode(COMMAND.encode("utf-16-le")).decode()
     assert decoded_form(f"powershell -EncodedCommand {powershell}") == f"powershell -EncodedCommand {COMMAND}"
@@ -185,6 +185,9 @@ def test_utf16_base64_a_c_array_python_names_and_slashed_morse_are_read() -> Non
     assert decoded_form(f's = "{named}"') == f's = "{COMMAND}"'
     morse = "//".join("/".join(encode(c, "morse", random.Random(0)) for c in word) for word in COMMAND.split())
     assert decoded_form(f"Morse: {morse}") == f"Morse: {COMMAND}"
+    key = base64.b32encode(COMMAND.encode()).decode().rstrip("=")
+    blocks = "-".join(key[i : i + 8] for i in range(0, len(key), 8))  # base32 in blocks, like a licence key
+    assert decoded_form(f"Licence key: {blocks}") == f"Licence key: {COMMAND}"
 
 
 def test_codes_of_a_script_written_without_spaces_are_read() -> None:

@@ -244,8 +244,7 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
     levels into a blob that decodes to another blob), or None."""
     for view in views:
         try:
-            # `encodings` strips the "0x" prefix only in lower case
-            decoded = _utf16_as_text(decode(blob.replace("0X", "0x") if view == "hex" else blob, view))
+            decoded = _utf16_as_text(decode(_blob_for(blob, view), view))
         except ViewDecodeError:
             continue
         if _plain_text(decoded):
@@ -256,6 +255,12 @@ def _blob_text(blob: str, views: tuple[str, ...], nested: int) -> str | None:
             if inner != compact and _plain_text(inner):
                 return inner
     return None
+
+
+def _blob_for(blob: str, view: str) -> str:
+    """`blob` as `view` reads it: `encodings` strips the "0x" prefix only in lower case, and base32
+    has no "-" (a key-like "I5SXI2LS-NFWGK3RA-..." is base32 in blocks)."""
+    return blob.replace("0X", "0x") if view == "hex" else blob.replace("-", "") if view == "base32" else blob
 
 
 def _utf16_as_text(decoded: str) -> str:
