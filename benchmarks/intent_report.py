@@ -280,38 +280,41 @@ def _encoded_section(enc: dict[str, Any]) -> list[str]:
         "",
     ]
     lines.append(_encoded_table(j))
-    if enc.get("judge_v2"):
-        j2, blind2 = enc["judge_v2"], enc.get("blind_reading_v2") or {}
-        lines += [
-            "",
-            f"**Encoded requests, set v2** (`benchmarks/data/intent_encoded_heldout_v2.jsonl`: "
-            f"{j2['attack']['decoded']['all']['n']} requests in 14 styles, escapes, binary, Morse, NATO words and "
-            f"layered encodings among them, and {j2['benign']['decoded']['all']['n']} innocent encoding questions; "
-            "written by a helper blind to the decoder after the escapes and code runs were committed). Its blind "
-            f"reading, with the decoder of {blind2.get('decoder', '-')}: {blind2.get('attack', '-')} requests caught "
-            f"({blind2.get('attack_read_as_written', '-')} read as written), {blind2.get('benign', '-')} benign "
-            f"flagged. Figures below: the current decoder ({j2['decoded_forms']['attack']} requests and "
-            f"{j2['decoded_forms']['benign']} innocent questions get a decoded form).",
-            "",
-            _encoded_table(j2),
-        ]
-    if enc.get("judge_v3"):
-        j3, blind3 = enc["judge_v3"], enc.get("blind_reading_v3") or {}
-        lines += [
-            "",
-            f"**Encoded requests, set v3** (`benchmarks/data/intent_encoded_heldout_v3.jsonl`: "
-            f"{j3['attack']['decoded']['all']['n']} requests and {j3['benign']['decoded']['all']['n']} innocent "
-            "questions, written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, "
-            "while session 20 extended it). Its one blind reading, with the decoder of "
-            f"{blind3.get('decoder', '-')}: {blind3.get('attack', '-')} requests caught "
-            f"({blind3.get('attack_read_as_written', '-')} read as written), {blind3.get('benign', '-')} benign "
-            f"flagged. Figures below: the current decoder ({j3['decoded_forms']['attack']} requests and "
-            f"{j3['decoded_forms']['benign']} innocent questions get a decoded form); they are the blind reading "
-            "while the decoder is the one named.",
-            "",
-            _encoded_table(j3),
-        ]
+    later = (
+        (
+            "v2",
+            "in 14 styles, escapes, binary, Morse, NATO words and layered encodings among them",
+            "written by a helper blind to the decoder after the escapes and code runs were committed",
+        ),
+        (
+            "v3",
+            "in 44 styles, 75 not in English",
+            "written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, while "
+            "session 20 extended it",
+        ),
+    )
+    for version, styles, written in later:
+        if enc.get(f"judge_{version}"):
+            blind = enc.get(f"blind_reading_{version}") or {}
+            lines += _later_encoded_set(version, styles, written, enc[f"judge_{version}"], blind)
     return lines
+
+
+def _later_encoded_set(version: str, styles: str, written: str, j: dict[str, Any], blind: dict[str, Any]) -> list[str]:
+    """A later encoded set's paragraph and its table."""
+    return [
+        "",
+        f"**Encoded requests, set {version}** (`benchmarks/data/intent_encoded_heldout_{version}.jsonl`: "
+        f"{j['attack']['decoded']['all']['n']} requests {styles}, and {j['benign']['decoded']['all']['n']} innocent "
+        f"encoding questions; {written}). Its one blind reading, with the decoder of "
+        f"{blind.get('decoder', '-')}: {blind.get('attack', '-')} requests caught "
+        f"({blind.get('attack_read_as_written', '-')} read as written), {blind.get('benign', '-')} benign flagged. "
+        f"Figures below: the current decoder ({j['decoded_forms']['attack']} requests and "
+        f"{j['decoded_forms']['benign']} innocent questions get a decoded form), not blind once it changed after "
+        "that reading.",
+        "",
+        _encoded_table(j),
+    ]
 
 
 def _encoded_table(j: dict[str, Any]) -> str:
