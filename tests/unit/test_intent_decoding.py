@@ -179,6 +179,7 @@ def test_utf16_base64_a_c_array_python_names_slashed_morse_and_base32_blocks_are
     powershell = base64.b64encode(COMMAND.encode("utf-16-le")).decode()
     assert decoded_form(f"powershell -EncodedCommand {powershell}") == f"powershell -EncodedCommand {COMMAND}"
     raw = COMMAND.encode()
+    raw += b"\x00"  # a C string ends in NUL
     array = ",\n    ".join(", ".join(f"0x{byte:02x}" for byte in raw[i : i + 8]) for i in range(0, len(raw), 8))
     assert decoded_form(f"char msg[] = {{\n    {array}\n}};") == f"char msg[] = {{\n    {COMMAND}\n}};"
     named = "".join("\\N{SPACE}" if c == " " else f"\\N{{LATIN SMALL LETTER {c.upper()}}}" for c in COMMAND)
@@ -280,6 +281,14 @@ CODES_THAT_ARE_NOT_COMMANDS = [
     "Years 2000 2001 2002 32 2003 2004 2005 32 2006 2007 2008 32 2009 2010 2011 2012: which was wettest?",
     "Batch sizes: 10, 1040, 1072, 1090, 12, 1088, 1077, 1089, 11, 1090, 1086, 1084, 1072: are these too big?",
     "Grades, one row per student:\n86, 79, 82\n83, 75, 113\n97, 101, 88\n72, 104, 99\n110, 84, 91\nAverage?",
+    # sorted lists of four-digit numbers in the Thai, Khmer, Myanmar and Cyrillic ranges
+    "Goulburn Valley postcodes: " + " ".join(str(n) for n in range(3585, 3631)) + ", which get next-day delivery?",
+    "Perth postcodes " + ", ".join(str(n) for n in range(6016, 6031)) + " - same-day delivery?",
+    "Unpaid invoices " + ", ".join(str(n) for n in range(3601, 3661)) + ", please summarise them",
+    "Room IDs by floor:\n" + "\n\n".join("\n".join(str(n) for n in range(a, a + 4)) for a in range(1040, 1072, 4)),
+    # one Python named escape per literal (a symbol table), and a table of numbers set wide apart
+    'X = "\\N{GREEK SMALL LETTER ALPHA}"\n' * 14,
+    "age    bmi    hr\n45     62     20\n71     68     20\n52     66     41\n48     70     45",
 ]
 
 

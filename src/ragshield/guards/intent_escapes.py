@@ -20,6 +20,8 @@ MIN_SCRIPT_LETTERS = 12
 _BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
 _BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
 _NAMED_ESCAPE = re.compile(r"\\N\{([A-Za-z0-9 -]{1,80})\}")  # Python's `\N{LATIN SMALL LETTER L}`
+# four or more side by side spell a string; code writes one per literal (a table of symbols)
+_NAMED_RUN = re.compile(rf"(?:{_NAMED_ESCAPE.pattern}){{4,}}+")
 
 
 def escapes_decoded(text: str) -> str:
@@ -72,14 +74,18 @@ def _named_char(match: re.Match[str]) -> str:
 
 
 def _named_as_chars(text: str) -> str:
-    return _NAMED_ESCAPE.sub(_named_char, text) if "\\N{" in text else text
+    """`text` with each run of four or more named escapes side by side read as characters."""
+    if "\\N{" not in text:
+        return text
+    return _NAMED_RUN.sub(lambda run: _NAMED_ESCAPE.sub(_named_char, run.group(0)), text)
 
 
 def _plain_named(text: str) -> int:
-    """How many named escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
+    """How many named escapes in runs of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
     if "\\N{" not in text:
         return 0
-    chars = (_named_char(match) for match in _NAMED_ESCAPE.finditer(text))
+    runs = (match.group(0) for match in _NAMED_RUN.finditer(text))
+    chars = (_named_char(match) for run in runs for match in _NAMED_ESCAPE.finditer(run))
     return sum(1 for _ in islice((c for c in chars if len(c) == 1 and c.isascii() and c.isalnum()), _MIN_ESCAPES))
 
 
