@@ -12,9 +12,14 @@ from itertools import islice, pairwise
 
 from ragshield.encodings import ViewDecodeError, decode
 from ragshield.encodings.spelled import MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
-from ragshield.guards.intent_escapes import MIN_SCRIPT_LETTERS, printable_part
 from ragshield.guards.intent_languages import other_script_letter, script_of
-from ragshield.guards.intent_vocabulary import plain_text, printable, vocabulary_words
+from ragshield.guards.intent_vocabulary import (
+    MIN_SCRIPT_LETTERS,
+    plain_text,
+    printable,
+    printable_part,
+    vocabulary_words,
+)
 
 _NATO_WORD = "|".join(sorted((re.escape(word) for word in NATO_READ), key=len, reverse=True))
 _NATO_CODE = re.compile(rf"(?<!\w)(?:{_NATO_WORD})(?!\w)", re.IGNORECASE)
@@ -84,10 +89,11 @@ def _code_text(run: str, view: str, code: re.Pattern[str]) -> str | None:
         return decoded if _reads_as_words(decoded) else None
     # binary and decimal: a run with the space's code is one text; one without it, word by word at
     # its gaps, and whole when that does not read (a character's bytes broken over lines)
+    values = [int(match.group(0), 2 if view == "binary" else 10) for match in codes]
     readings = [[[match.group(0) for match in codes]]]  # one word: the whole run
-    if not any(_one_code(match.group(0), view) == " " for match in codes):
+    if ord(" ") not in values:
         readings.insert(0, _words_of(run, codes, None))
-    scripts = not _sorted_list([int(match.group(0), 2 if view == "binary" else 10) for match in codes])
+    scripts = not _sorted_list(values)
     for words in readings:
         decoded = " ".join(_code_word(word, view) for word in words)
         if _reads_as_words(decoded, long_words=len(words) > 1, scripts=scripts):
@@ -135,10 +141,14 @@ def _one_other_script(text: str, *, unspaced: bool = False) -> bool:
     if len(letters) < MIN_SCRIPT_LETTERS or not all(map(other_script_letter, letters)):
         return False
     scripts = {script_of(char) for char in letters}
-    marks = sum(unicodedata.category(char).startswith("M") for char in text)
-    if unspaced and (not scripts <= _UNSPACED_SCRIPTS or 10 * marks < len(letters)):
+    if unspaced and (not scripts <= _UNSPACED_SCRIPTS or 10 * _marks(text) < len(letters)):
         return False
     return len(scripts) == 1 and not any(c.isspace() and c != " " for c in text)
+
+
+def _marks(text: str) -> int:
+    """Vowel and tone signs (Unicode marks) in `text`."""
+    return sum(unicodedata.category(char).startswith("M") for char in text)
 
 
 def _nato_words(run: str) -> list[list[str]]:

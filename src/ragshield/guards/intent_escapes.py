@@ -11,12 +11,10 @@ from itertools import islice
 from urllib.parse import unquote
 
 from ragshield.guards.intent_languages import OTHER_SCRIPTS, other_script_letter, script_of
+from ragshield.guards.intent_vocabulary import MIN_SCRIPT_LETTERS, printable_part
 from ragshield.guards.release.escapes import CODE_POINT_ESCAPES, MARKED_ESCAPE, escaped_char, unescape
 
 _MIN_ESCAPES = 4  # escapes of ASCII letters or digits (see `escapes_decoded`)
-# letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
-# escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
-MIN_SCRIPT_LETTERS = 12
 _BYTE_ESCAPE = re.compile(r"\\[xX]([0-9A-Fa-f]{2})|\\([0-3][0-7]{2})")
 _BYTE_RUN = re.compile(rf"(?:{_BYTE_ESCAPE.pattern}){{2,}}+")
 _NAMED_ESCAPE = re.compile(r"\\N\{([A-Za-z0-9 -]{1,80})\}")  # Python's `\N{LATIN SMALL LETTER L}`
@@ -35,15 +33,12 @@ def escapes_decoded(text: str) -> str:
     character is dropped, so one stray escape cannot hide the rest."""
     unquoted = _named_as_chars(_byte_runs_as_utf8(unquote(text, errors="replace")))
     # the unquoted text is counted too for twice-escaped ones; it is the text itself without a "%"
-    plain = (
-        _plain_escapes(text) >= _MIN_ESCAPES
-        or (unquoted != text and _plain_escapes(unquoted) >= _MIN_ESCAPES)
-        or _plain_named(text) >= _MIN_ESCAPES
-    )
-    script = _escaped_script_letters(unquoted) >= MIN_SCRIPT_LETTERS or (
-        unquoted != text and _decoded_script_letters(text, unquoted) >= MIN_SCRIPT_LETTERS
-    )
-    if not plain and not script:
+    plain, script = _escape_counts(text)
+    if unquoted != text:
+        plain_unquoted, script = _escape_counts(unquoted)
+        plain = max(plain, plain_unquoted)
+        script = max(script, _decoded_script_letters(text, unquoted))
+    if plain < _MIN_ESCAPES and _plain_named(text) < _MIN_ESCAPES and script < MIN_SCRIPT_LETTERS:
         return text
     decoded, _ = unescape(unquoted, range(len(unquoted)), bare_numbers=False)
     return printable_part(decoded)
@@ -89,22 +84,21 @@ def _plain_named(text: str) -> int:
     return sum(1 for _ in islice((c for c in chars if len(c) == 1 and c.isascii() and c.isalnum()), _MIN_ESCAPES))
 
 
-def _plain_escapes(text: str) -> int:
-    """How many escapes of `text` stand for ASCII letters or digits, counted up to `_MIN_ESCAPES`."""
-    chars = (escaped_char(match) for match in MARKED_ESCAPE.finditer(text))
-    return sum(1 for _ in islice((char for char in chars if char.isascii() and char.isalnum()), _MIN_ESCAPES))
-
-
-def _escaped_script_letters(text: str) -> int:
-    """How many letters of another script than Latin (`other_script_letter`) `text` names by code
-    point (`\\u044f`, `&#1103;`, `U+044F`), counted up to `MIN_SCRIPT_LETTERS`; percent, `\\x` and
-    octal escapes spell bytes, counted by `_decoded_script_letters`."""
-    named = (
-        match
-        for match in MARKED_ESCAPE.finditer(text)
-        if match.lastgroup in CODE_POINT_ESCAPES and other_script_letter(escaped_char(match))
-    )
-    return sum(1 for _ in islice(named, MIN_SCRIPT_LETTERS))
+def _escape_counts(text: str) -> tuple[int, int]:
+    """In one pass over the escapes of `text`: how many stand for ASCII letters or digits (up to
+    `_MIN_ESCAPES`), and how many name a letter of another script than Latin by code point
+    (`\\u044f`, `&#1103;`, `U+044F`; up to `MIN_SCRIPT_LETTERS`). Percent, `\\x` and octal escapes
+    spell bytes: their letters of other scripts are counted by `_decoded_script_letters`."""
+    plain = script = 0
+    for match in MARKED_ESCAPE.finditer(text):
+        char = escaped_char(match)
+        if char.isascii() and char.isalnum():
+            plain += 1
+        elif match.lastgroup in CODE_POINT_ESCAPES and other_script_letter(char):
+            script += 1
+        if plain >= _MIN_ESCAPES and script >= MIN_SCRIPT_LETTERS:
+            break
+    return min(plain, _MIN_ESCAPES), min(script, MIN_SCRIPT_LETTERS)
 
 
 def _decoded_script_letters(text: str, decoded: str) -> int:
@@ -123,8 +117,3 @@ def _decoded_script_letters(text: str, decoded: str) -> int:
 def _script_family(char: str) -> str:
     script = script_of(char)
     return "CJK" if script in ("HIRAGANA", "KATAKANA") else script
-
-
-def printable_part(text: str) -> str:
-    """`text` without its unprintable characters (white space kept)."""
-    return "".join(char for char in text if char.isprintable() or char.isspace())

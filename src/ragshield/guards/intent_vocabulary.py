@@ -17,6 +17,9 @@ _MIN_BLOB_WORDS = 3
 # Chinese, Japanese and Korean are written without spaces: six such characters in a row read as words
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]{{6}}")
 _PHRASINGS = "intent_phrasings.jsonl"
+# letters of another script, escaped or spelled as codes: a sentence, not a name a JSON serializer
+# escaped ("\\u0414\\u043c\\u0438\\u0442\\u0440\\u0438\\u0439") or a URL's title
+MIN_SCRIPT_LETTERS = 12
 
 
 @cache
@@ -40,6 +43,11 @@ def vocabulary_words(text: str, *, min_letters: int = 3) -> int:
 def printable(text: str) -> bool:
     """Every character printable or white space."""
     return all(c.isprintable() or c.isspace() for c in text)
+
+
+def printable_part(text: str) -> str:
+    """`text` without its unprintable characters (white space kept)."""
+    return "".join(char for char in text if char.isprintable() or char.isspace())
 
 
 def plain_text(decoded: str) -> bool:
