@@ -162,6 +162,13 @@ def longest_near_copied_words(released: str, source: str) -> int:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), delta=st.integers(1, 24))
+# found by this test on CI-like runs: a clean stretch of exactly six symbols between edits (seeds
+# were looked up at every second position), a repeated word ("gas gas gas") after a dropped symbol
+# (a wrong repeat took the chain and cut the copy in two), and edits every five symbols over the
+# copy's first words (six-symbol seeds found nothing there)
+@example(seed=187975, delta=1)
+@example(seed=1233, delta=1)
+@example(seed=7717, delta=1)
 def test_a_copy_with_an_edit_every_few_characters_holds_no_run_beyond_the_allowance(seed: int, delta: int) -> None:
     rng = random.Random(seed)
     chunks = [Chunk(f"c{i}", f"d{i}", _chunk_text(rng, name)) for i, name in enumerate(rng.sample(NAMES, 2))]

@@ -2,18 +2,26 @@
 
 A copy with a character dropped, swapped or substituted in every word or so (the `one-edit` view)
 never forms the exact `m`-symbol grams that `Track` follows. `NearTrack` follows it as a chain of
-short exact seeds (`q`-symbol grams, `q` = 6) of one chunk on one diagonal (source position minus
-output position): a seed extends a chain when it comes at most `GAP` output symbols after the
-chain's last seed, further along the chunk, and on a diagonal at most `DRIFT` away (each dropped
-or inserted symbol moves the diagonal by one; a swap or substitution keeps it). So a chain survives
-edits as close as every few symbols, while text that only shares words with the chunk (a topic, a
-name) makes no chain: its seeds are not on one diagonal in order.
+short exact seeds (`q`-symbol grams, `q` = 5, looked up at every output position) of one chunk on
+one diagonal (source position minus output position): a seed extends a chain when it comes at most
+`GAP` output symbols after the chain's last seed, further along the chunk, and on a diagonal at
+most `DRIFT` away (each dropped or inserted symbol moves the diagonal by one; a swap or
+substitution keeps it). So a chain survives edits as close as every few symbols, while text that
+only shares words with the chunk (a topic, a name) makes no chain: its seeds are not on one
+diagonal in order.
 
-A chain spanning at least `min_span` chunk symbols is reported to the `RunSink` like an exact run
-(source positions from its first to its last seed), so the allowance counts the chunk's private
-words between them, edited or not. Cost: seeds ending at every `STEP`-th output position, one
-C-level set test per fed piece when none matches (the common case); per matching seed a few dict
-lookups. Nothing is rescanned.
+Five symbols match by chance often ("tions", "ethat"), so a chain counts only once it holds two
+exact matches of `STRONG` symbols or more (two seeds in a row), or one as long as `min_span`, and
+its seeds cover at least half of the symbols it spans: a phrase the answer shares with a chunk plus
+a chance seed nearby is not a copy, nor are two common words ("doctor ... there is") that happen
+to stand as far apart in both. The five-symbol
+seeds still carry it across the densest edits (a clean stretch of five between two edits, where six
+would find nothing) and to the copy's first and last edited words.
+
+A counted chain spanning at least `min_span` chunk symbols is reported to the `RunSink` like an
+exact run (source positions from its first to its last seed), so the allowance counts the chunk's
+private words between them, edited or not. Cost: one C-level set test per fed piece when no seed
+matches (the common case); per matching seed a few dict lookups. Nothing is rescanned.
 """
 
 from __future__ import annotations
@@ -24,12 +32,12 @@ from itertools import compress
 
 from ragshield.guards.release.tracks import POSITION_BITS, GramTable, RunSink, joined_owners, owner_parts
 
-Q = 6  # seed length in folded symbols
+Q = 5  # seed length in folded symbols
+STRONG = Q + 1  # symbols of an exact match that counts towards making a chain a copy (two seeds in a row)
 # most output symbols from one seed's end to the next: with one edit per 12 symbols, at most two
-# clean stretches in a row are too short for a seed (< 7 symbols), so seeds end at most ~26 apart
+# clean stretches in a row are too short for a seed (< 5 symbols), so seeds end at most ~24 apart
 GAP = 28
 DRIFT = 2  # most diagonal change between consecutive seeds (two drops or inserts)
-STEP = 2  # seeds are looked up at every 2nd output position (a clean stretch of 7+ symbols holds one)
 _DIAGONALS = (0, -1, 1, -2, 2)
 _MASK = (1 << POSITION_BITS) - 1
 
@@ -39,11 +47,14 @@ def near_table() -> GramTable:
     return GramTable(Q, probed=False)
 
 
-# a chain is a list [first, last, out, start_raw]: the source position of its first symbol, of its
-# last seed's last symbol, the output symbol index (over the whole stream) of that seed's last
-# symbol, and the raw offset where its first seed starts; chains are keyed by source and diagonal
-# as one int (`_KEY_BITS` above the diagonal: a diagonal is far smaller than 2**40 either way)
-_FIRST, _LAST, _OUT, _START_RAW = range(4)
+# a chain is a list [first, last, out, start_raw, run, strong, matched]: the source position of its
+# first symbol, of its last seed's last symbol, the output symbol index (over the whole stream) of
+# that seed's last symbol, the raw offset where its first seed starts, the seeds in a row ending
+# with the last one, the exact matches of `STRONG` symbols or more it holds (`_COUNTED` once it
+# counts), and the output symbols its seeds cover; chains are keyed by source and diagonal as one
+# int (`_KEY_BITS` above the diagonal: a diagonal is far smaller than 2**40 either way)
+_FIRST, _LAST, _OUT, _START_RAW, _RUN, _STRONG, _MATCHED = range(7)
+_COUNTED = 2
 _KEY_BITS = 41
 
 
@@ -76,14 +87,13 @@ class NearTrack:
         text = tail + symbols
         base = self._count - len(tail)  # stream index of text[0]
         first = max(q - 1, len(tail))
-        first += (base + first) % STEP  # seeds end at even stream positions
-        grams = [text[i : i + q] for i in range(first - q + 1, len(text) - q + 1, STEP)]
+        grams = [text[i : i + q] for i in range(first - q + 1, len(text) - q + 1)]
         parts = [*self._tail_parts, owners]
         if not table.keys().isdisjoint(grams):
             every = joined_owners(parts, len(text))
             found = list(map(table.get, grams))  # looked up at C speed; misses are None
             for offset in compress(range(len(grams)), found):
-                index = first + offset * STEP
+                index = first + offset
                 self._seeds(found[offset], base + index, every[index - q + 1], every[index] + 1)  # type: ignore[arg-type]
         self._count += len(symbols)
         self._tail = text[-(q - 1) :]
@@ -102,24 +112,47 @@ class NearTrack:
         chain on a diagonal close by, or start one."""
         chains, q, min_span = self._chains, self.table.m, self.min_span
         # every chain ends at or before the last seed: none can take this one if that is too far back
-        diagonals = _DIAGONALS if out - self._latest <= GAP else ()
+        near_enough = out - self._latest <= GAP
         self._latest = out
-        for packed in found:
+        if near_enough:
+            matches = [(packed, *self._chain_near(packed, out)) for packed in found]
+            if len(matches) > 1:
+                # a repeated gram ("gasgas" in "gas gas gas") sits at several source positions,
+                # and after a dropped symbol a wrong one can lie within DRIFT of the chain too (the
+                # period minus the drop): the one nearest the chain's diagonal extends it, the
+                # others start chains of their own, so the copy is not cut in two runs
+                matches.sort(key=lambda match: abs(match[1]))
+        else:
+            matches = [(packed, 0, None) for packed in found]
+        for packed, shift, chain in matches:
+            if chain is not None and chain[_OUT] == out:  # another position of this seed took it
+                shift, chain = self._chain_near(packed, out)
             position = packed & _MASK
             key = ((packed >> POSITION_BITS) << _KEY_BITS) + position - out  # source and diagonal
-            chain = None
-            for shift in diagonals:
-                near = chains.get(key + shift)
-                if near is not None and near[_LAST] < position and 0 < out - near[_OUT] <= GAP:
-                    chain = near
-                    if shift:  # an edit moved the diagonal: the chain follows it
-                        del chains[key + shift]
-                        chains[key] = chain
-                    break
             if chain is None:
-                chain = chains[key] = [position - q + 1, position, out, start_raw]
+                chain = chains[key] = [position - q + 1, position, out, start_raw, 1, 0, q]
             else:
-                chain[_LAST], chain[_OUT] = position, out
-            if chain[_LAST] - chain[_FIRST] + 1 >= min_span:
+                if shift:  # an edit moved the diagonal: the chain follows it
+                    del chains[key + shift]
+                    chains[key] = chain
+                run = chain[_RUN] + 1 if not shift and out - chain[_OUT] == 1 else 1
+                if run + q - 1 == STRONG or run + q - 1 == min_span:  # one more exact match (or a long one)
+                    chain[_STRONG] = min(_COUNTED, chain[_STRONG] + (1 if run + q - 1 == STRONG else _COUNTED))
+                chain[_MATCHED] += min(q, out - chain[_OUT])
+                chain[_LAST], chain[_OUT], chain[_RUN] = position, out, run
+            span = chain[_LAST] - chain[_FIRST] + 1
+            if chain[_STRONG] >= _COUNTED and span >= min_span and 2 * chain[_MATCHED] >= span:
                 source = self.table.sources[packed >> POSITION_BITS]
                 self.sink.run(source, chain[_FIRST], chain[_LAST], chain[_START_RAW], end_raw)
+
+    def _chain_near(self, packed: int, out: int) -> tuple[int, list[int] | None]:
+        """The chain the seed at source position `packed`, ending at output symbol `out`, extends,
+        and the diagonal shift to it (0 first, then 1 and 2 either way); `(DRIFT + 1, None)` when
+        it extends none."""
+        position = packed & _MASK
+        key = ((packed >> POSITION_BITS) << _KEY_BITS) + position - out
+        for shift in _DIAGONALS:
+            near = self._chains.get(key + shift)
+            if near is not None and near[_LAST] < position and 0 < out - near[_OUT] <= GAP:
+                return shift, near
+        return DRIFT + 1, None
