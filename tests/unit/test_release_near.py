@@ -51,6 +51,32 @@ def test_an_edited_copy_is_followed_from_its_first_densely_edited_symbols() -> N
     assert max(last for _, last in spans) == len(chunk) - 1
 
 
+def _edited_in_cycles(chunk: str, cycle: tuple[int, ...]) -> str:
+    """`chunk` with one symbol substituted after each clean stretch, their lengths taken in turn."""
+    positions, at, turn = [], 0, 0
+    while True:
+        at += cycle[turn % len(cycle)]
+        if at >= len(chunk):
+            return _substituted(chunk, positions)
+        positions.append(at)
+        at, turn = at + 1, turn + 1
+
+
+def test_a_copy_whose_edits_leave_only_five_symbol_stretches_is_followed() -> None:
+    rng = random.Random(5)
+    chunk = "".join(rng.choice("abcdefghjkmnopqrstuvwxyz") for _ in range(90))
+    spans = _reported(chunk, _edited_in_cycles(chunk, (5, 3)))  # no exact match of six anywhere
+    assert spans and max(last - first + 1 for first, last in spans) >= 60
+
+
+def test_a_copy_with_edits_clustered_between_six_symbol_stretches_is_followed() -> None:
+    rng = random.Random(6)
+    chunk = "".join(rng.choice("abcdefghjkmnopqrstuvwxyz") for _ in range(90))
+    # stretches of 3, 3 and 7: the seeds cover less than half of what the chain spans
+    spans = _reported(chunk, _edited_in_cycles(chunk, (3, 3, 7)))
+    assert spans and max(last - first + 1 for first, last in spans) >= 60
+
+
 def test_a_repeated_word_after_a_dropped_symbol_does_not_cut_the_copy_in_two() -> None:
     chunk = "amoxiciiiinnamepriyaramanphoneggagesegasgasgasbudgetpeniciiiinscanprescribed"
     answer = "amoxiciiiinnamepsiyaramanhponeggagesegagasgasbudgeteniciiiinsscanpreschibed"

@@ -10,13 +10,15 @@ substitution keeps it). So a chain survives edits as close as every few symbols,
 only shares words with the chunk (a topic, a name) makes no chain: its seeds are not on one
 diagonal in order.
 
-Five symbols match by chance often ("tions", "ethat"), so a chain counts only once it holds two
-exact matches of `STRONG` symbols or more (two seeds in a row), or one as long as `min_span`, and
-its seeds cover at least half of the symbols it spans: a phrase the answer shares with a chunk plus
-a chance seed nearby is not a copy, nor are two common words ("doctor ... there is") that happen
-to stand as far apart in both. The five-symbol
-seeds still carry it across the densest edits (a clean stretch of five between two edits, where six
-would find nothing) and to the copy's first and last edited words.
+Five symbols match by chance often ("tions", "ethat"), so a chain counts only once it holds
+either two exact matches of `STRONG` symbols or more (two seeds in a row), or one as long as
+`min_span`, with its seeds covering at least half of the symbols it spans or standing in three
+separate matches; or four separate matches of any length. A phrase the answer shares with a chunk
+plus a chance seed nearby is not a copy, nor are two common words ("doctor ... there is") that
+happen to stand as far apart in both; a copy whose edits leave clean stretches of only five
+symbols (four separate matches) or cluster between six-symbol stretches (three) still counts.
+The five-symbol seeds carry a chain across the densest edits and to the copy's first and last
+edited words, where six-symbol seeds would find nothing.
 
 A counted chain spanning at least `min_span` chunk symbols is reported to the `RunSink` like an
 exact run (source positions from its first to its last seed), so the allowance counts the chunk's
@@ -47,14 +49,17 @@ def near_table() -> GramTable:
     return GramTable(Q, probed=False)
 
 
-# a chain is a list [first, last, out, start_raw, run, strong, matched]: the source position of its
+# a chain is a list [first, last, out, start_raw, run, strong, matched, groups]: the source position of its
 # first symbol, of its last seed's last symbol, the output symbol index (over the whole stream) of
 # that seed's last symbol, the raw offset where its first seed starts, the seeds in a row ending
 # with the last one, the exact matches of `STRONG` symbols or more it holds (`_COUNTED` once it
-# counts), and the output symbols its seeds cover; chains are keyed by source and diagonal as one
-# int (`_KEY_BITS` above the diagonal: a diagonal is far smaller than 2**40 either way)
-_FIRST, _LAST, _OUT, _START_RAW, _RUN, _STRONG, _MATCHED = range(7)
+# counts), the output symbols its seeds cover, and its separate matches (runs of seeds); chains
+# are keyed by source and diagonal as one int (`_KEY_BITS` above the diagonal: a diagonal is far
+# smaller than 2**40 either way)
+_FIRST, _LAST, _OUT, _START_RAW, _RUN, _STRONG, _MATCHED, _GROUPS = range(8)
 _COUNTED = 2
+_GROUPS_APART = 3  # separate matches that make a chain count however little of its span they cover
+_WEAK_GROUPS = 4  # separate matches that make a chain count with no match of `STRONG` symbols
 _KEY_BITS = 41
 
 
@@ -130,7 +135,7 @@ class NearTrack:
             position = packed & _MASK
             key = ((packed >> POSITION_BITS) << _KEY_BITS) + position - out  # source and diagonal
             if chain is None:
-                chain = chains[key] = [position - q + 1, position, out, start_raw, 1, 0, q]
+                chain = chains[key] = [position - q + 1, position, out, start_raw, 1, 0, q, 1]
             else:
                 if shift:  # an edit moved the diagonal: the chain follows it
                     del chains[key + shift]
@@ -139,9 +144,14 @@ class NearTrack:
                 if run + q - 1 == STRONG or run + q - 1 == min_span:  # one more exact match (or a long one)
                     chain[_STRONG] = min(_COUNTED, chain[_STRONG] + (1 if run + q - 1 == STRONG else _COUNTED))
                 chain[_MATCHED] += min(q, out - chain[_OUT])
+                chain[_GROUPS] += run == 1
                 chain[_LAST], chain[_OUT], chain[_RUN] = position, out, run
             span = chain[_LAST] - chain[_FIRST] + 1
-            if chain[_STRONG] >= _COUNTED and span >= min_span and 2 * chain[_MATCHED] >= span:
+            groups = chain[_GROUPS]
+            if span >= min_span and (
+                groups >= _WEAK_GROUPS
+                or (chain[_STRONG] >= _COUNTED and (2 * chain[_MATCHED] >= span or groups >= _GROUPS_APART))
+            ):
                 source = self.table.sources[packed >> POSITION_BITS]
                 self.sink.run(source, chain[_FIRST], chain[_LAST], chain[_START_RAW], end_raw)
 
