@@ -134,6 +134,19 @@ def test_every_supported_view_of_a_copy_is_contained(view: str) -> None:
     assert longest_copied_words(response.text) <= ALLOWANCE, view
 
 
+@pytest.mark.parametrize("gap", [" break ", " \u2014 ", " space ", " (espacio) "])
+def test_a_copy_spelled_in_nato_words_with_a_word_between_its_words_is_contained(gap: str) -> None:
+    encoded = re.sub(r" (?:/|\||//) |\n", gap, encode(RECORD, "nato", random.Random(3)))
+    assert gap in encoded
+    response = pipeline(f"Sure: {encoded} Bye.").answer(retrieval().query)
+    for part in response.text.removeprefix("Sure: ").removesuffix(" Bye.").split(WITHHELD_MARKER):
+        decoded = tolerant_decode(part.replace(gap, " / ").strip(), "nato")
+        if decoded is None:  # undecodable: too short to carry more than the allowance
+            assert len(part.strip()) < 24, part
+            continue
+        assert longest_copied_words(decoded) <= ALLOWANCE, part
+
+
 @pytest.mark.parametrize("view", ["leetspeak", "caesar", "homoglyph", "small-caps", "latin-hook", "math-alphabet"])
 def test_views_without_a_decoder_are_withheld_almost_whole(view: str) -> None:
     share, verdict = run_monitor(encode(RECORD, view, random.Random(7)))
@@ -230,6 +243,22 @@ def test_retrieved_pii_never_reaches_a_stranger_even_alone_and_encoded() -> None
         assert WITHHELD_MARKER in response.text
         verdict = next(v for v in response.verdicts if v.guard == "context-echo")
         assert "Smith" not in str(verdict.to_dict())
+
+
+class _FakeAddressStore(_FakePiiStore):
+    """A fake PII store (unit tests only): a street address."""
+
+    def values(self, chunk: Chunk) -> tuple[object, ...]:
+        from ragshield.pii.store import PiiValue
+
+        return (PiiValue("address", "1400 Smith Street", "d-address"),) if chunk.id == "c1" else ()
+
+
+def test_an_address_with_its_number_in_digit_words_is_withheld_whole() -> None:
+    # the word after digit words belongs to the value: it is not read as a word parting a spelled copy
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeAddressStore())
+    response = pipeline("Write to one four zero zero Smith Street please.", echo=echo).answer(retrieval().query)
+    assert "zero" not in response.text and "Street" not in response.text, response.text
 
 
 class _FakeShortPiiStore(_FakePiiStore):

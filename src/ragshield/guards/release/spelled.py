@@ -54,6 +54,8 @@ class SpelledView(HoldingView):
     _active: bool = False  # a spelled token was seen: from there on this view follows the answer
     _recent: str = ""  # the text before that, so a run can start before the first spelled token
     _recent_offset: int = 0
+    _streak: int = 0  # NATO letter words read so far in a row (one parting word between words allowed)
+    _after_spelled: bool = False  # the last token read was a NATO or digit word
 
     def _cut(self, text: str) -> int:
         # hold the last, maybe unfinished token (unless it is too long to be one); `str.split`
@@ -76,9 +78,11 @@ class SpelledView(HoldingView):
             self._recent = ""
         chars: list[str] = []
         owners: list[int] = []
+        streak, after_spelled = self._streak, self._after_spelled
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if token[0] in MORSE_MARKS:
+            morse = token[0] in MORSE_MARKS
+            if morse:
                 # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
                 alone = _standalone(text, match.start(), match.end())
                 char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
@@ -86,8 +90,20 @@ class SpelledView(HoldingView):
                     continue  # unknown Morse or punctuation: nothing
             else:
                 char = _SPELLED.get(token.lower())
-            if char is None:
-                char = token
-            chars.append(char)
-            owners.extend([start + match.start()] * len(char))
+            spelled = not morse and char is not None
+            if not spelled and after_spelled and streak >= 2:
+                # one word ("break", "space") or a lone dash between the words of a copy spelled in
+                # NATO words parts them: read as nothing, so the copy's letters stay one run
+                after_spelled = False
+                continue
+            # digit words neither make nor end a streak: written in prose ("one four zero zero
+            # Smith Street"), the word after them is the copy's, not a parting word
+            if not spelled:
+                streak = 0
+            elif char is not None and char.isalpha():
+                streak += 1
+            after_spelled = spelled
+            chars.append(token if char is None else char)
+            owners.extend([start + match.start()] * len(chars[-1]))
+        self._streak, self._after_spelled = streak, after_spelled
         self.track.feed(*fold_text_at("".join(chars), owners))
