@@ -254,10 +254,13 @@ class _FakeAddressStore(_FakePiiStore):
         return (PiiValue("address", "1400 Smith Street", "d-address"),) if chunk.id == "c1" else ()
 
 
-def test_an_address_with_its_number_in_digit_words_is_withheld_whole() -> None:
-    # the word after digit words belongs to the value: it is not read as a word parting a spelled copy
+@pytest.mark.parametrize("before", ["", "Sierra Tango ", "Code Alfa Bravo, then "])
+def test_an_address_with_its_number_in_digit_words_is_withheld_whole(before: str) -> None:
+    # the word after digit words belongs to the value, even after NATO words: it is not read as a
+    # word parting a spelled copy
     echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakeAddressStore())
-    response = pipeline("Write to one four zero zero Smith Street please.", echo=echo).answer(retrieval().query)
+    reply = f"Write to {before}one four zero zero Smith Street please."
+    response = pipeline(reply, echo=echo).answer(retrieval().query)
     assert "zero" not in response.text and "Street" not in response.text, response.text
 
 

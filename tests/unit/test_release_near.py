@@ -77,6 +77,15 @@ def test_a_copy_with_edits_clustered_between_six_symbol_stretches_is_followed() 
     assert spans and max(last - first + 1 for first, last in spans) >= 60
 
 
+def test_two_clean_stretches_with_dense_edits_between_them_are_followed() -> None:
+    rng = random.Random(7)
+    chunk = "".join(rng.choice("abcdefghjkmnopqrstuvwxyz") for _ in range(120))
+    # stretches of ten with dense edits between, six edits every fifth symbol cutting each chain:
+    # two matches per chain, little coverage (found by a review: the code before counted them)
+    spans = _reported(chunk, _edited_in_cycles(chunk, (10, 4, 4, 4, 4, 10, 4, 4, 4, 4, 4, 4)))
+    assert spans and max(last - first + 1 for first, last in spans) >= 30
+
+
 def test_a_repeated_word_after_a_dropped_symbol_does_not_cut_the_copy_in_two() -> None:
     chunk = "amoxiciiiinnamepriyaramanphoneggagesegasgasgasbudgetpeniciiiinscanprescribed"
     answer = "amoxiciiiinnamepsiyaramanhponeggagesegagasgasbudgeteniciiiinsscanpreschibed"
@@ -87,8 +96,8 @@ def test_a_repeated_word_after_a_dropped_symbol_does_not_cut_the_copy_in_two() -
 
 
 def test_two_common_words_as_far_apart_in_the_answer_as_in_the_chunk_are_not_a_copy() -> None:
-    # "doctor" and "there is" stand 24-25 symbols apart in both: seeds on one diagonal, nothing between
-    chunk = "pleasetaikwithyourdoctorihadactscanwhichshowsthatthereisafiuidcoiiection"
+    # "doctor" and "there is" (13 symbols) stand 29-31 symbols apart: seeds on near diagonals, nothing between
+    chunk = "pleasetaikwithadoctorihadactscanwhichshowsthatthereisafiuidcoiiection"
     answer = "youcanaskyourdoctorfinditappropriateforyouthereisnothingeiseto"
     assert _reported(chunk, answer) == []
 

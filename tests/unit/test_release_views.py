@@ -12,10 +12,12 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragshield.guards.release.escapes import _escape_tail
+from ragshield.guards.release.fold import fold_text_at
 from ragshield.guards.release.spelled import SpelledView
 from ragshield.guards.release.views import _WORDS, Views, letter_differences
 
@@ -146,3 +148,35 @@ def test_the_words_pattern_refuses_exactly_the_tokens_that_may_be_blobs(pieces: 
     text = "".join(token + space for token, space in pieces)
     expected = _UNBOUNDED_WORDS.fullmatch(text) is not None and re.search(r"\S{12,}", text) is None
     assert (_WORDS.fullmatch(text) is not None) == expected
+
+
+class _Symbols:
+    """Records what a view feeds its track (a stand-in track, unit tests only)."""
+
+    def __init__(self) -> None:
+        self.symbols = ""
+
+    def feed(self, symbols: str, owners: object) -> None:
+        self.symbols += symbols
+
+
+@pytest.mark.parametrize(
+    ("answer", "reading"),
+    [
+        # a word or a lone dash between spelled words of a NATO copy is read as nothing
+        ("Alfa Bravo break Charlie One Two break Delta Echo", "abc12de"),
+        ("Alfa Bravo \u2014 Charlie Delta", "abcd"),
+        # followed by anything else, it is the text's own (an address after NATO words)
+        ("Sierra Tango one four zero zero Smith Street", "st1400smithstreet"),
+        # Morse after NATO words keeps its first letter
+        ("Alfa Bravo .- -...", "abab"),
+    ],
+)
+def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
+    for size in (1, 5, len(answer)):  # however the answer is split
+        track = _Symbols()
+        view = SpelledView(track=track)  # type: ignore[arg-type]
+        for start in range(0, len(answer), size):
+            view.feed(answer[start : start + size], start)
+        view.flush()
+        assert track.symbols == fold_text_at(reading, list(range(len(reading))))[0], size

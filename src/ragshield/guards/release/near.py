@@ -12,8 +12,9 @@ diagonal in order.
 
 Five symbols match by chance often ("tions", "ethat"), so a chain counts only once it holds
 either two exact matches of `STRONG` symbols or more (two seeds in a row), or one as long as
-`min_span`, with its seeds covering at least half of the symbols it spans or standing in three
-separate matches; or four separate matches of any length. A phrase the answer shares with a chunk
+`min_span`, with its seeds covering at least half of the symbols it spans, standing in three
+separate matches or matching `_MATCHED_APART` symbols; or four separate matches of any length.
+A phrase the answer shares with a chunk
 plus a chance seed nearby is not a copy, nor are two common words ("doctor ... there is") that
 happen to stand as far apart in both; a copy whose edits leave clean stretches of only five
 symbols (four separate matches) or cluster between six-symbol stretches (three) still counts.
@@ -60,6 +61,9 @@ _FIRST, _LAST, _OUT, _START_RAW, _RUN, _STRONG, _MATCHED, _GROUPS = range(8)
 _COUNTED = 2
 _GROUPS_APART = 3  # separate matches that make a chain count however little of its span they cover
 _WEAK_GROUPS = 4  # separate matches that make a chain count with no match of `STRONG` symbols
+# matched symbols that make two exact matches count however far apart (two clean stretches of 8
+# with dense edits between; two common words, "doctor" and "there is", match 13)
+_MATCHED_APART = 16
 _KEY_BITS = 41
 
 
@@ -147,10 +151,13 @@ class NearTrack:
                 chain[_GROUPS] += run == 1
                 chain[_LAST], chain[_OUT], chain[_RUN] = position, out, run
             span = chain[_LAST] - chain[_FIRST] + 1
-            groups = chain[_GROUPS]
+            groups, matched = chain[_GROUPS], chain[_MATCHED]
             if span >= min_span and (
                 groups >= _WEAK_GROUPS
-                or (chain[_STRONG] >= _COUNTED and (2 * chain[_MATCHED] >= span or groups >= _GROUPS_APART))
+                or (
+                    chain[_STRONG] >= _COUNTED
+                    and (2 * matched >= span or groups >= _GROUPS_APART or matched >= _MATCHED_APART)
+                )
             ):
                 source = self.table.sources[packed >> POSITION_BITS]
                 self.sink.run(source, chain[_FIRST], chain[_LAST], chain[_START_RAW], end_raw)

@@ -56,6 +56,7 @@ class SpelledView(HoldingView):
     _recent_offset: int = 0
     _streak: int = 0  # NATO letter words read so far in a row (one parting word between words allowed)
     _after_spelled: bool = False  # the last token read was a NATO or digit word
+    _pending: tuple[str, int] | None = None  # a word or dash after one, kept until the next token shows what it is
 
     def _cut(self, text: str) -> int:
         # hold the last, maybe unfinished token (unless it is too long to be one); `str.split`
@@ -78,7 +79,7 @@ class SpelledView(HoldingView):
             self._recent = ""
         chars: list[str] = []
         owners: list[int] = []
-        streak, after_spelled = self._streak, self._after_spelled
+        streak, after_spelled, pending = self._streak, self._after_spelled, self._pending
         for match in _TOKEN.finditer(text):
             token = match.group()
             morse = token[0] in MORSE_MARKS
@@ -91,19 +92,24 @@ class SpelledView(HoldingView):
             else:
                 char = _SPELLED.get(token.lower())
             spelled = not morse and char is not None
-            if not spelled and after_spelled and streak >= 2:
-                # one word ("break", "space") or a lone dash between the words of a copy spelled in
-                # NATO words parts them: read as nothing, so the copy's letters stay one run
-                after_spelled = False
+            if pending is not None:
+                # one word ("break", "space") or a lone dash between two spelled words of a copy
+                # spelled in NATO words parts them: read as nothing, so the letters stay one run;
+                # followed by anything else it is the text's own ("... zero zero Smith Street")
+                if not spelled:
+                    chars.append(pending[0])
+                    owners.extend([pending[1]] * len(pending[0]))
+                    streak = 0
+                pending = None
+            elif after_spelled and streak >= 2 and ((not morse and char is None) or (morse and len(token) == 1)):
+                pending, after_spelled = (token, start + match.start()), False
                 continue
-            # digit words neither make nor end a streak: written in prose ("one four zero zero
-            # Smith Street"), the word after them is the copy's, not a parting word
             if not spelled:
                 streak = 0
             elif char is not None and char.isalpha():
-                streak += 1
+                streak += 1  # NATO letter words make the streak; digit words keep it
             after_spelled = spelled
             chars.append(token if char is None else char)
             owners.extend([start + match.start()] * len(chars[-1]))
-        self._streak, self._after_spelled = streak, after_spelled
+        self._streak, self._after_spelled, self._pending = streak, after_spelled, pending
         self.track.feed(*fold_text_at("".join(chars), owners))
