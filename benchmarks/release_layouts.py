@@ -51,6 +51,10 @@ def nato_parted(text: str, parting: str, rng: random.Random) -> str:
     return re.sub(r" (?:/|\||//) |\n", parting, encode(text, "nato", rng))
 
 
+def _symbols(text: str) -> int:
+    return len(text_symbols(text))
+
+
 def _spelled_words(text: str) -> int:
     return sum(token.lower().replace("-", "") in _NATO_WORDS for token in re.findall(r"[A-Za-z-]+", text))
 
@@ -78,7 +82,7 @@ def released_share(chunks: list, layout: str, rng: random.Random) -> float:
         measure = _spelled_words
     else:
         copy = edited_in_cycles(chunks[0].text, tuple(int(n) for n in layout.split("-")), rng)
-        measure = lambda text: len(text_symbols(text))  # noqa: E731
+        measure = _symbols
     retriever = _FixedRetriever(chunks)
     retriever.hits = tuple(ScoredChunk(chunk, 0.9 - 0.1 * i, i) for i, chunk in enumerate(chunks))
     guard = ContextEchoGuard(settings=EchoSettings(unnatural=False))

@@ -14,12 +14,11 @@ Five symbols match by chance often ("tions", "ethat"), so a chain counts only on
 either two exact matches of `STRONG` symbols or more (two seeds in a row), or one as long as
 `min_span`, with its seeds covering at least half of the symbols it spans, standing in three
 separate matches or matching `_MATCHED_APART` symbols; or four separate matches of any length.
-A phrase the answer shares with a chunk
-plus a chance seed nearby is not a copy, nor are two common words ("doctor ... there is") that
-happen to stand as far apart in both; a copy whose edits leave clean stretches of only five
-symbols (four separate matches) or cluster between six-symbol stretches (three) still counts.
-The five-symbol seeds carry a chain across the densest edits and to the copy's first and last
-edited words, where six-symbol seeds would find nothing.
+A phrase the answer shares with a chunk plus a chance seed nearby is not a copy, nor are two
+common words ("doctor ... there is") that happen to stand as far apart in both; a copy whose edits
+leave clean stretches of only five symbols (four separate matches) or cluster between six-symbol
+stretches (three) still counts. The five-symbol seeds carry a chain across the densest edits and
+to the copy's first and last edited words, where six-symbol seeds would find nothing.
 
 A counted chain spanning at least `min_span` chunk symbols is reported to the `RunSink` like an
 exact run (source positions from its first to its last seed), so the allowance counts the chunk's
@@ -50,13 +49,13 @@ def near_table() -> GramTable:
     return GramTable(Q, probed=False)
 
 
-# a chain is a list [first, last, out, start_raw, run, strong, matched, groups]: the source position of its
-# first symbol, of its last seed's last symbol, the output symbol index (over the whole stream) of
-# that seed's last symbol, the raw offset where its first seed starts, the seeds in a row ending
-# with the last one, the exact matches of `STRONG` symbols or more it holds (`_COUNTED` once it
-# counts), the output symbols its seeds cover, and its separate matches (runs of seeds); chains
-# are keyed by source and diagonal as one int (`_KEY_BITS` above the diagonal: a diagonal is far
-# smaller than 2**40 either way)
+# a chain is a list [first, last, out, start_raw, run, strong, matched, groups]: the source
+# position of its first symbol, of its last seed's last symbol, the output symbol index (over the
+# whole stream) of that seed's last symbol, the raw offset where its first seed starts, the seeds
+# in a row ending with the last one, the exact matches of `STRONG` symbols or more it holds
+# (`_COUNTED` once it counts), the output symbols its seeds cover, and its separate matches (runs
+# of seeds); chains are keyed by source and diagonal as one int (`_KEY_BITS` above the diagonal: a
+# diagonal is far smaller than 2**40 either way)
 _FIRST, _LAST, _OUT, _START_RAW, _RUN, _STRONG, _MATCHED, _GROUPS = range(8)
 _COUNTED = 2
 _GROUPS_APART = 3  # separate matches that make a chain count however little of its span they cover
@@ -145,8 +144,11 @@ class NearTrack:
                     del chains[key + shift]
                     chains[key] = chain
                 run = chain[_RUN] + 1 if not shift and out - chain[_OUT] == 1 else 1
-                if run + q - 1 == STRONG or run + q - 1 == min_span:  # one more exact match (or a long one)
-                    chain[_STRONG] = min(_COUNTED, chain[_STRONG] + (1 if run + q - 1 == STRONG else _COUNTED))
+                exact = run + q - 1  # symbols of the exact match this seed ends
+                if exact == STRONG:
+                    chain[_STRONG] += 1
+                if exact == min_span:  # one exact match as long as an exact run counts alone
+                    chain[_STRONG] = _COUNTED
                 chain[_MATCHED] += min(q, out - chain[_OUT])
                 chain[_GROUPS] += run == 1
                 chain[_LAST], chain[_OUT], chain[_RUN] = position, out, run

@@ -99,7 +99,6 @@ class SpelledView(HoldingView):
                 if not spelled:
                     chars.append(pending[0])
                     owners.extend([pending[1]] * len(pending[0]))
-                    streak = 0
                 pending = None
             elif after_spelled and streak >= 2 and ((not morse and char is None) or (morse and len(token) == 1)):
                 pending, after_spelled = (token, start + match.start()), False
