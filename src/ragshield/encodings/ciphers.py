@@ -2,7 +2,8 @@
 
 `reversed`, `rot13`, `rot47` and `atbash` are their own inverses, so they decode exactly on any
 text. `caesar` draws its shift (1..25) at random and `leetspeak` a random subset of its digit rules,
-so neither decodes without knowing what was drawn.
+so neither decodes without knowing what was drawn. `shift_keys` (not a view) types a text one key
+to the side on a US QWERTY keyboard, a cipher puzzles and attackers use.
 """
 
 from __future__ import annotations
@@ -48,6 +49,27 @@ def rot47(text: str, rng: random.Random) -> str:
     """Printable ASCII except the space (U+0021..U+007E) rotated by 47 (its own inverse)."""
     del rng
     return text.translate(_ROT47)
+
+
+# the rows of a US QWERTY keyboard, unshifted and shifted: a key's neighbour on its row
+KEYBOARD_ROWS: tuple[str, ...] = ("`1234567890-=", "qwertyuiop[]\\", "asdfghjkl;'", "zxcvbnm,./")
+KEYBOARD_ROWS += ("~!@#$%^&*()_+", "QWERTYUIOP{}|", 'ASDFGHJKL:"', "ZXCVBNM<>?")
+
+
+def _key_table(by: int) -> dict[int, str]:
+    return {ord(row[i]): row[i + by] for row in KEYBOARD_ROWS for i in range(len(row)) if 0 <= i + by < len(row)}
+
+
+_KEYS_RIGHT, _KEYS_LEFT = _key_table(1), _key_table(-1)
+
+
+def shift_keys(text: str, by: int) -> str:
+    """`text` typed with each hand one key to the right (`by` = 1) or left (-1) on a US QWERTY
+    keyboard ("hello" -> "jr;;p" to the right); a key at the row's end, and what is not on the
+    keyboard, stay as they are. Shifting by -1 undoes a shift by 1, except at the rows' ends."""
+    if by not in (1, -1):
+        raise ValueError(f"shift_keys shifts by 1 or -1, not {by}")
+    return text.translate(_KEYS_RIGHT if by == 1 else _KEYS_LEFT)
 
 
 _ATBASH = str.maketrans(

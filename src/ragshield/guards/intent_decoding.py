@@ -15,6 +15,11 @@ The gate is narrow, because every decoded form costs one more embedding:
   of five different words or more, half of all the words from the first of them to the last (a
   plain question around it, or padding after it, does not hide it). That span is decoded as a
   whole (a whole-text reversal gives the words back in order);
+* **token ciphers** (ROT47, and a text typed one key to the right on a US QWERTY keyboard), which
+  turn letters into punctuation and digits too: the same gate, token by token (a token's word is
+  its ASCII letters once the punctuation and digits around them are dropped);
+* **Braille**: a run of eight cells or more (grade 1; `ragshield.encodings.braille`) that reads as
+  two known words or more;
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
   are UTF-8 text of three words or more (or six Chinese, Japanese or Korean characters in a
   row), every character printable; UTF-16 little-endian text (PowerShell's `-EncodedCommand`)
@@ -55,7 +60,11 @@ the 25 shifts cost one lookup per word; shifting every word 25 times cost 1 ms a
 keyed ciphers (Vigenère), acrostics, letters as alphabet positions (A=1), Ascii85, uuencode, rail
 fences, a hexdump with offsets, leetspeak with reversal, NATO words with one mark throughout
 (no wider gap between words), binary or decimal codes set apart by `_`, five-digit codes (CJK),
-code points in `0x` hex, and the other views of `ragshield.encodings`.
+code points in `0x` hex, text typed one key to the left (a, q and z have no key to their left, so
+"all" comes out "akk") or on another layout than US QWERTY (Russian or Hebrew typed on Latin keys),
+contracted or non-English Braille, and the other views of `ragshield.encodings`. Invisible
+characters (zero-width spaces, soft hyphens, tag characters) are not this module's: the guard reads
+a query without them first (`intent_features.visible_text`).
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
@@ -75,11 +84,14 @@ in `intent_escapes`.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from functools import cache, partial
 
 from ragshield.encodings import ViewDecodeError, decode
-from ragshield.encodings.ciphers import shift_letters
+from ragshield.encodings.braille import unbraille
+from ragshield.encodings.ciphers import DECODERS as CIPHER_DECODERS
+from ragshield.encodings.ciphers import shift_keys, shift_letters
 from ragshield.guards.intent_code_runs import codes_decoded
 from ragshield.guards.intent_escapes import escapes_decoded
 from ragshield.guards.intent_vocabulary import WORD, known_words, plain_text, printable, vocabulary_words
@@ -88,6 +100,16 @@ from ragshield.guards.intent_vocabulary import WORD, known_words, plain_text, pr
 _LETTER_READINGS: tuple[Callable[[str], str], ...] = (partial(decode, view="reversed"), partial(decode, view="atbash"))
 # a Caesar shift by n (ROT13 is n = 13) read back: shifted by -n
 _CAESAR_READINGS: dict[int, Callable[[str], str]] = {n: partial(shift_letters, shift=-n) for n in range(1, 26)}
+# ciphers that turn letters into punctuation and digits too, so their words are read token by token:
+# ROT47, and a text typed one key to the right (read back one to the left). Typed one key to the left
+# is not read: a key at a row's start (a, q, z) stays itself, so "all" comes out "akk"
+_TOKEN_READINGS: tuple[Callable[[str], str], ...] = (CIPHER_DECODERS["rot47"], partial(shift_keys, by=-1))
+_TOKEN = re.compile(r"\S+")
+_NOT_LETTERS = string.punctuation + string.digits  # what may stand around a token's word
+_BRAILLE_CELL = re.compile(r"[\u2800-\u28ff]")
+# a run of Braille cells (spaces between them), eight cells or more
+_BRAILLE_RUN = re.compile(r"[\u2800-\u28ff](?: {0,3}[\u2800-\u28ff]){7,}+")
+_MIN_BRAILLE_WORDS = 2  # known words a Braille run must read as (as a code run)
 _MIN_ENCODED_WORDS = 3
 _MIN_SPANNED_WORDS = 5  # encoded words a cipher needs to be judged on its own span (`_letters_decoded`)
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
@@ -155,7 +177,41 @@ def _letters_decoded(text: str) -> str:
     return text
 
 
-def _cipher_gate(text: str, words: list[re.Match[str]], unknown: int) -> bool:
+def _token_word(token: str) -> str | None:
+    """The word a token stands for (lower case), punctuation around it dropped; or None."""
+    word = token.strip(_NOT_LETTERS)
+    return word.lower() if len(word) >= 3 and word.isascii() and word.isalpha() else None
+
+
+def _tokens_decoded(text: str) -> str:
+    """`text` with its span of tokens in ROT47 or typed one key aside decoded, or `text` as it is:
+    the letter ciphers' gate, with a token that is no known word as an unknown word."""
+    known = known_words()
+    unknown = [m for m in _TOKEN.finditer(text) if _token_word(m.group(0)) not in known]
+    if len(unknown) < _MIN_ENCODED_WORDS:
+        return text
+    for read in _TOKEN_READINGS:
+        words = [m for m in unknown if _token_word(read(m.group(0))) in known]
+        if len(words) >= _MIN_ENCODED_WORDS and _cipher_gate(text, words, len(unknown), _TOKEN):
+            start, end = words[0].start(), words[-1].end()
+            return text[:start] + read(text[start:end]) + text[end:]
+    return text
+
+
+def _braille_decoded(text: str) -> str:
+    """`text` with each run of Braille cells that reads as words (`_MIN_BRAILLE_WORDS` of the
+    vocabulary) read as letters, digits and punctuation."""
+    if _BRAILLE_CELL.search(text) is None:
+        return text
+
+    def read(match: re.Match[str]) -> str:
+        decoded = unbraille(match.group(0))
+        return decoded if vocabulary_words(decoded) >= _MIN_BRAILLE_WORDS else match.group(0)
+
+    return _BRAILLE_RUN.sub(read, text)
+
+
+def _cipher_gate(text: str, words: list[re.Match[str]], unknown: int, word: re.Pattern[str] = WORD) -> bool:
     """Half of the query's `unknown` words are `words` (one cipher's); or, for a cipher of five
     different words or more, half of all the words from its first encoded word to the last: plain
     words around it (a question, padding) do not hide it, while the few words of a long message
@@ -164,7 +220,7 @@ def _cipher_gate(text: str, words: list[re.Match[str]], unknown: int) -> bool:
     if 2 * len(words) >= unknown:
         return True
     different = len({match.group(0).lower() for match in words})
-    spanned = sum(1 for _ in WORD.finditer(text, words[0].start(), words[-1].end()))
+    spanned = sum(1 for _ in word.finditer(text, words[0].start(), words[-1].end()))
     return different >= _MIN_SPANNED_WORDS and 2 * different >= spanned
 
 
@@ -216,9 +272,11 @@ def _blob_decoded(text: str, nested: int = _NESTED) -> str:
 
 
 def decoded_form(text: str) -> str | None:
-    """`text` with the command it hides decoded (escapes, binary, decimal, Morse or NATO runs, then
-    base64, URL-safe base64, base32 or hex blobs, one blob inside another, then reversed, Atbash or
-    Caesar-shifted words), or None when it hides none (the common case: no second embedding).
-    A run or blob that does not decode stays as it is."""
-    decoded = _letters_decoded(_blob_decoded(codes_decoded(escapes_decoded(text))))
+    """`text` with the command it hides decoded (escapes, Braille, binary, decimal, Morse or NATO
+    runs, then base64, URL-safe base64, base32 or hex blobs, one blob inside another, then reversed,
+    Atbash or Caesar-shifted words, then ROT47 or keys typed one to the right), or None when it
+    hides none (the common case: no second embedding). A run or blob that does not decode stays
+    as it is."""
+    decoded = _blob_decoded(codes_decoded(_braille_decoded(escapes_decoded(text))))
+    decoded = _tokens_decoded(_letters_decoded(decoded))
     return None if decoded == text else decoded

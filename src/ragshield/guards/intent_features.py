@@ -65,6 +65,55 @@ _LOOKALIKES = str.maketrans(
 _LATIN = re.compile(r"[a-zA-Z]")
 
 
+# Unicode's format characters (category Cf): invisible, so a client can put them between the letters
+# of a command ("p\u200br\u200bi\u200bn\u200bt") to hide its words from the embedders;
+# `test_the_invisible_class_is_every_format_character` checks this list against `unicodedata`
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+_JOINERS = "\u200c\u200d"
+_TAG_START, _TAG_END, _TAG_CANCEL = 0xE0020, 0xE007E, 0xE007F
+_BLACK_FLAG = "\U0001f3f4"  # a flag of a subdivision is this flag, tag letters and a cancel tag
+# scripts whose words a joiner never joins: beside their letters a joiner only hides (it joins
+# letters in Arabic and Indic scripts, and emoji)
+_UNJOINED = ("LATIN", "CYRILLIC", "GREEK", "CJK", "HIRAGANA", "KATAKANA", "HANGUL", "DIGIT")
+
+
+def _unjoined(char: str) -> bool:
+    return (char.isascii() and char.isalnum()) or unicodedata.name(char, "").startswith(_UNJOINED)
+
+
+def visible_text(text: str) -> str:
+    """`text` as a reader sees it: format characters (zero-width spaces, soft hyphens, word joiners,
+    byte-order marks, direction marks) dropped, tag characters (U+E0020..U+E007E, which mirror
+    ASCII and which people do not see but language models read: "ASCII smuggling") read as the
+    ASCII they mirror, except in a subdivision flag; a zero-width (non-)joiner is kept between two
+    characters of a script it joins (Persian, Hindi, emoji sequences). Returns `text` itself when
+    it holds no format character (the common case)."""
+    if _INVISIBLE.search(text) is None:
+        return text
+    out: list[str] = []
+    in_flag = False
+    for i, char in enumerate(text):
+        code = ord(char)
+        if _TAG_START <= code <= _TAG_CANCEL:
+            in_flag = in_flag or (out[-1:] == [_BLACK_FLAG])
+            if not in_flag and code <= _TAG_END:
+                out.append(chr(code - 0xE0000))
+            in_flag = in_flag and code != _TAG_CANCEL
+            continue
+        in_flag = False
+        if _INVISIBLE.match(char) is None:
+            out.append(char)
+        elif char in _JOINERS and 0 < i < len(text) - 1:
+            before, after = text[i - 1], text[i + 1]
+            if not (_unjoined(before) or _unjoined(after) or _INVISIBLE.match(before) or _INVISIBLE.match(after)):
+                out.append(char)
+    return "".join(out)
+
+
 def join_letters(text: str) -> str:
     """`text` with letters split by marks joined ("r.e.p.e.a.t" -> "repeat") and a spaced-out
     text whose words stand wider apart read word by word ("S H O W   T H E   T E X T" -> "SHOW

@@ -52,7 +52,7 @@ import numpy as np
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_decoding import decoded_form
-from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
+from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of, visible_text
 
 FORMAT = "ragshield.intent-model/1"
 MODEL_RESOURCE = "intent_model.json"
@@ -220,9 +220,12 @@ class IntentModel:
         return out
 
     def _second_reading(self, text: str) -> str | None:
-        """The text `with_readable_forms` scores again: decoded, then in plain letters; or None."""
-        decoded = decoded_form(text)
-        return readable_form(decoded or text, self.feature_version) or decoded
+        """The text `with_readable_forms` scores again: its invisible characters dropped or read
+        (`visible_text`), decoded, then in plain letters; or None."""
+        visible = visible_text(text)
+        decoded = decoded_form(visible)
+        readable = readable_form(decoded or visible, self.feature_version)
+        return readable or decoded or (visible if visible != text else None)
 
     # -- persistence ------------------------------------------------------------------------
 
