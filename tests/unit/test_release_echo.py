@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragshield.encodings import DECODABLE_VIEWS, decode, encode
+from ragshield.encodings.braille import braille, unbraille
 from ragshield.errors import ConfigError
 from ragshield.generators.scripted import ScriptedGenerator
 from ragshield.guards.base import WITHHELD_MARKER, Defense
@@ -420,3 +421,15 @@ def test_an_email_address_is_withheld_in_fullwidth_too(view: str) -> None:
     reply = encode("Write to jsmith@springfield-clinic.org today.", view, random.Random(1))
     response = pipeline(reply, echo=echo).answer(retrieval().query)
     assert "springfieldclinic" not in text_symbols(response.text), view
+
+
+@pytest.mark.parametrize("delta", [1, 3, 7])
+def test_a_copy_written_in_braille_is_contained(delta: int) -> None:
+    """Grade-1 Braille cells fold to the letters they spell, so a record spelled in Braille is
+    matched like the record; its digits (a number sign, then a to j) are not followed."""
+    encoded = braille(RECORD, random.Random(0))
+    assert longest_copied_words(unbraille(encoded)) > ALLOWANCE  # the check can fail
+    response = pipeline(f"Sure: {encoded} Bye.", delta_chars=delta).answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text
+    for part in response.text.split(WITHHELD_MARKER):
+        assert longest_copied_words(unbraille(part)) <= ALLOWANCE, part

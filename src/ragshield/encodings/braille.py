@@ -36,6 +36,13 @@ def is_braille(char: str) -> bool:
     return "\u2800" <= char <= "\u28ff"
 
 
+def braille_letter(cell: str) -> str:
+    """The lower-case letter a Braille cell spells, or "" (a sign, punctuation, a blank or a cell
+    that is no letter). A digit is the letter a..j it shares a cell with."""
+    read = _READ.get(cell, "")
+    return read if read.isalpha() else ""
+
+
 def braille(text: str, rng: random.Random) -> str:
     """`text` in grade-1 Braille cells; spaces as spaces; characters without a cell stay as they are."""
     del rng

@@ -8,7 +8,9 @@ copy matches whatever case, separators, look-alikes or leetspeak the answer wrot
   Greek, Armenian, Cherokee, APL and symbol look-alikes of ASCII letters and digits) completed by the
   canary matcher's table for the few look-alikes Unicode pairs only with other non-ASCII letters,
   NFKD (fullwidth, mathematical and circled letters, ligatures; accents split off and dropped), tag characters and
-  regional indicators to their letters, then casefolding. Everything that is not a letter or digit
+  regional indicators to their letters, grade-1 Braille cells to the letters they spell (a digit
+  cell after the number sign reads as its letter, a to j: per character, the sign cannot be followed),
+  then casefolding. Everything that is not a letter or digit
   folds to nothing (spaces, punctuation, zero-width and format characters, combining marks).
   Letters of other scripts (Chinese, Cyrillic words that are not look-alikes) stay themselves.
 * the `text` alphabet (`fold_text`) then folds leetspeak: digits and the symbols leetspeak uses to
@@ -31,6 +33,7 @@ from importlib.resources import files
 from itertools import compress
 from typing import Any
 
+from ragshield.encodings.braille import braille_letter, is_braille
 from ragshield.guards.canary.confusables import CONFUSABLES as CANARY_LOOKALIKES
 
 _LATIN_NAME = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: |$)")
@@ -72,6 +75,8 @@ def fold_char(char: str) -> str:
     """The letters and digits one character stands for (usually one character, often none)."""
     if char.isascii():
         return char.lower() if char.isalnum() else ""
+    if is_braille(char):  # a Braille cell is the letter it spells; signs and punctuation cells are nothing
+        return braille_letter(char)
     latin = _LATIN_NAME.match(unicodedata.name(char, ""))
     if latin is not None:  # a Latin letter's name says which letter it is (`V WITH HOOK` is v)
         return latin.group(1).lower()
