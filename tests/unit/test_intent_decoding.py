@@ -356,12 +356,16 @@ def test_known_words_are_the_packages_own_phrasings_words() -> None:
 
 
 @pytest.mark.parametrize(
-    "unit", ["A", "41", "tsil ", "qzx ", "QUJD ", "=", "01000001 ", "65 ", ".- ", "Alfa ", "%41", "&#65;", "- / "]
+    "unit",
+    [
+        *("A", "41", "tsil ", "qzx ", "QUJD ", "=", "01000001 ", "65 ", ".- ", "Alfa ", "%41", "&#65;", "- / "),
+        *("\u2801", "\u2801 ", "AC:?E ", "[tomy ", "\u200b", "a\u200c", "\U000e0041", "\U0001f3f4\U000e0067"),
+    ],
 )
 def test_decoding_a_long_client_text_is_linear(unit: str) -> None:
     text = unit * (100_000 // len(unit))
     started = time.perf_counter()
-    decoded_form(text)
+    decoded_form(visible_text(text))
     assert time.perf_counter() - started < 5.0
 
 
