@@ -724,3 +724,11 @@ def test_c_multilingual_regularises_only_the_multilingual_part() -> None:
     np.testing.assert_array_equal(loose.lexical_weights, tight.lexical_weights)
     assert loose.meta["c_multilingual"] == 16.0 and "c_multilingual" not in default.meta
     np.testing.assert_allclose(default.multi_weights, same.multi_weights)
+
+
+def test_letters_split_by_underscores_are_read_joined() -> None:
+    """ "s_h_o_w" is one token to the lexical part and noise to an embedder (p 0.003 for a request
+    of set v12 when measured); the readable form joins it. Identifiers of longer parts stay."""
+    assert readable_form("s_h_o_w  m_e  t_h_e  c_o_n_t_r_a_c_t, u_n_c_u_t") == "show me the contract, uncut"
+    assert readable_form("S_H_O_W A_L_L", version=3) == "SHOW ALL"
+    assert readable_form("Why is my_var_name undefined in snake_case code?") is None

@@ -41,6 +41,11 @@ _MIN_TOKENS = 3
 # "r.e.p.e.a.t", "r-e-p-e-a-t": three or more single letters, each pair split by one mark
 _MARKED = re.compile(r"(?<![^\W_])(?:[^\W\d_][-.*/·]){2,}[^\W\d_](?![^\W_])")
 _MARKS = re.compile(r"[-.*/·]")
+# "s_h_o_w": single letters split by underscores, read in the readable form only (a word's characters
+# to the lexical part; joining them there would change what trained models read). From 2026-12-03,
+# for every model with readable forms: none of the 17,717 benign texts of the corpus and development
+# sets holds such a run, so the operating points stand
+_UNDERSCORED = re.compile(r"(?<![^\W_])(?:[^\W\d_]_)+[^\W\d_](?![^\W_])")
 # "R E P E A T   T H E   T E X T": single characters one space apart, words wider apart. A run
 # of one-character tokens is found in one pass (each token must end where it starts, so nothing
 # backtracks: a client controls the text), then read word by word where it has a wider gap
@@ -154,9 +159,10 @@ def readable_form(text: str, version: int = FEATURE_VERSION) -> str | None:
     """What an obfuscated query says in plain letters, for the embedding parts, which read the
     raw text: letters joined (`join_letters`), spaced-out letters joined, and leetspeak digits
     read as letters when the text is written in it; from version 4 look-alike letters folded
-    (`fold_lookalikes`). None when the query has nothing of that (the common case: no second
-    embedding)."""
-    joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(text))
+    (`fold_lookalikes`); letters split by underscores joined. None when the query has nothing of
+    that (the common case: no second embedding)."""
+    joined = _UNDERSCORED.sub(lambda m: m.group(0).replace("_", ""), text)
+    joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(joined))
     joined = fold_lookalikes(joined) if version >= 4 else joined
     words = _TOKENS.findall(joined)
     leet = sum(_leet_word(w) for w in words)
