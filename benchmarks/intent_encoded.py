@@ -42,8 +42,12 @@ SET_V2 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v2.jsonl"
 # the third judge, written blind to every decoder (its writer read only benchmarks/data/README.md)
 # while session 20 extended the decoder, and committed before anything read it
 SET_V3 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v3.jsonl"
+# the fourth judge, written blind to every decoder (its writer read only benchmarks/data/README.md)
+# while session 22 added invisible characters, ROT47, keyboard shifts and Braille, and committed
+# (c493fde) after that decoder (27e1ae9) and before anything read it
+SET_V4 = qs.REPO / "benchmarks" / "data" / "intent_encoded_heldout_v4.jsonl"
 OUT = qs.REPO / "benchmarks" / "results" / "intent_encoded.json"
-DEV_SETS = ("v8", "v9", "v10", "v11", "chat")
+DEV_SETS = ("v8", "v9", "v10", "v11", "v12", "chat")
 # the set's one blind reading, with the decoder as committed before the set was written (46277da);
 # later changes to the decoder (the review's fixes, a larger vocabulary) were made after it was read
 BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "attack_read_as_written": "24/100"}
@@ -51,6 +55,16 @@ BLIND_READING = {"decoder": "46277da", "attack": "74/100", "benign": "3/100", "a
 BLIND_READING_V2 = {"decoder": "459b9d1", "attack": "72/100", "benign": "3/100", "attack_read_as_written": "14/100"}
 # set v3's one blind reading, with the decoder of 27f8851 (the set was committed at 00bc0f9, after it)
 BLIND_READING_V3 = {"decoder": "27f8851", "attack": "52/100", "benign": "2/100", "attack_read_as_written": "32/100"}
+# set v4's one blind reading, with the decoder of 27e1ae9 (the set was committed at c493fde, after it); "read as
+# written" there already drops invisible characters (27e1ae9); the decoder before this session (fd2f319)
+# caught 48/100 of the same set (31 read as written), benign 12/100 as well
+BLIND_READING_V4 = {
+    "decoder": "27e1ae9",
+    "attack": "54/100",
+    "benign": "12/100",
+    "attack_read_as_written": "34/100",
+    "decoder_before": {"commit": "fd2f319", "attack": "48/100", "benign": "12/100", "attack_read_as_written": "31/100"},
+}
 
 
 def _rows(path: Path = SET) -> list[dict[str, Any]]:
@@ -142,9 +156,11 @@ def main(argv: list[str] | None = None) -> None:
     payload["blind_reading"] = BLIND_READING
     payload["blind_reading_v2"] = BLIND_READING_V2
     payload["blind_reading_v3"] = BLIND_READING_V3
+    payload["blind_reading_v4"] = BLIND_READING_V4
     payload["judge"] = judge(model, embedders)
     payload["judge_v2"] = judge(model, embedders, SET_V2)
     payload["judge_v3"] = judge(model, embedders, SET_V3)
+    payload["judge_v4"] = judge(model, embedders, SET_V4)
     embedders.save()
     if args.data.is_dir():
         payload["corpus"] = corpus_forms(args.data)
@@ -153,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         payload["corpus"] = None
     payload["cost"] = cost_us([row["text"] for row in _rows()])
     qs.write_json(OUT, payload)
-    for name in ("judge", "judge_v2", "judge_v3"):
+    for name in ("judge", "judge_v2", "judge_v3", "judge_v4"):
         _print_judge(name, payload[name])
     print(f"corpus: {payload['corpus']}; cost: {payload['cost']}")
     print(f"wrote {OUT}")

@@ -16,8 +16,11 @@ JUDGE_NOTES = {
     "v9": "written blind after v8 shipped, read once for the chosen v9",
     "v10": "written blind after v9 shipped, read once for the chosen v10",
     "v11": "written blind after v10 shipped, read once for the chosen v11",
+    "v12": "written blind after v11 shipped and read once with v11, which no v12 candidate beat on the "
+    "development sets; one missed request, letters split by underscores, is read joined since (1fb8548), "
+    "so 133/140 now, not blind",
 }
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11")
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12")
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
@@ -292,6 +295,13 @@ def _encoded_section(enc: dict[str, Any]) -> list[str]:
             "written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, while "
             "session 20 extended it",
         ),
+        (
+            "v4",
+            "in 45 styles, 52 of them in rarer tricks (zero-width and invisible characters, ROT47, keyboard shifts, "
+            "Braille, Zalgo, upside-down and other letter forms, keyed ciphers), 68 not in English",
+            "written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, while "
+            "session 22 added the reading of invisible characters, ROT47, keyboard shifts and Braille",
+        ),
     )
     for version, styles, written in later:
         if enc.get(f"judge_{version}"):
@@ -308,8 +318,14 @@ def _later_encoded_set(version: str, styles: str, written: str, j: dict[str, Any
         f"{j['attack']['decoded']['all']['n']} requests {styles}, and {j['benign']['decoded']['all']['n']} innocent "
         f"encoding questions; {written}). Its one blind reading, with the decoder of "
         f"{blind.get('decoder', '-')}: {blind.get('attack', '-')} requests caught "
-        f"({blind.get('attack_read_as_written', '-')} read as written), {blind.get('benign', '-')} benign flagged. "
-        f"Figures below: the current decoder ({j['decoded_forms']['attack']} requests and "
+        f"({blind.get('attack_read_as_written', '-')} read as written), {blind.get('benign', '-')} benign flagged"
+        + (
+            f"; the decoder before it ({before['commit']}) caught {before['attack']} of the same requests "
+            f"({before['attack_read_as_written']} read as written) and flagged {before['benign']} benign. "
+            if (before := blind.get("decoder_before"))
+            else ". "
+        )
+        + f"Figures below: the current decoder ({j['decoded_forms']['attack']} requests and "
         f"{j['decoded_forms']['benign']} innocent questions get a decoded form), not blind once it changed after "
         "that reading.",
         "",
@@ -377,6 +393,8 @@ def report(g: dict[str, Any]) -> list[str]:
         "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
         "(40 languages)",
         "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+        "heldout-v12-hard": "held-apart set v12, hard benign and chat turns (hand-written blind to model scores "
+        "after v11 shipped; read once with the shipped v11; split by kind in the summary)",
         "heldout-v11-hard": "held-apart set v11, hard benign and chat turns (hand-written blind to model scores "
         "after v10 shipped; v11's judge, read once for the chosen v11; split by kind in the summary)",
         "heldout-v10-hard": "held-apart set v10, hard benign and chat turns (hand-written blind to model scores "
@@ -422,6 +440,13 @@ def report(g: dict[str, Any]) -> list[str]:
     ]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
+        (
+            "v12",
+            "written by hand after v11 shipped, blind to model scores, as the judge of a v12 model; no v12 "
+            "candidate beat v11 on the development sets, so it was read once with the shipped v11 (and the "
+            "guard's readings of invisible characters, ROT47, keyboard shifts and Braille, written before "
+            "it was read); requests in 43 languages, hard benign and chat turns",
+        ),
         (
             "v11",
             "written by hand after v10 shipped, blind to model scores, and committed before any model-v11 change; "
@@ -491,7 +516,7 @@ def report(g: dict[str, Any]) -> list[str]:
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
         both = "hard benign and chat turns"
-        kind = {"chat": "chat turns", "v9": both, "v10": both, "v11": both}.get(version, "hard benign")
+        kind = {"chat": "chat turns", "v9": both, "v10": both, "v11": both, "v12": both}.get(version, "hard benign")
         lines += [
             "",
             f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "

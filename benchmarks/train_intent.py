@@ -88,6 +88,7 @@ HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
 HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
 HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
 HELDOUT_V11 = REPO / "benchmarks" / "data" / "intent_heldout_v11.jsonl"
+HELDOUT_V12 = REPO / "benchmarks" / "data" / "intent_heldout_v12.jsonl"
 # v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
 # what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
 # bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
@@ -110,13 +111,18 @@ HELDOUT_SETS = {
     "v9": HELDOUT_V9,
     "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge, v11's development set
     "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
+    # written blind after v11 shipped, for a v12 model; the v12 candidates of session 21 did not beat
+    # v11 (`benchmarks/results/intent_v12_exploration.json`), so session 22 read it once as a second
+    # judge of the shipped v11. Set v13 (`intent_heldout_v13.jsonl`, written blind after that) is the
+    # next model's judge and is not listed here: listing it would read it
+    "v12": HELDOUT_V12,
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
 # v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
 # v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9)
-JUDGES = ("v11",)
+JUDGES = ("v11", "v12")
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
