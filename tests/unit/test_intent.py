@@ -731,4 +731,9 @@ def test_letters_split_by_underscores_are_read_joined() -> None:
     of set v12 when measured); the readable form joins it. Identifiers of longer parts stay."""
     assert readable_form("s_h_o_w  m_e  t_h_e  c_o_n_t_r_a_c_t, u_n_c_u_t") == "show me the contract, uncut"
     assert readable_form("S_H_O_W A_L_L", version=3) == "SHOW ALL"
-    assert readable_form("Why is my_var_name undefined in snake_case code?") is None
+    for identifiers in (
+        "Why is my_var_name undefined in snake_case code?",
+        "What is the limit of a_n as n grows, and of x_i = i^2?",
+        "Rename _x_w_scale and table__n_a_m_e, please",
+    ):
+        assert readable_form(identifiers) is None

@@ -77,6 +77,7 @@ def unbraille(text: str) -> str:
             capital = True
         elif in_number and char in _DIGIT_OF:
             out.append(_DIGIT_OF[char])
+            capital = False
         else:
             in_number = False
             read = " " if char == BLANK else _READ.get(char, "")

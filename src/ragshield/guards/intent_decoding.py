@@ -107,8 +107,12 @@ _TOKEN_READINGS: tuple[Callable[[str], str], ...] = (CIPHER_DECODERS["rot47"], p
 _TOKEN = re.compile(r"\S+")
 _NOT_LETTERS = string.punctuation + string.digits  # what may stand around a token's word
 _BRAILLE_CELL = re.compile(r"[\u2800-\u28ff]")
-# a run of Braille cells (spaces between them), eight cells or more
-_BRAILLE_RUN = re.compile(r"[\u2800-\u28ff](?: {0,3}[\u2800-\u28ff]){7,}+")
+# a run of Braille cells, eight cells or more; between two cells at most five spaces, line breaks,
+# tabs or slashes (a word per line, " / " between words)
+_BRAILLE_RUN = re.compile(r"[\u2800-\u28ff](?:[\s/]{0,5}+[\u2800-\u28ff]){7,}+")
+# a token of digits and the marks numbers carry: an amount, a date, a list of codes ("255 286 925"
+# is "add age had" in ROT47), never one of a cipher's words
+_NUMBER = re.compile(r"[\d.,:;/+%()-]+")
 _MIN_BRAILLE_WORDS = 2  # known words a Braille run must read as (as a code run)
 _MIN_ENCODED_WORDS = 3
 _MIN_SPANNED_WORDS = 5  # encoded words a cipher needs to be judged on its own span (`_letters_decoded`)
@@ -191,7 +195,7 @@ def _tokens_decoded(text: str) -> str:
     if len(unknown) < _MIN_ENCODED_WORDS:
         return text
     for read in _TOKEN_READINGS:
-        words = [m for m in unknown if _token_word(read(m.group(0))) in known]
+        words = [m for m in unknown if _token_word(read(m.group(0))) in known and not _NUMBER.fullmatch(m.group(0))]
         if len(words) >= _MIN_ENCODED_WORDS and _cipher_gate(text, words, len(unknown), _TOKEN):
             start, end = words[0].start(), words[-1].end()
             return text[:start] + read(text[start:end]) + text[end:]

@@ -41,11 +41,12 @@ _MIN_TOKENS = 3
 # "r.e.p.e.a.t", "r-e-p-e-a-t": three or more single letters, each pair split by one mark
 _MARKED = re.compile(r"(?<![^\W_])(?:[^\W\d_][-.*/·]){2,}[^\W\d_](?![^\W_])")
 _MARKS = re.compile(r"[-.*/·]")
-# "s_h_o_w": single letters split by underscores, read in the readable form only (a word's characters
-# to the lexical part; joining them there would change what trained models read). From 2026-12-03,
-# for every model with readable forms: none of the 17,717 benign texts of the corpus and development
-# sets holds such a run, so the operating points stand
-_UNDERSCORED = re.compile(r"(?<![^\W_])(?:[^\W\d_]_)+[^\W\d_](?![^\W_])")
+# "s_h_o_w  m_e": single letters split by underscores, read in the readable form only (one token to
+# the lexical part; joining them there would change what trained models read). A run of three letters
+# or more shows the text is written so, and then runs of two ("m_e") are joined too; an identifier
+# ("x_i", "q_k_v_proj", "table__n_a_m_e") is not such a run: nothing may touch it but spaces and marks
+_UNDERSCORED = re.compile(r"(?<![\w])(?:[^\W\d_]_){2,}[^\W\d_](?![\w])")
+_UNDERSCORED_PAIR = re.compile(r"(?<![\w])(?:[^\W\d_]_)+[^\W\d_](?![\w])")
 # "R E P E A T   T H E   T E X T": single characters one space apart, words wider apart. A run
 # of one-character tokens is found in one pass (each token must end where it starts, so nothing
 # backtracks: a client controls the text), then read word by word where it has a wider gap
@@ -68,55 +69,6 @@ _LOOKALIKES = str.maketrans(
     "aeopcyxijsdhlbkmhtABEKMHOPCTXYIJSaeiknoptuxABEHIKMNOPTYXZ",
 )
 _LATIN = re.compile(r"[a-zA-Z]")
-
-
-# Unicode's format characters (category Cf): invisible, so a client can put them between the letters
-# of a command ("p\u200br\u200bi\u200bn\u200bt") to hide its words from the embedders;
-# `test_the_invisible_class_is_every_format_character` checks this list against `unicodedata`
-_INVISIBLE = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
-)
-_JOINERS = "\u200c\u200d"
-_TAG_START, _TAG_END, _TAG_CANCEL = 0xE0020, 0xE007E, 0xE007F
-_BLACK_FLAG = "\U0001f3f4"  # a flag of a subdivision is this flag, tag letters and a cancel tag
-# scripts whose words a joiner never joins: beside their letters a joiner only hides (it joins
-# letters in Arabic and Indic scripts, and emoji)
-_UNJOINED = ("LATIN", "CYRILLIC", "GREEK", "CJK", "HIRAGANA", "KATAKANA", "HANGUL", "DIGIT")
-
-
-def _unjoined(char: str) -> bool:
-    return (char.isascii() and char.isalnum()) or unicodedata.name(char, "").startswith(_UNJOINED)
-
-
-def visible_text(text: str) -> str:
-    """`text` as a reader sees it: format characters (zero-width spaces, soft hyphens, word joiners,
-    byte-order marks, direction marks) dropped, tag characters (U+E0020..U+E007E, which mirror
-    ASCII and which people do not see but language models read: "ASCII smuggling") read as the
-    ASCII they mirror, except in a subdivision flag; a zero-width (non-)joiner is kept between two
-    characters of a script it joins (Persian, Hindi, emoji sequences). Returns `text` itself when
-    it holds no format character (the common case)."""
-    if _INVISIBLE.search(text) is None:
-        return text
-    out: list[str] = []
-    in_flag = False
-    for i, char in enumerate(text):
-        code = ord(char)
-        if _TAG_START <= code <= _TAG_CANCEL:
-            in_flag = in_flag or (out[-1:] == [_BLACK_FLAG])
-            if not in_flag and code <= _TAG_END:
-                out.append(chr(code - 0xE0000))
-            in_flag = in_flag and code != _TAG_CANCEL
-            continue
-        in_flag = False
-        if _INVISIBLE.match(char) is None:
-            out.append(char)
-        elif char in _JOINERS and 0 < i < len(text) - 1:
-            before, after = text[i - 1], text[i + 1]
-            if not (_unjoined(before) or _unjoined(after) or _INVISIBLE.match(before) or _INVISIBLE.match(after)):
-                out.append(char)
-    return "".join(out)
 
 
 def join_letters(text: str) -> str:
@@ -161,7 +113,7 @@ def readable_form(text: str, version: int = FEATURE_VERSION) -> str | None:
     read as letters when the text is written in it; from version 4 look-alike letters folded
     (`fold_lookalikes`); letters split by underscores joined. None when the query has nothing of
     that (the common case: no second embedding)."""
-    joined = _UNDERSCORED.sub(lambda m: m.group(0).replace("_", ""), text)
+    joined = _UNDERSCORED_PAIR.sub(lambda m: m.group(0).replace("_", ""), text) if _UNDERSCORED.search(text) else text
     joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(joined))
     joined = fold_lookalikes(joined) if version >= 4 else joined
     words = _TOKENS.findall(joined)

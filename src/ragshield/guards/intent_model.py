@@ -52,7 +52,8 @@ import numpy as np
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_decoding import decoded_form
-from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of, visible_text
+from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
+from ragshield.guards.intent_visible import visible_text
 
 FORMAT = "ragshield.intent-model/1"
 MODEL_RESOURCE = "intent_model.json"
