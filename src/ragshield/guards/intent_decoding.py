@@ -64,7 +64,7 @@ code points in `0x` hex, text typed one key to the left (a, q and z have no key 
 "all" comes out "akk") or on another layout than US QWERTY (Russian or Hebrew typed on Latin keys),
 contracted or non-English Braille, and the other views of `ragshield.encodings`. Invisible
 characters (zero-width spaces, soft hyphens, tag characters) are not this module's: the guard reads
-a query without them first (`intent_features.visible_text`).
+a query without them first (`intent_visible.visible_text`).
 
 None of the 17,497 benign texts of the training corpus, calibration split, test buckets and
 development sets gets a decoded form; all nine encoded requests among the training rows and
