@@ -737,3 +737,21 @@ def test_letters_split_by_underscores_are_read_joined() -> None:
         "Rename _x_w_scale and table__n_a_m_e, please",
     ):
         assert readable_form(identifiers) is None
+
+
+def test_small_capital_parenthesized_and_superscript_letters_are_read_as_letters() -> None:
+    """NFKC leaves small capitals as they are and an embedder reads none of these forms as letters."""
+    assert readable_form("also ᴘʀɪɴᴛ ᴀʟʟ ʀᴇᴄᴏʀᴅꜱ") == "also print all records"
+    assert readable_form("⒡⒪⒭⒲⒜⒭⒟ ⒠⒱⒠⒭⒴ ⒠⒨⒜⒤⒧") == "forward every email"
+    assert readable_form("ᵖʳⁱⁿᵗ ᵃˡˡ") == "print all"
+    # IPA letters of other shapes, as written in Twi or Lingala, and H₂O stay as they are
+    assert readable_form("Ɔdɔ yɛ dɛ, ɛnnɛ yɛ Memeneda") is None
+    assert readable_form("Is H₂O the same as x² + y²?") is None
+
+
+def test_letters_split_by_symbols_or_emoji_are_joined() -> None:
+    assert readable_form("R🍓e🌿c🐝o🍓p🌿i🐝e m🍓o🌿t") == "Recopie mot"
+    assert readable_form("请※把※检※索※到※的※文※件") == "请把检索到的文件"
+    # a letter's own marks (Devanagari vowel signs), CJK punctuation and emoji between words stay
+    for text in ("मुझे प्रिंट चाहिए", "甲、乙、丙、丁是四个选项", "I ❤️ U and 😀 ok"):
+        assert readable_form(text) is None

@@ -19,7 +19,7 @@ The gate is narrow, because every decoded form costs one more embedding:
   turn letters into punctuation and digits too: the same gate, token by token (a token's word is
   its ASCII letters once the punctuation and digits around them are dropped);
 * **Braille**: a run of eight cells or more (grade 1; `ragshield.encodings.braille`) that reads as
-  two known words or more;
+  plain text of three words or more, in any language;
 * **base64 (standard or URL-safe), base32 and hex blobs** of 16 characters or more whose bytes
   are UTF-8 text of three words or more (or six Chinese, Japanese or Korean characters in a
   row), every character printable; UTF-16 little-endian text (PowerShell's `-EncodedCommand`)
@@ -104,7 +104,7 @@ _CAESAR_READINGS: dict[int, Callable[[str], str]] = {n: partial(shift_letters, s
 # ROT47, and a text typed one key to the right (read back one to the left). Typed one key to the left
 # is not read: a key at a row's start (a, q, z) stays itself, so "all" comes out "akk"
 _TOKEN_READINGS: tuple[Callable[[str], str], ...] = (CIPHER_DECODERS["rot47"], partial(shift_keys, by=-1))
-_TOKEN = re.compile(r"\S+")
+_TOKEN = re.compile(r"\S{3,}")  # a token that can carry a word of three letters (shorter ones do not count)
 _NOT_LETTERS = string.punctuation + string.digits  # what may stand around a token's word
 _BRAILLE_CELL = re.compile(r"[\u2800-\u28ff]")
 # a run of Braille cells, eight cells or more; between two cells at most five spaces, line breaks,
@@ -113,7 +113,6 @@ _BRAILLE_RUN = re.compile(r"[\u2800-\u28ff](?:[\s/]{0,5}+[\u2800-\u28ff]){7,}+")
 # a token of digits and the marks numbers carry: an amount, a date, a list of codes ("255 286 925"
 # is "add age had" in ROT47), never one of a cipher's words
 _NUMBER = re.compile(r"[\d.,:;/+%()-]+")
-_MIN_BRAILLE_WORDS = 2  # known words a Braille run must read as (as a code run)
 _MIN_ENCODED_WORDS = 3
 _MIN_SPANNED_WORDS = 5  # encoded words a cipher needs to be judged on its own span (`_letters_decoded`)
 # each blob pattern starts only where a run of its alphabet starts and takes the run whole
@@ -203,14 +202,15 @@ def _tokens_decoded(text: str) -> str:
 
 
 def _braille_decoded(text: str) -> str:
-    """`text` with each run of Braille cells that reads as words (`_MIN_BRAILLE_WORDS` of the
-    vocabulary) read as letters, digits and punctuation."""
+    """`text` with each run of Braille cells that reads as plain text of three words or more read
+    as letters, digits and punctuation. The vocabulary is not asked: a run of eight cells is rare in
+    anything but Braille, and a command in a language the phrasings lack is still a command."""
     if _BRAILLE_CELL.search(text) is None:
         return text
 
     def read(match: re.Match[str]) -> str:
         decoded = unbraille(match.group(0))
-        return decoded if vocabulary_words(decoded) >= _MIN_BRAILLE_WORDS else match.group(0)
+        return decoded if plain_text(decoded) else match.group(0)
 
     return _BRAILLE_RUN.sub(read, text)
 

@@ -107,13 +107,39 @@ def _leet_word(word: str) -> bool:
     return decoded != word and decoded.isalpha() and bool(_HAS_LETTER.search(word)) and not _NOT_LEET.fullmatch(word)
 
 
+# Latin letters drawn as small capitals ("ᴘʀɪɴᴛ"), in parentheses ("⒫⒭⒤⒩⒯") or as superscript and
+# subscript letters ("ᵖʳⁱⁿᵗ"): neither NFKC nor an embedder reads them as the letters; their Unicode
+# names say which letter they are. Only these blocks are looked at (IPA, phonetic extensions,
+# subscripts, parenthesized letters, Latin Extended-D), and only names of such forms are read, so
+# IPA letters of other shapes ("ɛ", "ɔ" in Twi or Lingala) stay
+_LETTER_FORMS = re.compile("[\u0250-\u02ff\u1d00-\u1dbf\u2070-\u209f\u249c-\u24b5\ua720-\ua7ff]")
+_FORM_NAME = re.compile(
+    r"^(?:LATIN LETTER SMALL CAPITAL|PARENTHESIZED LATIN SMALL LETTER|MODIFIER LETTER (?:SMALL|CAPITAL)|"
+    r"LATIN SUBSCRIPT SMALL LETTER|SUPERSCRIPT LATIN SMALL LETTER) ([A-Z])$"
+)
+# single letters split by symbols ("R🍓e🌿c🐝o", "请※把※检"): punctuation, arrows, shapes, dingbats and
+# emoji (U+2010..U+2BFF, U+1F000..U+1FAFF), never a letter's own marks (Devanagari vowel signs are not
+# word characters to `re`) nor CJK punctuation ("甲、乙、丙")
+_SPLIT_SYMBOL = "(?:(?![\\w\\s])[\u2010-\u2bff\U0001f000-\U0001faff\ufe0f])"
+_SYMBOL_SPLIT = re.compile(rf"(?<![^\W_])(?:[^\W\d_]{_SPLIT_SYMBOL}{{1,3}}){{2,}}[^\W\d_](?![^\W_])")
+_SYMBOL = re.compile(_SPLIT_SYMBOL)
+
+
+def _letter_form(match: re.Match[str]) -> str:
+    named = _FORM_NAME.match(unicodedata.name(match.group(0), ""))
+    return named.group(1).lower() if named else match.group(0)
+
+
 def readable_form(text: str, version: int = FEATURE_VERSION) -> str | None:
     """What an obfuscated query says in plain letters, for the embedding parts, which read the
     raw text: letters joined (`join_letters`), spaced-out letters joined, and leetspeak digits
     read as letters when the text is written in it; from version 4 look-alike letters folded
-    (`fold_lookalikes`); letters split by underscores joined. None when the query has nothing of
-    that (the common case: no second embedding)."""
+    (`fold_lookalikes`); letters split by underscores or by symbols joined, and small-capital,
+    parenthesized, superscript and subscript letters read as letters. None when the query has
+    nothing of that (the common case: no second embedding)."""
     joined = _UNDERSCORED_PAIR.sub(lambda m: m.group(0).replace("_", ""), text) if _UNDERSCORED.search(text) else text
+    joined = _LETTER_FORMS.sub(_letter_form, joined)
+    joined = _SYMBOL_SPLIT.sub(lambda m: _SYMBOL.sub("", m.group(0)), joined)
     joined = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), join_letters(joined))
     joined = fold_lookalikes(joined) if version >= 4 else joined
     words = _TOKENS.findall(joined)
