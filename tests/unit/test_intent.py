@@ -342,7 +342,7 @@ def test_feature_version_3_joins_letters_split_by_marks_and_spaced_words_of_one_
         assert normalise(text) == normalise(text, version=2)
 
 
-@pytest.mark.parametrize("unit", ["a ", "a b  ", "a-", "x.y z  ", "1 "])
+@pytest.mark.parametrize("unit", ["a ", "a b  ", "a-", "x.y z  ", "1 ", "a_", "a\U0001f353", "ab\u203b", "\u1d18"])
 def test_reading_spaced_or_marked_letters_is_linear_in_a_clients_text(unit: str) -> None:
     """A client writes the query: the first `join_letters` backtracked over runs of one-letter
     tokens (0.5 s for 8,000 characters of "a a a ...", quadratic). 100,000 characters would take
