@@ -24,7 +24,8 @@ window) consecutive questions. Attackers: each attack set of `query_sets.py` is 
 to show the policy blocks them (requests answered before the block). `intent-dev-hard` is the
 hardest benign traffic the project has: the hard-benign questions and chat turns of the intent
 model's development sets (v8-v11 and chat; extraction-like words used innocently), so a user made
-of them is the one most likely to be blocked by chance. `--count-at` sets `shield`'s bar for a flag
+of them is the one most likely to be blocked by chance; `intent-v12-hard` is the same kind of
+traffic from held-apart set v12, which the count bar was not chosen on. `--count-at` sets `shield`'s bar for a flag
 to count towards per-user blocking (0: every flag, as before the bar existed).
 
 Writes benchmarks/results/benign_users.json and prints a table; every rate has its n and a 95%
@@ -63,6 +64,15 @@ def dev_hard_set() -> qs.QuerySet:
     texts = [e.text for version in DEV_HARD_SETS for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
     note = "hard-benign questions and chat turns of the intent model's development sets v8-v11 and chat"
     return qs.QuerySet("intent-dev-hard", "benign-stress", texts, note)
+
+
+def judge_hard_set() -> qs.QuerySet:
+    """The benign rows of held-apart set v12, in file order: written blind after intent model v11
+    shipped and read once for its false-positive rate (session 22), never used to choose `shield`'s
+    bar, so a blind check of it."""
+    texts = [e.text for e in ti.heldout(ti.HELDOUT_SETS["v12"]) if e.label == 0]
+    note = "hard-benign questions and chat turns of held-apart set v12 (blind to the count bar)"
+    return qs.QuerySet("intent-v12-hard", "benign-stress", texts, note)
 
 
 def shield_pipeline(scenario: qs.Scenario, index_dir: Path, count_at: float | None = None) -> RagPipeline:
@@ -153,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
     for scenario in scenarios:
         index_dir = args.cache / {"healthcaremagic": "healthcaremagic-600", "enron": "enron-1500"}[scenario.kb]
         rows: dict[str, Any] = dict(previous.get("kbs", {}).get(scenario.kb, {}))
-        for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), dev_hard_set()]:
+        stress = (dev_hard_set(), judge_hard_set())
+        for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), *stress]:
             if args.sets and query_set.name not in args.sets:
                 continue
             limit = args.per_set if query_set.kind.startswith("benign") else args.attack_per_set
