@@ -193,8 +193,9 @@ def _tokens_decoded(text: str) -> str:
     unknown = [m for m in _TOKEN.finditer(text) if _token_word(m.group(0)) not in known]
     if len(unknown) < _MIN_ENCODED_WORDS:
         return text
+    candidates = [m for m in unknown if not _NUMBER.fullmatch(m.group(0))]  # numbers count as unknown only
     for read in _TOKEN_READINGS:
-        words = [m for m in unknown if _token_word(read(m.group(0))) in known and not _NUMBER.fullmatch(m.group(0))]
+        words = [m for m in candidates if _token_word(read(m.group(0))) in known]
         if len(words) >= _MIN_ENCODED_WORDS and _cipher_gate(text, words, len(unknown), _TOKEN):
             start, end = words[0].start(), words[-1].end()
             return text[:start] + read(text[start:end]) + text[end:]
