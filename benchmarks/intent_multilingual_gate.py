@@ -21,7 +21,6 @@ Writes `benchmarks/results/intent_multilingual_gate.json`. Needs ../shared/data 
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -93,16 +92,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    args = parser.parse_args(argv)
-    if not (args.data / "healthcaremagic.jsonl").exists():
-        print(f"skipped: {args.data} (../shared/data) is absent")
-        return
-    result = measure(args.data)
-    qs.write_json(OUT, result)
-    print(table(result))
-    print(f"wrote {OUT}")
+    qs.run_on_data(__doc__, measure, table, OUT, argv)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Writes `benchmarks/results/intent_static_multilingual.json`. Needs ../shared/dat
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import re
@@ -237,21 +236,12 @@ def table(result: dict[str, Any]) -> str:
         lines.append(
             f"| {label} ({row['n_requests']} requests, {row['n_benign']} benign) | " + " | ".join(cells) + " |"
         )
+    lines.append(f"\ncost per text (us, single thread): {result['cost_us_single_thread']}")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    args = parser.parse_args(argv)
-    if not (args.data / "healthcaremagic.jsonl").exists():
-        print(f"skipped: {args.data} (../shared/data) is absent")
-        return
-    result = measure(args.data)
-    qs.write_json(OUT, result)
-    print(table(result))
-    print(f"cost per text (us, single thread): {result['cost_us_single_thread']}")
-    print(f"wrote {OUT}")
+    qs.run_on_data(__doc__, measure, table, OUT, argv)
 
 
 if __name__ == "__main__":

@@ -379,6 +379,29 @@ def write_json(path: Path, payload: object) -> None:
     path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
+def run_on_data(
+    doc: str | None,
+    measure: Callable[[Path], dict[str, Any]],
+    table: Callable[[dict[str, Any]], str],
+    out: Path,
+    argv: list[str] | None = None,
+) -> None:
+    """The `main` of a study that reads ../shared/data: `--data`, a skip line when it is absent, then
+    `measure(data)` written to `out` as JSON and `table(result)` printed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args(argv)
+    if not (args.data / "healthcaremagic.jsonl").exists():
+        print(f"skipped: {args.data} (../shared/data) is absent")
+        return
+    result = measure(args.data)
+    write_json(out, result)
+    print(table(result))
+    print(f"wrote {out}")
+
+
 # -- caches (under the ignored runs/ folder; never committed) -------------------------------
 
 
