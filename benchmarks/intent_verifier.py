@@ -180,8 +180,11 @@ def _head(torch: Any, weights: Any, bias: float) -> Any:
     return head
 
 
-def fit(verifier: Any, examples: list[ti.Example], *, epochs: float, lr: float, batch: int) -> None:
-    """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay)."""
+def fit(
+    verifier: Any, examples: list[ti.Example], *, epochs: float, lr: float, batch: int, prepared: bool = False
+) -> None:
+    """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
+    `prepared`: its frozen layers' output for `examples` is already there."""
     torch = verifier.torch
     labels = np.array([e.label for e in examples], dtype=np.float32)
     weights = np.array(
@@ -189,7 +192,8 @@ def fit(verifier: Any, examples: list[ti.Example], *, epochs: float, lr: float, 
     )
     for label in (0, 1):  # both classes weigh the same
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
-    verifier.prepare(examples)
+    if not prepared:
+        verifier.prepare(examples)
     optimiser = torch.optim.AdamW([*verifier.trainable, *verifier.head.parameters()], lr=lr, weight_decay=0.01)
     steps = math.ceil(len(examples) / batch * epochs)
     warmup = max(1.0, 0.06 * steps)
