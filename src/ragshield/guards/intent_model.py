@@ -68,7 +68,11 @@ def _normed_dot(indices: np.ndarray, weights: np.ndarray) -> float:
 
 @dataclass(frozen=True, slots=True)
 class IntentScore:
-    """One query's score and its parts (logits are log-odds; higher = more suspicious)."""
+    """One query's score and its parts (logits are log-odds; higher = more suspicious).
+
+    `second_opinion`: what the veto (`intent_veto`) did, one of `SecondOpinion`'s values;
+    `veto_logit`: its verifier's logit when it read the query (the probability is then
+    sigmoid(veto_logit) when it let the query through)."""
 
     probability: float
     embedding_logit: float
@@ -76,6 +80,8 @@ class IntentScore:
     whole_lexical_logit: float
     segment: int
     segments: int
+    second_opinion: str = "not asked"
+    veto_logit: float | None = None
 
 
 def _sigmoid(value: float) -> float:
@@ -211,7 +217,7 @@ class IntentModel:
         and keep `scored` as it is."""
         if self.feature_version < 3:
             return scored
-        forms = {i: form for i, text in enumerate(texts) if (form := self._second_reading(text)) is not None}
+        forms = {i: form for i, text in enumerate(texts) if (form := self.second_reading(text)) is not None}
         if not forms:
             return scored
         out = list(scored)
@@ -220,7 +226,7 @@ class IntentModel:
                 out[i] = again
         return out
 
-    def _second_reading(self, text: str) -> str | None:
+    def second_reading(self, text: str) -> str | None:
         """The text `with_readable_forms` scores again: its invisible characters dropped or read
         (`visible_text`), decoded, then in plain letters; or None."""
         visible = visible_text(text)

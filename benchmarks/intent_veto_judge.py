@@ -1,0 +1,97 @@
+"""One reading of a blind held-apart set by the shipped `intent` guard, with and without its second
+opinion (issue 18).
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v13
+
+The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and its
+lines chosen on the development sets (v8-v12, chat); this reads a set written blind before it
+existed, through the guard as a user runs it (`ExtractionIntent`, shipped threshold, no
+calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
+intervals, per style and language, and which rows each configuration gets wrong: indices, no
+text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+import intent_generalisation as ig
+import query_sets as qs
+import train_intent as ti
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.rag.embedding import make_embedder
+
+CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
+
+
+def judge(examples: list[ti.Example]) -> dict[str, Any]:
+    texts = [e.text for e in examples]
+    labels = np.array([e.label for e in examples])
+    embedder = make_embedder("all-MiniLM-L6-v2")
+    out: dict[str, Any] = {"n": len(examples), "configurations": {}}
+    for name, second_opinion in CONFIGURATIONS.items():
+        guard = ExtractionIntent(embedder=embedder, second_opinion=second_opinion)
+        started = time.perf_counter()
+        scores = guard.scores(texts)
+        seconds = time.perf_counter() - started
+        flagged = np.array([s.probability >= guard.threshold_ for s in scores])
+        row: dict[str, Any] = {
+            "seconds": round(seconds, 1),
+            "benign_flagged": ig.rate(flagged[labels == 0].astype(float), 0.5),
+            "requests_caught": ig.rate(flagged[labels == 1].astype(float), 0.5),
+            "second_opinion": {
+                state: sum(s.second_opinion == state for s in scores) for state in {s.second_opinion for s in scores}
+            },
+            "wrong_rows": [i for i in range(len(texts)) if flagged[i] != bool(labels[i])],
+        }
+        for key in ("style", "lang"):
+            groups: dict[str, list[int]] = defaultdict(list)
+            for i, e in enumerate(examples):
+                groups[getattr(e, key)].append(i)
+            row[f"by_{key}"] = {
+                group: {
+                    kind: ig.rate(flagged[[i for i in rows if labels[i] == label]].astype(float), 0.5)
+                    for kind, label in (("benign_flagged", 0), ("requests_caught", 1))
+                    if any(labels[i] == label for i in rows)
+                }
+                for group, rows in sorted(groups.items())
+            }
+        out["configurations"][name] = row
+    return out
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = ["| configuration | benign flagged | requests caught | second opinion |", "|---|---|---|---|"]
+    for name, row in result["configurations"].items():
+        cells = []
+        for kind in ("benign_flagged", "requests_caught"):
+            r = row[kind]
+            cells.append(f"{r['k']}/{r['n']} = {r['rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]")
+        said = ", ".join(f"{k}: {v}" for k, v in sorted(row["second_opinion"].items()))
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {said} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--set", required=True, help="the held-apart set's version, e.g. v13")
+    args = parser.parse_args(argv)
+    path = qs.REPO / "benchmarks" / "data" / f"intent_heldout_{args.set}.jsonl"
+    if not path.exists():
+        raise SystemExit(f"no held-apart set {path.name}")
+    out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}.json"
+    if out.exists():
+        raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
+    result = {"set": args.set, **judge(ti.heldout(path))}
+    print(table(result))
+    qs.write_json(out, result)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

