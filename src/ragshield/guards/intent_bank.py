@@ -36,8 +36,9 @@ import yaml
 
 from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.guards.base import threshold_verdict
+from ragshield.guards.base import Defense, threshold_verdict
 from ragshield.guards.detector import Detector
+from ragshield.guards.factory import DefenseContext
 from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -378,3 +379,22 @@ class BankIntent(Detector):
         detector.n_fit_ = int(fitted["n_fit_"])
         detector.target_fpr_ = float(fitted["target_fpr_"])
         return detector
+
+
+def build_bank_defense(
+    context: DefenseContext, embedder: Embedder | None, load: str | Path | None, params: dict[str, Any]
+) -> Defense:
+    """The `intent` defense with `method: bank`: loaded from `load`, or fitted on `context.calibration`."""
+    if load is not None:
+        bank_guard = BankIntent.load(load, embedder=embedder)
+    else:
+        if embedder is None and params.get("semantic", True):
+            raise ConfigError("intent method 'bank' needs the RAG system's embedder (DefenseContext.embedder)")
+        bank_guard = BankIntent(embedder=embedder, **params)
+        if not context.calibration:
+            raise ConfigError(
+                "intent method 'bank' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
+                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
+            )
+        bank_guard.fit(context.calibration, context.target_fpr)
+    return Defense(name=bank_guard.name, query_guards=(bank_guard,))

@@ -39,6 +39,7 @@ from typing import Any
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
+from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
@@ -128,47 +129,67 @@ class IntentVeto:
         if unknown:
             raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
         self.files = {name: Path(path) for name, path in chosen.items()}
+        self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def verifier(self, encoder: str) -> Any | None:
-        """The loaded verifier, or None when it cannot be (logged once, without query text)."""
+    def verifier(self, encoder: str, model_version: str) -> Any | None:
+        """The loaded verifier for flags of `model_version`, or None when it was fitted for another
+        model or cannot load (logged once, without query text): its flags then stand."""
         with self._lock:
+            if encoder not in self._weights:
+                self._weights[encoder] = self._attempt(encoder, lambda: VetoWeights.load(self.files[encoder]))
+            weights = self._weights[encoder]
+            if weights is None or weights.model_version != model_version:
+                return None
             if encoder not in self._verifiers:
-                try:
-                    from ragshield.guards.intent_verifiers import load_verifier
+                from ragshield.guards.intent_verifiers import load_verifier
 
-                    self._verifiers[encoder] = load_verifier(VetoWeights.load(self.files[encoder]))
-                except Exception as error:  # any failure to load leaves its flags standing (fail closed)
-                    logger.warning(
-                        "intent: the %s second opinion is unavailable (%s); its flags stand",
-                        encoder,
-                        type(error).__name__,
-                    )
-                    self._verifiers[encoder] = None
+                self._verifiers[encoder] = self._attempt(encoder, lambda: load_verifier(weights))
             return self._verifiers[encoder]
+
+    @staticmethod
+    def _attempt(encoder: str, load: Callable[[], Any]) -> Any | None:
+        try:
+            return load()
+        except Exception as error:  # any failure to load leaves its flags standing (fail closed)
+            reason = type(error).__name__
+            logger.warning("intent: the %s second opinion is unavailable (%s); its flags stand", encoder, reason)
+            return None
+
+    def read_flags(self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore]) -> list[IntentScore]:
+        """`apply` with the model's operating point, version, second reading and router."""
+        return self.apply(
+            texts,
+            scores,
+            flag_at=model.threshold,
+            model_version=str(model.meta.get("model_version")),
+            second_reading=model.second_reading,
+            feature_version=model.feature_version,
+            routed=model.routes(texts),
+        )
 
     def apply(
         self,
         texts: Sequence[str],
-        scores: Sequence[Any],
+        scores: Sequence[IntentScore],
         *,
         flag_at: float,
         model_version: str,
         second_reading: Callable[[str], str | None],
         feature_version: int,
         routed: Sequence[bool] | None = None,
-    ) -> list[Any]:
+    ) -> list[IntentScore]:
         """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier;
         `routed`: per text, whether the model's multilingual part read it (default: the router)."""
         out = list(scores)
         lanes = routed if routed is not None else [needs_multilingual(t) for t in texts]
         for encoder in self.files:
             asked = [i for i, s in enumerate(out) if s.probability >= flag_at and lanes[i] == reads_routed(encoder)]
-            verifier = self.verifier(encoder) if asked else None
+            verifier = self.verifier(encoder, model_version) if asked else None
             logits: dict[int, float] = {}
             tau = -math.inf
-            if verifier is not None and verifier.weights.model_version == model_version:
+            if verifier is not None:
                 logits = self._read(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
                 tau = verifier.weights.tau
             for i in asked:
