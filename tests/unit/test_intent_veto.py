@@ -255,3 +255,14 @@ def test_saved_verifier_weights_load_into_the_real_encoder_and_a_mismatched_file
     wrong = _weights()  # parameter names the encoder does not have
     with pytest.raises(ConfigError, match="does not fit the installed encoder"):
         load_verifier(wrong)
+
+
+def test_the_config_switch_reaches_the_intent_guard_alone_and_inside_the_default_shield() -> None:
+    from ragshield.guards.factory import DefenseContext, build_defense
+
+    context = DefenseContext(embedder=None)
+    assert build_defense("intent", context).query_guards[0].second_opinion is True  # the default
+    off = build_defense("intent", context, {"intent": {"second_opinion": False}}).query_guards[0]
+    assert off.second_opinion is False
+    shield = build_defense("shield", context, {"shield": {"intent": {"second_opinion": False}}})
+    assert shield.query_guards[0].guard.second_opinion is False
