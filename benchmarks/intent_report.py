@@ -360,6 +360,15 @@ def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
     return qs.markdown_table(header, rows)
 
 
+SECOND_OPINION_NOTE = (
+    "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
+    "again with its second opinion (on by default since session 25), which can only lower a score: every "
+    "false-positive rate below is an upper bound for the guard, and every true-positive rate can fall by "
+    "the requests it lets through (`benchmarks/results/intent_verifier.json` and `_e5.json` rate every set "
+    "of this section with it; blind set v13: `intent_veto_judge_v13.json`; model card)."
+)
+
+
 def report(g: dict[str, Any]) -> list[str]:
     """Markdown lines of the generalisation section (tables only; no query text)."""
     s = g["shipped"]
@@ -375,6 +384,8 @@ def report(g: dict[str, Any]) -> list[str]:
         f"{100 * op['target_fpr']:.1f}% "
         f"target FPR on {op['n_calibration']} calibration questions (mixed public benign set, disjoint from "
         "every test set below). No user calibration anywhere in this section. Cells: rate [95% Wilson CI] (k/n).",
+        "",
+        SECOND_OPINION_NOTE,
         "",
         *summary(g),
         *comparison(g),
