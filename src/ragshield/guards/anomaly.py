@@ -251,10 +251,5 @@ def build_defense(context: DefenseContext, *, load: str | Path | None = None, **
     else:
         params.setdefault("k", max(2, context.k))
         guard = RetrievalAnomaly(**params)
-        if not context.calibration:
-            raise ConfigError(
-                "defense 'rag-ct-2s' must be fitted on benign queries: pass --fit BENIGN.jsonl (scan), "
-                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
-            )
-        guard.fit(context.calibration, context.target_fpr)
+        guard.fit(context.require_calibration("defense 'rag-ct-2s'"), context.target_fpr)
     return Defense(name=guard.name, query_guards=(guard,))

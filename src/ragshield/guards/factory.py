@@ -47,6 +47,16 @@ class DefenseContext:
     extras: dict[str, Any] = field(default_factory=dict)
     index_dir: str | None = None
 
+    def require_calibration(self, what: str, alternative: str = "") -> Sequence[RetrievalResult]:
+        """The benign calibration traffic, or ConfigError saying how to give it (`what` is the guard
+        that needs it; `alternative` an option that needs none, e.g. "; or keep the shipped threshold")."""
+        if not self.calibration:
+            raise ConfigError(
+                f"{what} must be fitted on benign calibration queries: pass --fit BENIGN.jsonl (scan), "
+                f"--calibration BENIGN.jsonl (ask) or `calibration: {{path: ...}}` in the config{alternative}"
+            )
+        return self.calibration
+
     def __post_init__(self) -> None:
         if self.embedder is not None and not callable(getattr(self.embedder, "embed", None)):
             raise ConfigError(

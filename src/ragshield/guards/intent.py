@@ -390,12 +390,8 @@ def build_defense(
     else:
         guard = ExtractionIntent(embedder=embedder, **params)
         if guard.threshold == "fit":
-            if not context.calibration:
-                raise ConfigError(
-                    "intent threshold 'fit' needs benign calibration queries: pass --fit BENIGN.jsonl (scan), "
-                    "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}`; or keep the shipped threshold"
-                )
-            guard.fit(context.calibration, context.target_fpr)
+            calibration = context.require_calibration("intent threshold 'fit'", "; or keep the shipped threshold")
+            guard.fit(calibration, context.target_fpr)
         else:
             guard._model()  # load now so a broken install fails at start-up, not on the first query
     return Defense(name=guard.name, query_guards=(guard,))

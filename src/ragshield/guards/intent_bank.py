@@ -391,10 +391,5 @@ def build_bank_defense(
         if embedder is None and params.get("semantic", True):
             raise ConfigError("intent method 'bank' needs the RAG system's embedder (DefenseContext.embedder)")
         bank_guard = BankIntent(embedder=embedder, **params)
-        if not context.calibration:
-            raise ConfigError(
-                "intent method 'bank' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
-                "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
-            )
-        bank_guard.fit(context.calibration, context.target_fpr)
+        bank_guard.fit(context.require_calibration("intent method 'bank'"), context.target_fpr)
     return Defense(name=bank_guard.name, query_guards=(bank_guard,))

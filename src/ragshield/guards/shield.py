@@ -259,11 +259,7 @@ def build_defense(
     options = {"rag-ct": dict(rag_ct or {}), "rag-ct-2s": dict(anomaly or {}), "intent": dict(intent or {})}
     check_parameters(RagCT, options["rag-ct"], kind="query-shield part", name="rag_ct")
     check_parameters(RetrievalAnomaly, options["rag-ct-2s"], kind="query-shield part", name="anomaly")
-    if not context.calibration:
-        raise ConfigError(
-            "defense 'query-shield' must be calibrated on benign queries: pass --fit BENIGN.jsonl (scan), "
-            "--calibration BENIGN.jsonl (ask) or `calibration: {path: ...}` in the config"
-        )
+    context.require_calibration("defense 'query-shield'")
     k = max(2, context.k)
     detectors: list[_Scorer] = []
     if "rag-ct" in components:
