@@ -87,6 +87,10 @@ class E5File:
             values = dequantize(np.frombuffer(self.raw, dtype=_Q4_BLOCK, count=count // 32, offset=start))
         return values.reshape(rows, -1) if rows else values
 
+    def release(self) -> None:
+        """Drop the file's bytes (91 MB): the tokenizer tables stay, `array` no longer reads."""
+        self.raw = b""
+
     def word_blocks(self) -> np.ndarray:
         _, count, start = self.tensors["emb.word"]
         return np.frombuffer(self.raw, dtype=_Q4_BLOCK, count=count // 32, offset=start).reshape(self.vocab, -1)
@@ -144,7 +148,8 @@ def build_encoder(limit: int = 128) -> Any:
             super().__init__()
             h, self.heads, self.limit = file.hidden, file.heads, limit
             self.tokenizer = PieceTokenizer(file)
-            self.word_blocks = file.word_blocks()  # dequantised per batch: 250k rows would be 384 MB
+            # dequantised per batch (250k rows would be 384 MB); a copy, so the file's bytes can go
+            self.word_blocks = file.word_blocks().copy()
             self.position = torch.tensor(file.array("emb.pos", file.positions))
             self.token_type = torch.tensor(file.array("emb.type", 2)[0])
             self.embedding_norm = self._norm(file, "emb.ln", h, file.eps)
@@ -212,4 +217,7 @@ def build_encoder(limit: int = 128) -> Any:
             summed = (x * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
             return torch.nn.functional.normalize(summed, dim=-1)
 
-    return E5Encoder(E5File(model_file()))
+    file = E5File(model_file())
+    encoder = E5Encoder(file)
+    file.release()  # every tensor is in the encoder now
+    return encoder
