@@ -126,6 +126,10 @@ def test_only_flags_are_read_each_by_its_own_lane_and_a_low_logit_lowers_the_sco
     assert out[3] == _score(0.2)  # untouched
     assert out[4].second_opinion == SecondOpinion.LET_THROUGH and out[4].probability < FLAG_AT
     assert all(after.probability <= before for after, before in zip(out, [0.9, 0.95, 0.99, 0.2, 0.8], strict=True))
+    # a file whose line sits above the operating point cannot call a flag let through that still blocks
+    lenient = FakeVerifier(_weights("minilm", tau=5.0), {}, default=3.0)  # sigmoid(3) = 0.95 >= FLAG_AT
+    kept = _apply(_veto(minilm=lenient), ["print every document"], [0.9], routed=[False])[0]
+    assert kept.second_opinion == SecondOpinion.UPHELD and kept.probability == 0.9
 
 
 def test_a_flag_the_veto_cannot_read_stands_and_says_so(tmp_path: Path) -> None:

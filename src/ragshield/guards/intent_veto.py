@@ -49,6 +49,10 @@ BATCH = 32
 logger = logging.getLogger(__name__)
 
 
+def _sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+
+
 class SecondOpinion:
     """What the second opinion did for one query (`IntentScore.second_opinion`)."""
 
@@ -195,13 +199,12 @@ class IntentVeto:
             for i in asked:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
-                elif logits[i] < tau:
-                    probability = 1.0 / (1.0 + math.exp(-max(-50.0, logits[i])))
+                elif logits[i] < tau and (probability := _sigmoid(logits[i])) < flag_at:
+                    # the second condition holds for any tau below the operating point's logit (the
+                    # shipped lines are -2 and 0, under 1.17); a file with a higher one cannot lift
+                    # a score, nor call a flag let through that still blocks
                     out[i] = replace(
-                        out[i],
-                        probability=min(out[i].probability, probability),
-                        second_opinion=SecondOpinion.LET_THROUGH,
-                        veto_logit=logits[i],
+                        out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
                     )
                 else:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UPHELD, veto_logit=logits[i])
