@@ -51,6 +51,7 @@ from ragshield.guards.intent_bank import (
     query_segments,
 )
 from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_veto import SecondOpinion
 from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -295,8 +296,7 @@ class ExtractionIntent(Detector):
             "second_opinion": part.second_opinion,
             "veto_logit": None if part.veto_logit is None else round(part.veto_logit, 4),
         }
-        note = {"let through": "; a second opinion let it through", "unavailable": "; no second opinion read it"}
-        said = note.get(part.second_opinion, "")
+        said = SecondOpinion.reason_suffix(part.second_opinion)
         return threshold_verdict(
             self.name,
             part.probability,

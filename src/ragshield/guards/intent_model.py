@@ -84,7 +84,8 @@ class IntentScore:
     veto_logit: float | None = None
 
 
-def _sigmoid(value: float) -> float:
+def sigmoid(value: float) -> float:
+    """Log-odds to a probability in [0, 1] (clamped at +-50, so it never overflows)."""
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
 
 
@@ -202,7 +203,7 @@ class IntentModel:
                 weights, bias = self.multi_stack_weights, self.multi_stack_bias
                 read = best if self.multi_segment_clip is None else max(best, self.multi_segment_clip)
             logit = bias + float(weights @ np.array([float(e), read, whole]))
-            out.append(IntentScore(_sigmoid(logit), float(e), best, whole, segment, count))
+            out.append(IntentScore(sigmoid(logit), float(e), best, whole, segment, count))
         return out
 
     def with_readable_forms(

@@ -39,7 +39,7 @@ from typing import Any
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
-from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_model import IntentModel, IntentScore, sigmoid
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
@@ -49,10 +49,6 @@ BATCH = 32
 logger = logging.getLogger(__name__)
 
 
-def _sigmoid(logit: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
-
-
 class SecondOpinion:
     """What the second opinion did for one query (`IntentScore.second_opinion`)."""
 
@@ -60,6 +56,14 @@ class SecondOpinion:
     UPHELD = "upheld"  # read; the flag stands
     LET_THROUGH = "let through"  # read; the probability is the verifier's, below the operating point
     UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the flag stands
+
+    @staticmethod
+    def reason_suffix(state: str) -> str:
+        """What a verdict's reason adds for this state ("" when there is nothing to say)."""
+        return {
+            SecondOpinion.LET_THROUGH: "; a second opinion let it through",
+            SecondOpinion.UNAVAILABLE: "; no second opinion read it",
+        }.get(state, "")
 
 
 def shipped_weights(encoder: str) -> Path:
@@ -162,7 +166,10 @@ class IntentVeto:
             return None
 
     def read_flags(self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore]) -> list[IntentScore]:
-        """`apply` with the model's operating point, version, second reading and router."""
+        """`apply` with the model's operating point, version, second reading and router; nothing
+        (not even the router) runs when no query is flagged, the common case."""
+        if all(s.probability < model.threshold for s in scores):
+            return list(scores)
         return self.apply(
             texts,
             scores,
@@ -199,7 +206,7 @@ class IntentVeto:
             for i in asked:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
-                elif logits[i] < tau and (probability := _sigmoid(logits[i])) < flag_at:
+                elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
                     # the second condition holds for any tau below the operating point's logit (the
                     # shipped lines are -2 and 0, under 1.17); a file with a higher one cannot lift
                     # a score, nor call a flag let through that still blocks
