@@ -53,6 +53,7 @@ import numpy as np
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
+from ragshield.guards.intent_run_together import run_together_form
 from ragshield.guards.intent_visible import visible_text
 
 FORMAT = "ragshield.intent-model/1"
@@ -229,11 +230,13 @@ class IntentModel:
 
     def second_reading(self, text: str) -> str | None:
         """The text `with_readable_forms` scores again: its invisible characters dropped or read
-        (`visible_text`), decoded, then in plain letters; or None."""
+        (`visible_text`), decoded, then in plain letters, then words run together read apart
+        (`run_together_form`); or None."""
         visible = visible_text(text)
         decoded = decoded_form(visible)
         readable = readable_form(decoded or visible, self.feature_version)
-        return readable or decoded or (visible if visible != text else None)
+        read = readable or decoded or visible
+        return run_together_form(read) or readable or decoded or (visible if visible != text else None)
 
     # -- persistence ------------------------------------------------------------------------
 
