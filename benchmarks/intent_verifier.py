@@ -25,8 +25,11 @@ routed flags. Its results go to `intent_verifier_e5.json`; with both files, each
 half of the flags.
 
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
-with the veto at each `tau`; the development sets are sets v8-v12 and chat (all read before; the
-judge of the next model, set v13, is not listed in `train_intent.HELDOUT_SETS` and is not read).
+with the veto at each `tau`; the development sets are sets v8-v13 and chat (all read before; the
+judge of the next change, set v14, is not listed in `train_intent.HELDOUT_SETS` and is not read).
+From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
+request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
+it as session 25 did.
 Writes `benchmarks/results/intent_verifier.json` and prints a table. About 30 minutes on 2 cores
 (fine-tuning 2 epochs of 11,084 rows: 25 of them).
 """
@@ -56,17 +59,38 @@ from ragshield.guards.intent_veto_weights import VetoWeights
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
 SHIPPED_TAU = {"minilm": -2.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
-DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12")
+DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13")
+# contrastive pairs written in session 26 (an innocent question and a request worded alike; two
+# helper sessions blind to every held-apart set): they train the verifier only, not model v11
+PAIRS = tuple(qs.REPO / "benchmarks" / "data" / f"intent_train_pairs_v14{part}.jsonl" for part in "ab")
+PAIR_TEST_SHARE = 15  # percent of the pairs (by pair, never one row of a pair) kept out as "pairs-test"
 SEED = 0
+LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 
-def groups(corpus: ti.Corpus, data: Path) -> dict[str, list[ti.Example]]:
+def contrastive_pairs() -> tuple[list[ti.Example], list[ti.Example]]:
+    """(training rows, test rows) of `PAIRS`; both rows of a pair fall on the same side."""
+    train: list[ti.Example] = []
+    test: list[ti.Example] = []
+    for path in PAIRS:
+        if not path.is_file():
+            raise SystemExit(f"{path.name} is missing (run with --no-pairs to fit and rate without the pairs)")
+        for row in ti._rows(path):
+            example = ti.Example(row["text"], int(row["label"] == "attack"), row["style"], row["lang"], "pairs")
+            side = test if ti.bucket(f"{path.name}:{row['pair']}") < PAIR_TEST_SHARE else train
+            side.append(example)
+    return train, test
+
+
+def groups(corpus: ti.Corpus, data: Path, pairs: bool = True) -> dict[str, list[ti.Example]]:
     """Every rated set by name: benign test buckets, held-apart sets, written requests, families."""
     out: dict[str, list[ti.Example]] = {"calib": corpus.calib}
     for name, examples in corpus.test.items():
         out[f"test-{name}"] = examples[:1000] if name == "genmedgpt" else examples
     out |= {f"held-{v}": ti.heldout(path) for v, path in ti.HELDOUT_SETS.items()}
     out["written-requests"] = ti.written_requests()
+    if pairs:
+        out["pairs-test"] = contrastive_pairs()[1]
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     attacks = ig.published_families(data) | ig.adaptive_sets(data, padding)
     out |= {name: [ti.Example(t, 1, name, "en", "family") for t in texts] for name, texts in attacks.items()}
@@ -132,9 +156,8 @@ def fit(
     `prepared`: its frozen layers' output for `examples` is already there."""
     torch = verifier.torch
     labels = np.array([e.label for e in examples], dtype=np.float32)
-    weights = np.array(
-        [ti.HARD_BENIGN_WEIGHT if e.label == 0 and e.source.startswith("heldout-") else 1.0 for e in examples]
-    )
+    hard = ("heldout-", "pairs")  # the hard-benign sources
+    weights = np.array([ti.HARD_BENIGN_WEIGHT if e.label == 0 and e.source.startswith(hard) else 1.0 for e in examples])
     for label in (0, 1):  # both classes weigh the same
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
     if not prepared:
@@ -179,6 +202,16 @@ def read(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
     return [found.get(i, math.nan) for i in range(len(texts))]
 
 
+def read_whole(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
+    """Per text, the verifier's logit over the whole text and its second reading only (no
+    sentences or clauses): the other way a verifier could read a flag, rated as `veto_whole`."""
+    out = []
+    for text in texts:
+        readings = [text, *([second] if (second := model.second_reading(text)) else [])]
+        out.append(max(float(v) for v in verifier.logits(readings)))
+    return out
+
+
 def rated(flags: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
     out = {}
     for label, name in ((0, "fpr"), (1, "tpr")):
@@ -193,15 +226,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     model = IntentModel.load()
     corpus = ti.build_corpus(args.data)
     embedders = ti.Embedders()
-    sets = groups(corpus, args.data)
+    sets = groups(corpus, args.data, args.pairs)
+    training = corpus.train + (contrastive_pairs()[0] if args.pairs else [])
     started = time.time()
     if args.weights:
         weights = VetoWeights.load(args.weights)
     else:
         trained = new_verifier(args.encoder, model, args.train_top, args.max_length)
         trained.torch.manual_seed(SEED)
-        fit(trained, corpus.train, epochs=args.epochs, lr=args.lr, batch=args.batch)
+        fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
+        settings |= {"pairs": len(training) - len(corpus.train)}
         weights = trained.export(tau=args.tau, model_version=str(model.meta.get("model_version")), meta=settings)
         del trained
         if args.save:  # what is measured below is what ships: the saved file, int8 rows and all
@@ -210,11 +245,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fit_seconds = time.time() - started
     verifier = load_verifier(weights)
     result: dict[str, Any] = {
-        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("data", "out")}
+        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in LOCAL_PATHS}
         | {"taus": TAUS, "seed": SEED},
         "model": model.meta.get("model_version"),
         "threshold": model.threshold,
-        "training_rows": len(corpus.train),
+        "training_rows": len(training),
         "fit_seconds": None if args.weights else round(fit_seconds),
         "sets": {},
     }
@@ -225,12 +260,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         reads = np.array([needs_multilingual(t) == reads_routed(weights.encoder) for t in texts], dtype=bool)
         logits = np.full(len(texts), np.nan)
         asked = [i for i in range(len(texts)) if flagged[i] and reads[i]]  # the veto reads only these
+        whole = np.full(len(texts), np.nan)
         if asked:
             logits[asked] = read(verifier, model, [texts[i] for i in asked])
-        row: dict[str, Any] = {"v11": rated(flagged, labels), "veto": {}}
+            whole[asked] = read_whole(verifier, model, [texts[i] for i in asked])
+        row: dict[str, Any] = {"v11": rated(flagged, labels), "veto": {}, "veto_whole": {}}
         for tau in TAUS:
             kept = flagged & ~(reads & (logits < tau))
             row["veto"][str(tau)] = rated(kept, labels)
+            row["veto_whole"][str(tau)] = rated(flagged & ~(reads & (whole < tau)), labels)
         row["flagged_read"] = len(asked)
         # which rows each veto lets through (indices into the set; no text: some sets are shared data)
         row["vetoed_rows"] = {str(tau): [i for i in asked if logits[i] < tau] for tau in TAUS}
@@ -238,8 +276,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  {name}: {len(texts)} texts, {int(flagged.sum())} flagged", flush=True)
     embedders.save()
     result["development"] = development_totals(result["sets"])
-    if args.encoder != "minilm" and OUT.exists():  # the MiniLM veto's file: both vetoes together
-        english = json.loads(OUT.read_text(encoding="utf-8"))
+    result["development_whole"] = development_totals(result["sets"], veto="veto_whole")
+    if args.encoder != "minilm" and args.english.exists():  # the MiniLM veto's results: both vetoes together
+        english = json.loads(args.english.read_text(encoding="utf-8"))
         result["with_minilm_veto"] = with_minilm_veto(english, result)
     return result
 
@@ -252,14 +291,16 @@ def with_minilm_veto(english: dict[str, Any], routed: dict[str, Any]) -> dict[st
     return {"sets": joint, "development": development_totals(sets, keys)}
 
 
-def development_totals(sets: dict[str, Any], keys: tuple[str, ...] = tuple(str(t) for t in TAUS)) -> dict[str, Any]:
+def development_totals(
+    sets: dict[str, Any], keys: tuple[str, ...] = tuple(str(t) for t in TAUS), veto: str = "veto"
+) -> dict[str, Any]:
     """False and true positives summed over the development sets' benign and request rows."""
     out: dict[str, Any] = {}
     for key in ("v11", *keys):
         totals = {"fp": 0, "benign": 0, "tp": 0, "requests": 0}
         for version in DEVELOPMENT:
             row = sets[f"held-{version}"]
-            rates = row["v11"] if key == "v11" else row["veto"][key]
+            rates = row["v11"] if key == "v11" else row[veto][key]
             totals["fp"] += rates["fpr"]["k"]
             totals["benign"] += rates["fpr"]["n"]
             totals["tp"] += rates["tpr"]["k"]
@@ -297,14 +338,15 @@ def table(result: dict[str, Any]) -> str:
             if len({c["k"] for c in cells}) == 1 and not name.startswith("held-"):
                 continue  # unchanged by any veto: left out of the printed table (kept in the JSON)
             lines.append(f"| {name} | {kind} | " + " | ".join(f"{c['k']}/{c['n']}" for c in cells) + " |")
-    totals = result["development"]
-    lines.append(
-        "| development sets (v8-v12, chat) | fp, tp | "
-        + " | ".join(
-            f"{totals[k]['fp']}/{totals[k]['benign']}, {totals[k]['tp']}/{totals[k]['requests']}" for k in keys
+    for reading in ("development", "development_whole"):
+        totals = result[reading]
+        lines.append(
+            f"| development sets (v8-v13, chat){', whole text only' if reading.endswith('whole') else ''} | fp, tp | "
+            + " | ".join(
+                f"{totals[k]['fp']}/{totals[k]['benign']}, {totals[k]['tp']}/{totals[k]['requests']}" for k in keys
+            )
+            + " |"
         )
-        + " |"
-    )
     return "\n".join(lines)
 
 
@@ -322,6 +364,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tau", type=float, default=None, help="veto line saved (default -2 minilm, 0 e5)")
     parser.add_argument("--save", type=Path, help="write the fitted veto here (.npz) and measure that file")
     parser.add_argument("--weights", type=Path, help="measure this veto file instead of fitting one")
+    parser.add_argument(
+        "--no-pairs", dest="pairs", action="store_false", help="fit and rate without the pairs (as session 25)"
+    )
+    parser.add_argument("--english", type=Path, default=OUT, help="the MiniLM veto's results, combined with e5's")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
     if args.weights:

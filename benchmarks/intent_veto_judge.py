@@ -2,6 +2,7 @@
 opinion (issue 18).
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v13
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v14 --candidate DIR
 
 The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and its
 lines chosen on the development sets (v8-v12, chat); this reads a set written blind before it
@@ -9,6 +10,9 @@ existed, through the guard as a user runs it (`ExtractionIntent`, shipped thresh
 calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
 intervals, per style and language, and which rows each configuration gets wrong: indices, no
 text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
+`--candidate DIR` reads the set a third way in the same run, with the veto files in DIR
+(`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that a refitted
+second opinion and the shipped one are judged by the same single reading.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,18 +29,25 @@ import intent_generalisation as ig
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_veto import IntentVeto
+from ragshield.guards.intent_veto_weights import ENCODERS
 from ragshield.rag.embedding import make_embedder
 
 CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
 
 
-def judge(examples: list[ti.Example]) -> dict[str, Any]:
+def judge(examples: list[ti.Example], candidate: Path | None = None) -> dict[str, Any]:
     texts = [e.text for e in examples]
     labels = np.array([e.label for e in examples])
     embedder = make_embedder("all-MiniLM-L6-v2")
     out: dict[str, Any] = {"n": len(examples), "configurations": {}}
-    for name, second_opinion in CONFIGURATIONS.items():
-        guard = ExtractionIntent(embedder=embedder, second_opinion=second_opinion)
+    configurations: dict[str, bool | Path] = dict(CONFIGURATIONS)
+    if candidate is not None:
+        configurations["v11 + candidate second opinion"] = candidate
+    for name, second_opinion in configurations.items():
+        guard = ExtractionIntent(embedder=embedder, second_opinion=bool(second_opinion))
+        if isinstance(second_opinion, Path):
+            guard.veto_ = IntentVeto({e: second_opinion / f"intent_veto_{e}.npz" for e in ENCODERS})
         started = time.perf_counter()
         scores = guard.scores(texts)
         seconds = time.perf_counter() - started
@@ -80,14 +92,17 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--set", required=True, help="the held-apart set's version, e.g. v13")
+    parser.add_argument("--candidate", type=Path, help="a folder with refitted veto files, judged alongside")
     args = parser.parse_args(argv)
+    if args.candidate is not None and not all((args.candidate / f"intent_veto_{e}.npz").is_file() for e in ENCODERS):
+        raise SystemExit(f"{args.candidate} needs intent_veto_minilm.npz and intent_veto_e5.npz")
     path = qs.REPO / "benchmarks" / "data" / f"intent_heldout_{args.set}.jsonl"
     if not path.exists():
         raise SystemExit(f"no held-apart set {path.name}")
     out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}.json"
     if out.exists():
         raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
-    result = {"set": args.set, **judge(ti.heldout(path))}
+    result = {"set": args.set, **judge(ti.heldout(path), args.candidate)}
     print(table(result))
     qs.write_json(out, result)
     print(f"wrote {out}")

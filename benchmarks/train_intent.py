@@ -113,9 +113,13 @@ HELDOUT_SETS = {
     "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
     # written blind after v11 shipped, for a v12 model; the v12 candidates of session 21 did not beat
     # v11 (`benchmarks/results/intent_v12_exploration.json`), so session 22 read it once as a second
-    # judge of the shipped v11. Set v13 (`intent_heldout_v13.jsonl`, written blind after that) is the
-    # next model's judge and is not listed here: listing it would read it
+    # judge of the shipped v11
     "v12": HELDOUT_V12,
+    # written blind after that; read once in session 25 as the judge of v11 with its second opinion
+    # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set. Set v14
+    # (`intent_heldout_v14.jsonl`, written blind in session 26) judges the next change and is not
+    # listed here: listing it would read it
+    "v13": REPO / "benchmarks" / "data" / "intent_heldout_v13.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only

@@ -56,7 +56,7 @@ def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
     assert (BENCHMARKS / "data" / "intent_heldout_v12.jsonl").is_file()
     assert all(version in ti.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in ti.JUDGES)
     # the next model's judge is written and committed, and no benchmark reads it: it is in no set list
-    next_judge = BENCHMARKS / "data" / "intent_heldout_v13.jsonl"
+    next_judge = BENCHMARKS / "data" / "intent_heldout_v14.jsonl"
     assert next_judge.is_file() and next_judge not in ti.HELDOUT_SETS.values()
     # its development sets are not trained on either
     assert not {"v8", "v9", "v10", "chat"} & set(ti.TRAIN_HELDOUT)
