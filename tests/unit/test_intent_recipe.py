@@ -116,3 +116,19 @@ def test_every_chat_wrapped_command_names_a_style_leave_one_style_out_can_leave_
     assert rows and all(row["label"] == 1 and row["style"] == "chat-attack" for row in rows)
     assert {row["base_style"] for row in rows} <= set(STYLES)
     assert len({row["text"] for row in rows}) == len(rows)
+
+
+def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart_set() -> None:
+    import intent_verifier as iv
+
+    train, test = iv.contrastive_pairs()
+    side = {example.text: "train" for example in train} | {example.text: "test" for example in test}
+    pairs: dict[tuple[str, int], set[str]] = {}
+    for path in iv.PAIRS:
+        for row in ti._rows(path):
+            pairs.setdefault((path.name, row["pair"]), set()).add(side[row["text"]])
+    assert test and train and all(len(sides) == 1 for sides in pairs.values())
+    assert {example.label for example in test} == {0, 1}
+    held = [*ti.HELDOUT_SETS.values(), BENCHMARKS / "data" / "intent_heldout_v14.jsonl"]
+    judged = {ti.text_key(example.text) for path in held for example in ti.heldout(path)}
+    assert not judged & {ti.text_key(example.text) for example in train + test}
