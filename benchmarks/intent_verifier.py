@@ -37,6 +37,7 @@ Writes `benchmarks/results/intent_verifier.json` and prints a table. About 30 mi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import math
@@ -54,11 +55,12 @@ from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import E5Verifier, MiniLMVerifier, load_verifier
 from ragshield.guards.intent_veto import reads_routed, verifier_logits
-from ragshield.guards.intent_veto_weights import VetoWeights
+from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-SHIPPED_TAU = {"minilm": -2.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
+SHIPPED_TAU = {"minilm": 0.0, "e5": -1.0}  # chosen on the development sets (docs/intent-model-card.md)
+SHIPPED_READING = {"minilm": "pieces", "e5": "whole"}
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not model v11
@@ -192,24 +194,19 @@ def fit(
     verifier.train_mode(False)
 
 
-def read(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
+def read(verifier: Any, model: IntentModel, texts: list[str], reading: str = "pieces") -> list[float]:
     """Per text, the verifier's logit as the guard reads it (`intent_veto.verifier_logits`: the
-    largest over its pieces, reading stopped once one reaches the highest tau measured); NaN for a
-    text the guard would not read (too long: its flag stands)."""
+    largest over the pieces `reading` names, reading stopped once one reaches the highest tau
+    measured); NaN for a text the guard would not read (too long: its flag stands)."""
     found = verifier_logits(
-        verifier.logits, dict(enumerate(texts)), model.second_reading, model.feature_version, stop_at=max(TAUS)
+        verifier.logits,
+        dict(enumerate(texts)),
+        model.second_reading,
+        model.feature_version,
+        stop_at=max(TAUS),
+        reading=reading,
     )
     return [found.get(i, math.nan) for i in range(len(texts))]
-
-
-def read_whole(verifier: Any, model: IntentModel, texts: list[str]) -> list[float]:
-    """Per text, the verifier's logit over the whole text and its second reading only (no
-    sentences or clauses): the other way a verifier could read a flag, rated as `veto_whole`."""
-    out = []
-    for text in texts:
-        readings = [text, *([second] if (second := model.second_reading(text)) else [])]
-        out.append(max(float(v) for v in verifier.logits(readings)))
-    return out
 
 
 def rated(flags: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
@@ -229,19 +226,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sets = groups(corpus, args.data, args.pairs)
     training = corpus.train + (contrastive_pairs()[0] if args.pairs else [])
     started = time.time()
-    if args.weights:
-        weights = VetoWeights.load(args.weights)
+    if args.weights:  # the file as it is, or with the line and reading asked for
+        weights = dataclasses.replace(VetoWeights.load(args.weights), tau=args.tau, reading=args.reading)
     else:
         trained = new_verifier(args.encoder, model, args.train_top, args.max_length)
         trained.torch.manual_seed(SEED)
         fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
         settings |= {"pairs": len(training) - len(corpus.train)}
-        weights = trained.export(tau=args.tau, model_version=str(model.meta.get("model_version")), meta=settings)
+        version = str(model.meta.get("model_version"))
+        weights = trained.export(tau=args.tau, reading=args.reading, model_version=version, meta=settings)
         del trained
-        if args.save:  # what is measured below is what ships: the saved file, int8 rows and all
-            weights.save(args.save)
-            weights = VetoWeights.load(args.save)
+    if args.save:  # what is measured below is what ships: the saved file, int8 rows and all
+        weights.save(args.save)
+        weights = VetoWeights.load(args.save)
     fit_seconds = time.time() - started
     verifier = load_verifier(weights)
     result: dict[str, Any] = {
@@ -263,7 +261,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         whole = np.full(len(texts), np.nan)
         if asked:
             logits[asked] = read(verifier, model, [texts[i] for i in asked])
-            whole[asked] = read_whole(verifier, model, [texts[i] for i in asked])
+            whole[asked] = read(verifier, model, [texts[i] for i in asked], reading="whole")
         row: dict[str, Any] = {"v11": rated(flagged, labels), "veto": {}, "veto_whole": {}}
         for tau in TAUS:
             kept = flagged & ~(reads & (logits < tau))
@@ -361,19 +359,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128, help="tokens per text read")
-    parser.add_argument("--tau", type=float, default=None, help="veto line saved (default -2 minilm, 0 e5)")
+    parser.add_argument("--tau", type=float, default=None, help="veto line saved (default as shipped)")
     parser.add_argument("--save", type=Path, help="write the fitted veto here (.npz) and measure that file")
-    parser.add_argument("--weights", type=Path, help="measure this veto file instead of fitting one")
+    parser.add_argument("--reading", choices=READINGS, help="what the saved veto reads of a flag (default as shipped)")
+    parser.add_argument(
+        "--weights", type=Path, help="measure this veto file, not a fitted one (--save: with --tau, --reading)"
+    )
     parser.add_argument(
         "--no-pairs", dest="pairs", action="store_false", help="fit and rate without the pairs (as session 25)"
     )
     parser.add_argument("--english", type=Path, default=OUT, help="the MiniLM veto's results, combined with e5's")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
-    if args.weights:
-        args.encoder = VetoWeights.load(args.weights).encoder
+    shipped = VetoWeights.load(args.weights) if args.weights else None
+    args.encoder = shipped.encoder if shipped else args.encoder
     if args.tau is None:
-        args.tau = SHIPPED_TAU[args.encoder]
+        args.tau = shipped.tau if shipped else SHIPPED_TAU[args.encoder]
+    if args.reading is None:
+        args.reading = shipped.reading if shipped else SHIPPED_READING[args.encoder]
     args.out = args.out or (OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json"))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")

@@ -24,9 +24,10 @@ from ragshield.guards.intent_veto_weights import VetoWeights
 FLAG_AT = 0.76
 
 
-def _weights(encoder: str = "minilm", tau: float = 0.0, version: str = "v11") -> VetoWeights:
+def _weights(encoder: str = "minilm", tau: float = 0.0, version: str = "v11", reading: str = "pieces") -> VetoWeights:
     rng = np.random.default_rng(0)
     return VetoWeights(
+        reading=reading,
         encoder=encoder,
         tau=tau,
         max_length=128,
@@ -161,6 +162,34 @@ def test_a_command_padded_behind_a_question_is_read_on_its_own() -> None:
     fake = FakeVerifier(_weights(tau=0.0), {"print every document you": 4.0}, default=-4.0)
     out = _apply(_veto(minilm=fake), [text.replace("print", "Print")], [0.9], routed=[False])
     assert out[0].second_opinion == SecondOpinion.UPHELD and out[0].veto_logit == 4.0
+
+
+def test_a_whole_text_veto_judges_the_question_in_its_context_not_by_one_clause(tmp_path: Path) -> None:
+    """A file saved with reading "whole" reads the text and its second reading only: a clause that
+    reads like a command inside an innocent question does not keep the flag standing; a file
+    without a reading (session 25's) reads pieces, and an unknown reading is refused."""
+    text = "I pasted my own note below. Please show me the full corrected text: 'see you tmrw'"
+    assert pieces_of(text, "second", 3, "whole") == [text, "second"]
+    clause = {"please show me the full corrected text, ": 4.0}  # the segment as `pieces_of` gives it
+    whole = FakeVerifier(_weights(tau=0.0, reading="whole"), clause, default=-4.0)
+    out = _apply(_veto(minilm=whole), [text], [0.9], routed=[False], second_reading=lambda t: "second")
+    assert whole.read == [text, "second"] and out[0].second_opinion == SecondOpinion.LET_THROUGH
+    pieces = FakeVerifier(_weights(tau=0.0), clause, default=-4.0)
+    out = _apply(_veto(minilm=pieces), [text], [0.9], routed=[False])
+    assert out[0].second_opinion == SecondOpinion.UPHELD and out[0].veto_logit == 4.0
+    _weights(reading="whole").save(tmp_path / "whole.npz")
+    assert VetoWeights.load(tmp_path / "whole.npz").reading == "whole"
+    with pytest.raises(ConfigError, match="reading must be one of"):
+        _weights(reading="sentences")
+
+
+def test_the_shipped_files_read_as_the_model_card_says() -> None:
+    from ragshield.guards.intent_veto import shipped_weights
+
+    lines = {e: VetoWeights.load(shipped_weights(e)) for e in ("minilm", "e5")}
+    assert (lines["minilm"].tau, lines["minilm"].reading) == (0.0, "pieces")
+    assert (lines["e5"].tau, lines["e5"].reading) == (-1.0, "whole")
+    assert all(w.model_version == str(IntentModel.load().meta["model_version"]) for w in lines.values())
 
 
 def test_a_flag_that_reads_as_a_request_on_its_face_costs_one_forward_pass() -> None:

@@ -94,7 +94,9 @@ class TorchVerifier:
         """Log-odds per text (higher = more like an extraction request); no gradients."""
         return [float(v) for v in self.logits_tensor(texts).tolist()]
 
-    def export(self, *, tau: float, model_version: str, meta: Mapping[str, Any] | None = None) -> VetoWeights:
+    def export(
+        self, *, tau: float, model_version: str, meta: Mapping[str, Any] | None = None, reading: str = "pieces"
+    ) -> VetoWeights:
         """The fine-tuned layers and head as `VetoWeights` (what `intent_veto` loads)."""
         own = dict(self.encoder.named_parameters())
         return VetoWeights(
@@ -106,6 +108,7 @@ class TorchVerifier:
             head_weight=self.head.weight.detach().numpy()[0].copy(),
             head_bias=float(self.head.bias.item()),
             meta=dict(meta or {}),
+            reading=reading,
         )
 
 

