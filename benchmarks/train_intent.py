@@ -116,11 +116,14 @@ HELDOUT_SETS = {
     # judge of the shipped v11
     "v12": HELDOUT_V12,
     # written blind after that; read once in session 25 as the judge of v11 with its second opinion
-    # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set. Set v14
-    # (`intent_heldout_v14.jsonl`, written blind in session 26) judges the next change and is not
-    # listed here: listing it would read it
+    # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set
     "v13": REPO / "benchmarks" / "data" / "intent_heldout_v13.jsonl",
+    # written blind in session 26 and read once as the judge of the refitted second opinion
+    # (`benchmarks/results/intent_veto_judge_v14.json`); the next change needs a new blind set
+    "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+UNREAD_JUDGES: tuple[str, ...] = ()
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;

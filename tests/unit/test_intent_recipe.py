@@ -55,9 +55,11 @@ def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
     assert ti.JUDGES == ("v11", "v12")
     assert (BENCHMARKS / "data" / "intent_heldout_v12.jsonl").is_file()
     assert all(version in ti.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in ti.JUDGES)
-    # the next model's judge is written and committed, and no benchmark reads it: it is in no set list
-    next_judge = BENCHMARKS / "data" / "intent_heldout_v14.jsonl"
-    assert next_judge.is_file() and next_judge not in ti.HELDOUT_SETS.values()
+    # a blind set not read yet is committed and in no set list; every other one is listed
+    unread = {BENCHMARKS / "data" / f"intent_heldout_{version}.jsonl" for version in ti.UNREAD_JUDGES}
+    assert all(path.is_file() and path not in ti.HELDOUT_SETS.values() for path in unread)
+    written = set((BENCHMARKS / "data").glob("intent_heldout*.jsonl"))
+    assert written | {ti.HELDOUT_CHAT} == unread | set(ti.HELDOUT_SETS.values())
     # its development sets are not trained on either
     assert not {"v8", "v9", "v10", "chat"} & set(ti.TRAIN_HELDOUT)
 
@@ -129,6 +131,6 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
             pairs.setdefault((path.name, row["pair"]), set()).add(side[row["text"]])
     assert test and train and all(len(sides) == 1 for sides in pairs.values())
     assert {example.label for example in test} == {0, 1}
-    held = [*ti.HELDOUT_SETS.values(), BENCHMARKS / "data" / "intent_heldout_v14.jsonl"]
+    held = list(BENCHMARKS.joinpath("data").glob("intent_heldout*.jsonl"))
     judged = {ti.text_key(example.text) for path in held for example in ti.heldout(path)}
     assert not judged & {ti.text_key(example.text) for example in train + test}
