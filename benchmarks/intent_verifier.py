@@ -59,8 +59,8 @@ from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-SHIPPED_TAU = {"minilm": 0.0, "e5": -1.0}  # chosen on the development sets (docs/intent-model-card.md)
-SHIPPED_READING = {"minilm": "pieces", "e5": "whole"}
+SHIPPED_TAU = {"minilm": 0.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
+SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not model v11

@@ -93,16 +93,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--set", required=True, help="the held-apart set's version, e.g. v13")
     parser.add_argument("--candidate", type=Path, help="a folder with refitted veto files, judged alongside")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="read a set already read (written to _again.json, marked not blind): a configuration chosen after",
+    )
     args = parser.parse_args(argv)
     if args.candidate is not None and not all((args.candidate / f"intent_veto_{e}.npz").is_file() for e in ENCODERS):
         raise SystemExit(f"{args.candidate} needs intent_veto_minilm.npz and intent_veto_e5.npz")
     path = qs.REPO / "benchmarks" / "data" / f"intent_heldout_{args.set}.jsonl"
     if not path.exists():
         raise SystemExit(f"no held-apart set {path.name}")
-    out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}.json"
-    if out.exists():
+    out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}{'_again' if args.again else ''}.json"
+    if out.exists() and not args.again:
         raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
-    result = {"set": args.set, **judge(ti.heldout(path), args.candidate)}
+    result = {"set": args.set, "blind": not args.again, **judge(ti.heldout(path), args.candidate)}
     print(table(result))
     qs.write_json(out, result)
     print(f"wrote {out}")
