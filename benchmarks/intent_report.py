@@ -362,10 +362,13 @@ def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
 
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
-    "again with its second opinion (on by default since session 25), which can only lower a score: every "
-    "false-positive rate below is an upper bound for the guard, and every true-positive rate can fall by "
-    "the requests it lets through (`benchmarks/results/intent_verifier.json` and `_e5.json` rate every set "
-    "of this section with it; blind set v13: `intent_veto_judge_v13.json`; model card)."
+    "again with its second opinion (on by default since session 25, refitted in session 26), which can "
+    "only lower a score: every false-positive rate below is an upper bound for the guard, and every "
+    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
+    "and `_e5.json` rate every set of this section with it). The guard as shipped, on blind set v14 read "
+    "once (`intent_veto_judge_v14.json`): hard benign 4/160 = 2.5% [1.0, 6.3] (goal <= 2%: **missed**, "
+    "model alone 13/160), chat turns 0/60 = 0.0% [0.0, 6.0] (goal <= 1%: met on this set, model alone "
+    "1/60), requests 120/140 = 85.7% [79.0, 90.6] (model alone 122/140); model card."
 )
 
 
