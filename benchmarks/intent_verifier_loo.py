@@ -11,8 +11,10 @@ on that language's own phrasings (requests and benign rows, which v11 trained on
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_verifier_loo.py [--languages ja,it,zh,fr]
 
-Writes `benchmarks/results/intent_verifier_e5_loo.json` (resumed from it: a language already there is
-not refitted) and prints a table. About 15 minutes per language on 2 cores.
+Writes `benchmarks/results/intent_verifier_e5_loo_pairs.json` (the shipped recipe, with the contrastive
+pairs, less the left-out language's; `--no-pairs`: `intent_verifier_e5_loo.json`, session 25's recipe;
+resumed from it: a language already there is not refitted) and prints a table. About 15 minutes per
+language on 2 cores.
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ from ragshield.guards.intent_model import IntentModel
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
 
 
-def left_out(model: IntentModel, corpus: ti.Corpus, frozen: list[Any], language: str, args: Any) -> dict[str, Any]:
-    kept = [i for i, e in enumerate(corpus.train) if e.lang != language]
+def left_out(
+    model: IntentModel, corpus: ti.Corpus, training: list[ti.Example], frozen: list[Any], language: str, args: Any
+) -> dict[str, Any]:
+    kept = [i for i, e in enumerate(training) if e.lang != language]
     own = [e for e in corpus.train if e.lang == language and e.source == "own"]
     verifier = iv.new_verifier("e5", model, args.train_top, args.max_length)
     verifier.frozen = [frozen[i] for i in kept]
     verifier.torch.manual_seed(iv.SEED)
-    iv.fit(verifier, [corpus.train[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
+    iv.fit(verifier, [training[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
     texts = [e.text for e in own]
     flagged = np.asarray(ti.probabilities(model, texts, ti.Embedders())) >= model.threshold
     asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
@@ -82,23 +86,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument(
+        "--no-pairs", dest="pairs", action="store_false", help="fit without the contrastive pairs (as session 25)"
+    )
     args = parser.parse_args(argv)
+    out = OUT if not args.pairs else OUT.with_name(f"{OUT.stem}_pairs.json")
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")
     model = IntentModel.load()
     corpus = ti.build_corpus(args.data)
-    result = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {"languages": {}}
+    result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {"languages": {}}
     result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": iv.SEED}
     todo = [lang for lang in args.languages.split(",") if lang not in result["languages"]]
     if todo:
+        training = corpus.train + (iv.contrastive_pairs()[0] if args.pairs else [])
         base = iv.new_verifier("e5", model, args.train_top, args.max_length)
-        base.prepare(corpus.train)
+        base.prepare(training)
         for language in todo:
-            result["languages"][language] = left_out(model, corpus, base.frozen, language, args)
-            qs.write_json(OUT, result)
+            result["languages"][language] = left_out(model, corpus, training, base.frozen, language, args)
+            qs.write_json(out, result)
             print(f"left out {language}: {result['languages'][language]}", flush=True)
     print(table(result))
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
