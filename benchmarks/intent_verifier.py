@@ -84,6 +84,18 @@ def contrastive_pairs() -> tuple[list[ti.Example], list[ti.Example]]:
     return train, test
 
 
+def training_rows(corpus: ti.Corpus, pairs: bool) -> list[ti.Example]:
+    """What a verifier is fitted on: model v11's training rows, and the training pairs with `pairs`."""
+    return corpus.train + (contrastive_pairs()[0] if pairs else [])
+
+
+def add_pairs_switch(parser: argparse.ArgumentParser) -> None:
+    """`--no-pairs`: fit (and rate) without the contrastive pairs, as session 25 did."""
+    parser.add_argument(
+        "--no-pairs", dest="pairs", action="store_false", help="fit and rate without the pairs (as session 25)"
+    )
+
+
 def groups(corpus: ti.Corpus, data: Path, pairs: bool = True) -> dict[str, list[ti.Example]]:
     """Every rated set by name: benign test buckets, held-apart sets, written requests, families."""
     out: dict[str, list[ti.Example]] = {"calib": corpus.calib}
@@ -224,7 +236,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = ti.build_corpus(args.data)
     embedders = ti.Embedders()
     sets = groups(corpus, args.data, args.pairs)
-    training = corpus.train + (contrastive_pairs()[0] if args.pairs else [])
+    training = training_rows(corpus, args.pairs)
     started = time.time()
     if args.weights:  # the file as it is, or with the line and reading asked for
         weights = dataclasses.replace(VetoWeights.load(args.weights), tau=args.tau, reading=args.reading)
@@ -365,9 +377,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--weights", type=Path, help="measure this veto file, not a fitted one (--save: with --tau, --reading)"
     )
-    parser.add_argument(
-        "--no-pairs", dest="pairs", action="store_false", help="fit and rate without the pairs (as session 25)"
-    )
+    add_pairs_switch(parser)
     parser.add_argument("--english", type=Path, default=OUT, help="the MiniLM veto's results, combined with e5's")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)

@@ -86,9 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128)
-    parser.add_argument(
-        "--no-pairs", dest="pairs", action="store_false", help="fit without the contrastive pairs (as session 25)"
-    )
+    iv.add_pairs_switch(parser)
     args = parser.parse_args(argv)
     out = OUT if not args.pairs else OUT.with_name(f"{OUT.stem}_pairs.json")
     if not (args.data / "queries").exists():
@@ -99,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": iv.SEED}
     todo = [lang for lang in args.languages.split(",") if lang not in result["languages"]]
     if todo:
-        training = corpus.train + (iv.contrastive_pairs()[0] if args.pairs else [])
+        training = iv.training_rows(corpus, args.pairs)
         base = iv.new_verifier("e5", model, args.train_top, args.max_length)
         base.prepare(training)
         for language in todo:

@@ -29,7 +29,7 @@ import intent_generalisation as ig
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_veto import IntentVeto
+from ragshield.guards.intent_veto import IntentVeto, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS
 from ragshield.rag.embedding import make_embedder
 
@@ -47,7 +47,7 @@ def judge(examples: list[ti.Example], candidate: Path | None = None) -> dict[str
     for name, second_opinion in configurations.items():
         guard = ExtractionIntent(embedder=embedder, second_opinion=bool(second_opinion))
         if isinstance(second_opinion, Path):
-            guard.veto_ = IntentVeto({e: second_opinion / f"intent_veto_{e}.npz" for e in ENCODERS})
+            guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
         started = time.perf_counter()
         scores = guard.scores(texts)
         seconds = time.perf_counter() - started
@@ -99,8 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         help="read a set already read (written to _again.json, marked not blind): a configuration chosen after",
     )
     args = parser.parse_args(argv)
-    if args.candidate is not None and not all((args.candidate / f"intent_veto_{e}.npz").is_file() for e in ENCODERS):
-        raise SystemExit(f"{args.candidate} needs intent_veto_minilm.npz and intent_veto_e5.npz")
+    if args.candidate is not None and not all((args.candidate / weights_file_name(e)).is_file() for e in ENCODERS):
+        raise SystemExit(f"{args.candidate} needs {' and '.join(weights_file_name(e) for e in ENCODERS)}")
     path = qs.REPO / "benchmarks" / "data" / f"intent_heldout_{args.set}.jsonl"
     if not path.exists():
         raise SystemExit(f"no held-apart set {path.name}")

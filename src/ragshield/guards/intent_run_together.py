@@ -7,8 +7,8 @@ letters at least `MIN_SHARE` of the text's letters) is read again with the run s
 at underscores, at lower-to-upper case changes, and, for a run in one case, by the fewest
 dictionary words (the English word pieces of all-MiniLM-L6-v2's vocabulary, about 20,000 words,
 commoner words first, with the package's own phrasings as a fallback when that model is not
-installed). A developer's
-question that names `getAllPatientRecords` is not mostly that name, so it is left as it is.
+installed). A developer's question that names `getAllPatientRecords` is not mostly that name, so
+it is left as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ragshield.guards.intent_vocabulary import known_words
 
 MIN_RUN = 16  # letters: shorter runs are ordinary words, names and hashtags
 MIN_SHARE = 0.7  # of the text's letters in runs before it is read apart
-MAX_RUN = 400  # letters: the word search is quadratic in a run's length up to the longest word
+MAX_RUN = 400  # letters: the word search costs up to `_LONGEST_WORD` look-ups per letter
 MAX_UNKNOWN = 0.25  # of a run's letters outside dictionary words: more and the split is a guess
 _LONGEST_WORD = 20
 _UNKNOWN_LETTER_COST = 2.0
@@ -95,11 +95,12 @@ def _read_apart(run: str) -> str:
 def run_together_form(text: str) -> str | None:
     """`text` with its long runs of words read apart when those runs are most of its letters;
     None otherwise (the common case: no second reading)."""
-    runs = [m for m in _RUN.finditer(text) if len(_LETTERS.findall(m.group(0))) >= MIN_RUN]
+    # a run is ASCII letters and underscores: its letters are its length less its underscores
+    runs = [m for m in _RUN.finditer(text) if len(m.group(0)) - m.group(0).count("_") >= MIN_RUN]
     if not runs:
         return None
-    letters = len(_LETTERS.findall(text))
-    if sum(len(_LETTERS.findall(m.group(0))) for m in runs) < MIN_SHARE * letters:
+    in_runs = sum(len(m.group(0)) - m.group(0).count("_") for m in runs)
+    if in_runs < MIN_SHARE * len(_LETTERS.findall(text)):
         return None
     out, last = [], 0
     for match in runs:

@@ -68,9 +68,14 @@ class SecondOpinion:
         }.get(state, "")
 
 
+def weights_file_name(encoder: str) -> str:
+    """The file name of one encoder's veto, in the package or in any folder of veto files."""
+    return f"intent_veto_{encoder}.npz"
+
+
 def shipped_weights(encoder: str) -> Path:
     """The packaged veto file of one encoder (`ragshield/data/intent_veto_<encoder>.npz`)."""
-    return Path(str(resources.files("ragshield.data") / f"intent_veto_{encoder}.npz"))
+    return Path(str(resources.files("ragshield.data") / weights_file_name(encoder)))
 
 
 def pieces_of(text: str, second_reading: str | None, feature_version: int, reading: str = "pieces") -> list[str]:
@@ -215,7 +220,7 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
                     # the second condition holds for any tau below the operating point's logit (the
-                    # shipped lines are -2 and 0, under 1.17); a file with a higher one cannot lift
+                    # shipped lines are both 0, under 1.17); a file with a higher one cannot lift
                     # a score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
