@@ -63,8 +63,13 @@ SHIPPED_TAU = {"minilm": 0.0, "e5": 0.0}  # chosen on the development sets (docs
 SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
-# helper sessions blind to every held-apart set): they train the verifier only, not model v11
-PAIRS = tuple(qs.REPO / "benchmarks" / "data" / f"intent_train_pairs_v14{part}.jsonl" for part in "ab")
+# helper sessions blind to every held-apart set): they train the verifier only, not model v11;
+# session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets
+PAIRS = tuple(
+    qs.REPO / "benchmarks" / "data" / f"intent_train_pairs_{version}{part}.jsonl"
+    for version in ("v14", "v15")
+    for part in "ab"
+)
 PAIR_TEST_SHARE = 15  # percent of the pairs (by pair, never one row of a pair) kept out as "pairs-test"
 SEED = 0
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
@@ -287,6 +292,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     embedders.save()
     result["development"] = development_totals(result["sets"])
     result["development_whole"] = development_totals(result["sets"], veto="veto_whole")
+    result["chosen_line"] = chosen_line(result)
     if args.encoder != "minilm" and args.english.exists():  # the MiniLM veto's results: both vetoes together
         english = json.loads(args.english.read_text(encoding="utf-8"))
         result["with_minilm_veto"] = with_minilm_veto(english, result)
@@ -317,6 +323,27 @@ def development_totals(
             totals["requests"] += rates["tpr"]["n"]
         out[key] = totals
     return out
+
+
+def chosen_line(result: dict[str, Any], reading: str = "veto") -> dict[str, Any]:
+    """The veto line the rule written before set v15 was read picks (session 27): the `tau` with the
+    fewest development false positives plus requests let through on every rated request set (held-apart,
+    hand-written, pairs-test, published and adaptive families; a lost request and a refused benign
+    question count one each), ties to fewer false positives. Session 26's rule counted the development
+    sets' requests only, and picked a line that cost hand-written requests."""
+    costs: dict[str, dict[str, int]] = {}
+    for tau in (str(t) for t in TAUS):
+        lost = sum(
+            row["v11"]["tpr"]["k"] - row[reading][tau]["tpr"]["k"]
+            for row in result["sets"].values()
+            if "tpr" in row["v11"]
+        )
+        costs[tau] = {
+            "fp": result["development" if reading == "veto" else "development_whole"][tau]["fp"],
+            "lost": lost,
+        }
+    line = min(costs, key=lambda tau: (costs[tau]["fp"] + costs[tau]["lost"], costs[tau]["fp"]))
+    return {"line": float(line), "costs": costs}
 
 
 def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
@@ -357,6 +384,11 @@ def table(result: dict[str, Any]) -> str:
             )
             + " |"
         )
+    chosen = result["chosen_line"]
+    lines.append(
+        f"\nline the rule picks (development false positives + requests lost on every request set): {chosen['line']} "
+        + ", ".join(f"{tau}: {c['fp']} + {c['lost']}" for tau, c in chosen["costs"].items())
+    )
     return "\n".join(lines)
 
 

@@ -10,9 +10,13 @@ existed, through the guard as a user runs it (`ExtractionIntent`, shipped thresh
 calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
 intervals, per style and language, and which rows each configuration gets wrong: indices, no
 text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
-`--candidate DIR` reads the set a third way in the same run, with the veto files in DIR
-(`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that a refitted
-second opinion and the shipped one are judged by the same single reading.
+`--candidate DIR` (repeatable) reads the set once more per folder in the same run, with the veto
+files in DIR (`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that
+refitted second opinions and the shipped one are judged by the same single reading. `--set` names a
+set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
+whose text (`train_intent.text_key`) is a training or calibration row of model v11 or a contrastive
+pair of the verifiers are left out and counted: written independently, "thanks" or a well-known
+list question can be the same text, and a judge must not score what was fitted on.
 """
 
 from __future__ import annotations
@@ -36,14 +40,28 @@ from ragshield.rag.embedding import make_embedder
 CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
 
 
-def judge(examples: list[ti.Example], candidate: Path | None = None) -> dict[str, Any]:
+def unseen_rows(examples: list[ti.Example], data: Path) -> list[int]:
+    """Indices of the `examples` the guard was not fitted on (model v11's rows, the verifiers' pairs)."""
+    import intent_verifier as iv
+
+    corpus = ti.build_corpus(data)
+    pairs = [e for part in iv.contrastive_pairs() for e in part]
+    kept = {id(e) for e in ti.unseen(examples, ti.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
+    return [i for i, e in enumerate(examples) if id(e) in kept]
+
+
+def judge(
+    examples: list[ti.Example], candidates: tuple[Path, ...] = (), rows: list[int] | None = None
+) -> dict[str, Any]:
+    """Each configuration's rates on `examples`; `rows`: their line numbers in the set's file (for `wrong_rows`)."""
+    rows = list(range(len(examples))) if rows is None else rows
     texts = [e.text for e in examples]
     labels = np.array([e.label for e in examples])
     embedder = make_embedder("all-MiniLM-L6-v2")
     out: dict[str, Any] = {"n": len(examples), "configurations": {}}
     configurations: dict[str, bool | Path] = dict(CONFIGURATIONS)
-    if candidate is not None:
-        configurations["v11 + candidate second opinion"] = candidate
+    for candidate in candidates:
+        configurations[f"v11 + candidate second opinion {candidate.name}"] = candidate
     for name, second_opinion in configurations.items():
         guard = ExtractionIntent(embedder=embedder, second_opinion=bool(second_opinion))
         if isinstance(second_opinion, Path):
@@ -59,7 +77,7 @@ def judge(examples: list[ti.Example], candidate: Path | None = None) -> dict[str
             "second_opinion": {
                 state: sum(s.second_opinion == state for s in scores) for state in {s.second_opinion for s in scores}
             },
-            "wrong_rows": [i for i in range(len(texts)) if flagged[i] != bool(labels[i])],
+            "wrong_rows": [rows[i] for i in range(len(texts)) if flagged[i] != bool(labels[i])],
         }
         for key in ("style", "lang"):
             groups: dict[str, list[int]] = defaultdict(list)
@@ -91,23 +109,35 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--set", required=True, help="the held-apart set's version, e.g. v13")
-    parser.add_argument("--candidate", type=Path, help="a folder with refitted veto files, judged alongside")
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="../shared/data (model v11's rows)")
+    parser.add_argument("--set", required=True, help="the held-apart set's name, e.g. v15 or chat2")
+    parser.add_argument(
+        "--candidate", type=Path, action="append", default=[], help="a folder with refitted veto files (repeatable)"
+    )
     parser.add_argument(
         "--again",
         action="store_true",
         help="read a set already read (written to _again.json, marked not blind): a configuration chosen after",
     )
     args = parser.parse_args(argv)
-    if args.candidate is not None and not all((args.candidate / weights_file_name(e)).is_file() for e in ENCODERS):
-        raise SystemExit(f"{args.candidate} needs {' and '.join(weights_file_name(e) for e in ENCODERS)}")
-    path = qs.REPO / "benchmarks" / "data" / f"intent_heldout_{args.set}.jsonl"
-    if not path.exists():
-        raise SystemExit(f"no held-apart set {path.name}")
+    for candidate in args.candidate:
+        if not all((candidate / weights_file_name(e)).is_file() for e in ENCODERS):
+            raise SystemExit(f"{candidate} needs {' and '.join(weights_file_name(e) for e in ENCODERS)}")
+    if len({candidate.name for candidate in args.candidate}) < len(args.candidate):
+        raise SystemExit("candidate folders need different names: the results name each by its folder")
+    sets = ti.HELDOUT_SETS | ti.UNREAD_JUDGES
+    if args.set not in sets or not sets[args.set].exists():
+        raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")
+    path = sets[args.set]
     out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}{'_again' if args.again else ''}.json"
     if out.exists() and not args.again:
         raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
-    result = {"set": args.set, "blind": not args.again, **judge(ti.heldout(path), args.candidate)}
+    if not (args.data / "queries").exists():
+        raise SystemExit(f"{args.data} has no queries/: the judge needs ../shared/data to leave out trained rows")
+    written = ti.heldout(path)
+    rows = unseen_rows(written, args.data)
+    result = {"set": args.set, "blind": not args.again, "rows_seen_in_training_left_out": len(written) - len(rows)}
+    result |= judge([written[i] for i in rows], tuple(args.candidate), rows)
     print(table(result))
     qs.write_json(out, result)
     print(f"wrote {out}")

@@ -123,7 +123,13 @@ HELDOUT_SETS = {
     "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-UNREAD_JUDGES: tuple[str, ...] = ()
+# but the judge (`intent_veto_judge.py --set NAME`), once. Written in session 27 by helper sessions
+# that read only `benchmarks/data/README.md`, for the next change to the second opinion: v15 (the
+# shape of v14) and chat2 (500 chat turns, for the chat-turn goal, and 60 chat-wrapped requests)
+UNREAD_JUDGES: dict[str, Path] = {
+    "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
+    "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
