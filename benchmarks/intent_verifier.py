@@ -75,6 +75,12 @@ SEED = 0
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 
+def shown_path(path: Path) -> str:
+    """A path as the results show it: relative to the repository, else its name (no machine paths)."""
+    path = path.resolve()
+    return str(path.relative_to(qs.REPO)) if path.is_relative_to(qs.REPO) else path.name
+
+
 def contrastive_pairs() -> tuple[list[ti.Example], list[ti.Example]]:
     """(training rows, test rows) of `PAIRS`; both rows of a pair fall on the same side."""
     train: list[ti.Example] = []
@@ -260,7 +266,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fit_seconds = time.time() - started
     verifier = load_verifier(weights)
     result: dict[str, Any] = {
-        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in LOCAL_PATHS}
+        "settings": {
+            k: shown_path(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in LOCAL_PATHS
+        }
         | {"taus": TAUS, "seed": SEED},
         "model": model.meta.get("model_version"),
         "threshold": model.threshold,

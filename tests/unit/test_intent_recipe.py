@@ -140,3 +140,11 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     for path in ti.UNREAD_JUDGES.values():
         same = {ti.text_key(example.text) for example in ti.heldout(path)} & {ti.text_key(e.text) for e in train + test}
         assert len(same) <= 2, path.name
+
+
+def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:
+    import intent_verifier as iv
+
+    assert iv.shown_path(tmp_path / "refit" / "intent_veto_e5.npz") == "intent_veto_e5.npz"
+    shipped = BENCHMARKS.parent / "src" / "ragshield" / "data" / "intent_veto_e5.npz"
+    assert iv.shown_path(shipped) == "src/ragshield/data/intent_veto_e5.npz"
