@@ -121,15 +121,15 @@ HELDOUT_SETS = {
     # written blind in session 26 and read once as the judge of the refitted second opinion
     # (`benchmarks/results/intent_veto_judge_v14.json`); the next change needs a new blind set
     "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written in session 27 by helper sessions
-# that read only `benchmarks/data/README.md`, for the next change to the second opinion: v15 (the
-# shape of v14) and chat2 (500 chat turns, for the chat-turn goal, and 60 chat-wrapped requests)
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 27 by helpers that read only `benchmarks/data/README.md` (v15 in v14's
+    # shape; chat2: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of
+    # three second opinions (`intent_veto_judge_v15.json`, `_chat2.json`): none beat the shipped one
     "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
     "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -451,7 +451,13 @@ def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
 def heldout_benign_name(version: str) -> str:
     """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
     "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""
-    return "heldout-hard" if version == "v1" else "heldout-chat" if version == "chat" else f"heldout-{version}-hard"
+    return (
+        "heldout-hard"
+        if version == "v1"
+        else f"heldout-{version}"
+        if version.startswith("chat")
+        else f"heldout-{version}-hard"
+    )
 
 
 def heldout(path: Path = HELDOUT) -> list[Example]:

@@ -132,14 +132,13 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
             pairs.setdefault((path.name, row["pair"]), set()).add(side[row["text"]])
     assert test and train and all(len(sides) == 1 for sides in pairs.values())
     assert {example.label for example in test} == {0, 1}
-    judged = {ti.text_key(example.text) for path in ti.HELDOUT_SETS.values() for example in ti.heldout(path)}
-    assert not judged & {ti.text_key(example.text) for example in train + test}
-    # a blind set written at the same time may hold a pair's text by chance (two helpers each wrote
-    # "list the provinces of Sumatra with their capitals"): the judge leaves such rows out
-    # (test_intent_veto_judge.py), and they are few
-    for path in ti.UNREAD_JUDGES.values():
-        same = {ti.text_key(example.text) for example in ti.heldout(path)} & {ti.text_key(e.text) for e in train + test}
-        assert len(same) <= 2, path.name
+    # a blind set written at the same time as pairs may hold a pair's text by chance (two helpers each
+    # wrote "list the provinces of Sumatra with their capitals"): its judge left such rows out
+    # (test_intent_veto_judge.py); set v15 holds two, every other set none
+    trained = {ti.text_key(example.text) for example in train + test}
+    for name, path in (ti.HELDOUT_SETS | ti.UNREAD_JUDGES).items():
+        same = {ti.text_key(example.text) for example in ti.heldout(path)} & trained
+        assert len(same) <= (2 if name == "v15" else 0), name
 
 
 def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:

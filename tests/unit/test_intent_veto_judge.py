@@ -54,7 +54,7 @@ def test_a_set_already_read_is_not_read_blind_again() -> None:
 
 def test_the_judge_needs_the_shared_data_to_leave_out_trained_rows(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"needs \.\./shared/data"):
-        judge.main(["--set", "v15", "--data", str(tmp_path)])
+        judge.main(["--set", "v15", "--again", "--data", str(tmp_path)])
 
 
 def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_numbers(shared_data: Path) -> None:
