@@ -365,10 +365,11 @@ SECOND_OPINION_NOTE = (
     "again with its second opinion (on by default since session 25, refitted in session 26), which can "
     "only lower a score: every false-positive rate below is an upper bound for the guard, and every "
     "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
-    "and `_e5.json` rate every set of this section with it). The guard as shipped, on blind set v14 read "
-    "once (`intent_veto_judge_v14.json`): hard benign 4/160 = 2.5% [1.0, 6.3] (goal <= 2%: **missed**, "
-    "model alone 13/160), chat turns 0/60 = 0.0% [0.0, 6.0] (goal <= 1%: met on this set, model alone "
-    "1/60), requests 120/140 = 85.7% [79.0, 90.6] (model alone 122/140); model card."
+    "and `_e5.json` rate every set of this section with it). The guard as shipped, on blind sets v15 and "
+    "chat2 read once (`intent_veto_judge_v15.json`, `_chat2.json`): hard benign 6/158 = 3.8% [1.8, 8.0] "
+    "(goal <= 2%: **missed**, model alone 11/158), chat turns 32/467 = 6.9% [4.9, 9.5] (goal <= 1%: "
+    "**missed**, follow-ups on the assistant's own answer; model alone 41/467), requests 108/140 = 77.1% "
+    "[69.5, 83.3] (model alone the same); on set v14 before it: 4/160, 0/60 and 120/140; model card."
 )
 
 
