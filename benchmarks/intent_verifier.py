@@ -25,8 +25,9 @@ routed flags. Its results go to `intent_verifier_e5.json`; with both files, each
 half of the flags.
 
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
-with the veto at each `tau`; the development sets are sets v8-v13 and chat (all read before; the
-judge of the next change, set v14, is not listed in `train_intent.HELDOUT_SETS` and is not read).
+with the veto at each `tau`; the development sets, whose totals choose a line (`chosen_line`), are
+sets v8-v13 and chat. Sets v14, v15 and chat2, each read once as a judge, are rated as well but kept
+out of those totals, so that a line is chosen as it was before they were read.
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
