@@ -26,8 +26,8 @@ half of the flags.
 
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
 with the veto at each `tau`; the development sets, whose totals choose a line (`chosen_line`), are
-sets v8-v13 and chat. Sets v14, v15 and chat2, each read once as a judge, are rated as well but kept
-out of those totals, so that a line is chosen as it was before they were read.
+sets v8-v15, chat and chat2 (from session 28: v14, v15 and chat2 were each read once as a judge, and
+are development sets since). The sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
@@ -62,13 +62,17 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
 SHIPPED_TAU = {"minilm": 0.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
 SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
-DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13")
+# sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
+# follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most
+DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "chat2")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not model v11;
-# session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets
+# session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
+# session 28 600 more (v16a, v16b), mostly chat follow-ups about the assistant's own answer against
+# requests for the material behind it, in 70 languages
 PAIRS = tuple(
     qs.REPO / "benchmarks" / "data" / f"intent_train_pairs_{version}{part}.jsonl"
-    for version in ("v14", "v15")
+    for version in ("v14", "v15", "v16")
     for part in "ab"
 )
 PAIR_TEST_SHARE = 15  # percent of the pairs (by pair, never one row of a pair) kept out as "pairs-test"
@@ -309,10 +313,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def with_minilm_veto(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
-    """Both vetoes at every pair of `tau` ("english|routed"): per set, and summed over the development sets."""
+    """Both vetoes at every pair of `tau` ("english|routed"): per set, and summed over the development
+    sets; those totals are missing (None, with the sets the MiniLM results lack) when the English
+    results were rated before a development set existed, rather than summed over fewer sets."""
     joint = both_vetoes(english, routed)
     keys = tuple(joint["calib"])
     sets = {name: {"v11": routed["sets"][name]["v11"], "veto": rows} for name, rows in joint.items()}
+    lacking = [version for version in DEVELOPMENT if f"held-{version}" not in sets]
+    if lacking:
+        return {"sets": joint, "development": None, "english_results_lack": lacking}
     return {"sets": joint, "development": development_totals(sets, keys)}
 
 
@@ -386,8 +395,9 @@ def table(result: dict[str, Any]) -> str:
             lines.append(f"| {name} | {kind} | " + " | ".join(f"{c['k']}/{c['n']}" for c in cells) + " |")
     for reading in ("development", "development_whole"):
         totals = result[reading]
+        whole = ", whole text only" if reading.endswith("whole") else ""
         lines.append(
-            f"| development sets (v8-v13, chat){', whole text only' if reading.endswith('whole') else ''} | fp, tp | "
+            f"| development sets ({', '.join(DEVELOPMENT)}){whole} | fp, tp | "
             + " | ".join(
                 f"{totals[k]['fp']}/{totals[k]['benign']}, {totals[k]['tp']}/{totals[k]['requests']}" for k in keys
             )

@@ -134,11 +134,13 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     assert {example.label for example in test} == {0, 1}
     # a blind set written at the same time as pairs may hold a pair's text by chance (two helpers each
     # wrote "list the provinces of Sumatra with their capitals"): its judge left such rows out
-    # (test_intent_veto_judge.py); set v15 holds two, every other set none
+    # (test_intent_veto_judge.py); set v15 holds two, chat3 one ("what's your knowledge cutoff", a
+    # v16a pair), every other set none (v16a's rows equal to a development set's were reworded)
     trained = {ti.text_key(example.text) for example in train + test}
+    shared_by_chance = {"v15": 2, "chat3": 1}
     for name, path in (ti.HELDOUT_SETS | ti.UNREAD_JUDGES).items():
         same = {ti.text_key(example.text) for example in ti.heldout(path)} & trained
-        assert len(same) <= (2 if name == "v15" else 0), name
+        assert len(same) <= shared_by_chance.get(name, 0), name
 
 
 def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:
