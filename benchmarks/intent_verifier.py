@@ -27,7 +27,9 @@ half of the flags.
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
 with the veto at each `tau`; the development sets, whose totals choose a line (`chosen_line`), are
 sets v8-v15, chat and chat2 (from session 28: v14, v15 and chat2 were each read once as a judge, and
-are development sets since). The sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
+are development sets since). Sets v16 and chat3, read once in session 28 as the judges of the e5
+refit that shipped, are rated but kept out of those totals, so that the line is chosen as it was
+before they were read; the sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.

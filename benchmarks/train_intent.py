@@ -126,16 +126,16 @@ HELDOUT_SETS = {
     # three second opinions (`intent_veto_judge_v15.json`, `_chat2.json`): none beat the shipped one
     "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
     "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once
-# written blind in session 28 by helpers that read only `benchmarks/data/README.md` (v16 in v15's
-# shape; chat3: 500 chat turns and 60 chat-wrapped requests), the judges of the e5 second opinion
-# refitted with the follow-up pairs v16a/v16b
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 28 by helpers that read only `benchmarks/data/README.md` (v16 in v15's
+    # shape; chat3: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of the e5
+    # second opinion refitted with the follow-up pairs v16a/v16b (`intent_veto_judge_v16.json`,
+    # `_chat3.json`): it shipped
     "v16": REPO / "benchmarks" / "data" / "intent_heldout_v16.jsonl",
     "chat3": REPO / "benchmarks" / "data" / "intent_chat_heldout_v3.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
