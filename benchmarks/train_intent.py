@@ -135,7 +135,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once
-UNREAD_JUDGES: dict[str, Path] = {}
+# written blind in session 28 after the e5 refit shipped, by helpers that read only
+# `benchmarks/data/README.md` (v17 in v16's shape; chat4: 500 chat turns and 60 chat-wrapped
+# requests): the judges of the MiniLM second opinion refitted with the same pairs
+UNREAD_JUDGES: dict[str, Path] = {
+    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
+    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
