@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,23 @@ def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:
     assert iv.shown_path(tmp_path / "refit" / "intent_veto_e5.npz") == "intent_veto_e5.npz"
     shipped = BENCHMARKS.parent / "src" / "ragshield" / "data" / "intent_veto_e5.npz"
     assert iv.shown_path(shipped) == "src/ragshield/data/intent_veto_e5.npz"
+
+
+def test_both_vetoes_have_no_development_totals_when_the_english_results_lack_a_development_set() -> None:
+    import intent_verifier as iv
+
+    def results(names: list[str], flagged_after_veto: int) -> dict[str, Any]:
+        def rates(benign: int) -> dict[str, Any]:
+            return {"fpr": {"k": benign, "n": 10}, "tpr": {"k": 9, "n": 10}}
+
+        veto = {str(tau): rates(flagged_after_veto) for tau in iv.TAUS}
+        return {"sets": {name: {"v11": rates(4), "veto": veto} for name in names}}
+
+    names = ["calib", *(f"held-{version}" for version in iv.DEVELOPMENT)]
+    routed = results(names, 3)  # v11 flags 4 benign rows per set; the e5 veto lets 1 through
+    joint = iv.with_minilm_veto(results(names, 2), routed)  # the MiniLM veto 2 others
+    assert joint["development"]["0.0|0.0"]["fp"] == len(iv.DEVELOPMENT)  # 4 - 1 - 2 per set
+    # English results rated before the last development set existed: no total over fewer sets
+    partial = iv.with_minilm_veto(results(names[:-1], 2), routed)
+    assert partial["development"] is None
+    assert partial["english_results_lack"] == [iv.DEVELOPMENT[-1]]
