@@ -5,7 +5,7 @@ opinion (issue 18).
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v14 --candidate DIR
 
 The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and its
-lines chosen on the development sets (v8-v12, chat); this reads a set written blind before it
+lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind before it
 existed, through the guard as a user runs it (`ExtractionIntent`, shipped threshold, no
 calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
 intervals, per style and language, and which rows each configuration gets wrong: indices, no
