@@ -141,6 +141,11 @@ HELDOUT_SETS = {
 UNREAD_JUDGES: dict[str, Path] = {
     "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
     "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
+    # written blind in session 29, before v17 and chat4 were read, by helpers that read only
+    # `benchmarks/data/README.md` (v18 in v17's shape; chat5: 500 chat turns and 60 chat-wrapped
+    # requests): the judges of the change after the next
+    "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
+    "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
