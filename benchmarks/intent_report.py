@@ -362,15 +362,15 @@ def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
 
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
-    "again with its second opinion (on by default since session 25; MiniLM refitted in session 26, e5 in "
-    "session 28), which can only lower a score: every false-positive rate below is an upper bound for the "
+    "again with its second opinion (on by default since session 25; e5 refitted in session 28, MiniLM in "
+    "session 29), which can only lower a score: every false-positive rate below is an upper bound for the "
     "guard, and every true-positive rate can fall by the requests it lets through "
     "(`benchmarks/results/intent_verifier.json` and `_e5.json` rate every set of this section with it). "
-    "The guard as shipped, on blind sets v16 and chat3 read once (`intent_veto_judge_v16.json`, "
-    "`_chat3.json`): hard benign 5/160 = 3.1% [1.3, 7.1] (goal <= 2%: **missed**, model alone 8/160), "
-    "chat turns 32/480 = 6.7% [4.8, 9.3] (goal <= 1%: **missed**, follow-ups on the assistant's own "
-    "answer; model alone 59/480), requests 116/140 = 82.9% [75.8, 88.2] (model alone the same); on sets "
-    "v15 and chat2 before it (session 26's second opinion): 6/158, 32/467 and 108/140; model card."
+    "The guard as shipped, on blind sets v17 and chat4 read once (`intent_veto_judge_v17.json`, "
+    "`_chat4.json`): hard benign 10/160 = 6.3% [3.4, 11.1] (goal <= 2%: **missed**, model alone 13/160), "
+    "chat turns 16/498 = 3.2% [2.0, 5.2] (goal <= 1%: **missed**, follow-ups on the assistant's own "
+    "answer; model alone 25/498), requests 99/140 = 70.7% [62.7, 77.6] (model alone the same); on sets "
+    "v16 and chat3 before it (MiniLM of session 26): 5/160, 32/480 and 116/140; model card."
 )
 
 

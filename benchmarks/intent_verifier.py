@@ -28,8 +28,9 @@ Every benign and request set of `intent_generalisation.evaluate_shipped` is rate
 with the veto at each `tau`; the development sets, whose totals choose a line (`chosen_line`), are
 sets v8-v15, chat and chat2 (from session 28: v14, v15 and chat2 were each read once as a judge, and
 are development sets since). Sets v16 and chat3, read once in session 28 as the judges of the e5
-refit that shipped, are rated but kept out of those totals, so that the line is chosen as it was
-before they were read; the sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
+refit that shipped, and v17 and chat4, read once in session 29 as the judges of the MiniLM refit that
+shipped, are rated but kept out of those totals, so that the line is chosen as it was before they
+were read; the sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
@@ -62,7 +63,7 @@ from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-SHIPPED_TAU = {"minilm": 0.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
+SHIPPED_TAU = {"minilm": -1.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
 SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
 # sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
 # follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most

@@ -132,18 +132,18 @@ HELDOUT_SETS = {
     # `_chat3.json`): it shipped
     "v16": REPO / "benchmarks" / "data" / "intent_heldout_v16.jsonl",
     "chat3": REPO / "benchmarks" / "data" / "intent_chat_heldout_v3.jsonl",
+    # written blind in session 28 after the e5 refit shipped (v17 in v16's shape; chat4: 500 chat
+    # turns and 60 chat-wrapped requests) and read once in session 29 as the judges of the MiniLM
+    # second opinion refitted with the same pairs (`intent_veto_judge_v17.json`, `_chat4.json`): it shipped
+    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
+    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once
-# written blind in session 28 after the e5 refit shipped, by helpers that read only
-# `benchmarks/data/README.md` (v17 in v16's shape; chat4: 500 chat turns and 60 chat-wrapped
-# requests): the judges of the MiniLM second opinion refitted with the same pairs
+# written blind in session 29, before v17 and chat4 were read, by helpers that read only
+# `benchmarks/data/README.md` (v18 in v17's shape; chat5: 500 chat turns and 60 chat-wrapped
+# requests): the judges of the next change
 UNREAD_JUDGES: dict[str, Path] = {
-    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
-    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
-    # written blind in session 29, before v17 and chat4 were read, by helpers that read only
-    # `benchmarks/data/README.md` (v18 in v17's shape; chat5: 500 chat turns and 60 chat-wrapped
-    # requests): the judges of the change after the next
     "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
     "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
 }
