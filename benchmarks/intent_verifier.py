@@ -29,8 +29,9 @@ with the veto at each `tau`; the development sets, whose totals choose a line (`
 sets v8-v15, chat and chat2 (from session 28: v14, v15 and chat2 were each read once as a judge, and
 are development sets since). Sets v16 and chat3, read once in session 28 as the judges of the e5
 refit that shipped, and v17 and chat4, read once in session 29 as the judges of the MiniLM refit that
-shipped, are rated but kept out of those totals, so that the line is chosen as it was before they
-were read; the sets not yet read (`train_intent.UNREAD_JUDGES`) are never rated here.
+shipped (`READ_AS_JUDGES`), are rated but kept out of those totals and of the requests lost that a
+line costs, so that the line is chosen as it was before they were read; the sets not yet read
+(`train_intent.UNREAD_JUDGES`) are never rated here.
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
@@ -68,6 +69,9 @@ SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
 # sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
 # follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "chat2")
+# blind sets read once as judges since DEVELOPMENT was fixed (v16 and chat3 in session 28, v17 and
+# chat4 in session 29): rated, but in no line's costs, so that a line is chosen as before they were read
+READ_AS_JUDGES = ("v16", "chat3", "v17", "chat4")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not model v11;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
@@ -351,13 +355,15 @@ def chosen_line(result: dict[str, Any], reading: str = "veto") -> dict[str, Any]
     fewest development false positives plus requests let through on every rated request set (held-apart,
     hand-written, pairs-test, published and adaptive families; a lost request and a refused benign
     question count one each), ties to fewer false positives. Session 26's rule counted the development
-    sets' requests only, and picked a line that cost hand-written requests."""
+    sets' requests only, and picked a line that cost hand-written requests. The sets read as judges
+    since (`READ_AS_JUDGES`) are left out of the costs: a judge must not move the line it judges."""
+    judged = {f"held-{version}" for version in READ_AS_JUDGES}
     costs: dict[str, dict[str, int]] = {}
     for tau in (str(t) for t in TAUS):
         lost = sum(
             row["v11"]["tpr"]["k"] - row[reading][tau]["tpr"]["k"]
-            for row in result["sets"].values()
-            if "tpr" in row["v11"]
+            for name, row in result["sets"].items()
+            if "tpr" in row["v11"] and name not in judged
         )
         costs[tau] = {
             "fp": result["development" if reading == "veto" else "development_whole"][tau]["fp"],

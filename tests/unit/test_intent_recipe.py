@@ -171,3 +171,24 @@ def test_both_vetoes_have_no_development_totals_when_the_english_results_lack_a_
     partial = iv.with_minilm_veto(results(names[:-1], 2), routed)
     assert partial["development"] is None
     assert partial["english_results_lack"] == [iv.DEVELOPMENT[-1]]
+
+
+def test_a_set_read_as_a_judge_moves_no_line() -> None:
+    import intent_verifier as iv
+
+    assert set(iv.READ_AS_JUDGES) <= set(ti.HELDOUT_SETS) and not set(iv.READ_AS_JUDGES) & set(iv.DEVELOPMENT)
+
+    def rates(caught: int) -> dict[str, Any]:
+        return {"fpr": {"k": 0, "n": 10}, "tpr": {"k": caught, "n": 10}}
+
+    def result(judge_lost_at_zero: int) -> dict[str, Any]:
+        veto = {str(tau): rates(10) for tau in iv.TAUS}
+        judged = {str(tau): rates(10 - judge_lost_at_zero * (tau == 0.0)) for tau in iv.TAUS}
+        development = {str(tau): {"fp": 5 if tau == 0.0 else 6} for tau in iv.TAUS}
+        sets = {"written": {"v11": rates(10), "veto": veto}}
+        sets[f"held-{iv.READ_AS_JUDGES[-1]}"] = {"v11": rates(10), "veto": judged}
+        return {"sets": sets, "development": development}
+
+    # line 0 has the fewest development false positives; what it loses on a judge does not count
+    assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
+    assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}

@@ -220,7 +220,7 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
                     # the second condition holds for any tau below the operating point's logit (the
-                    # shipped lines are both 0, under 1.17); a file with a higher one cannot lift
+                    # shipped lines, MiniLM -1 and e5 0, are under 1.17); a file with a higher one cannot lift
                     # a score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
