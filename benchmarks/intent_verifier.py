@@ -59,13 +59,11 @@ import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import E5Verifier, MiniLMVerifier, load_verifier
-from ragshield.guards.intent_veto import reads_routed, verifier_logits
+from ragshield.guards.intent_veto import reads_routed, shipped_weights, verifier_logits
 from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-SHIPPED_TAU = {"minilm": -1.0, "e5": 0.0}  # chosen on the development sets (docs/intent-model-card.md)
-SHIPPED_READING = {"minilm": "pieces", "e5": "pieces"}
 # sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
 # follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "chat2")
@@ -441,12 +439,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--english", type=Path, default=OUT, help="the MiniLM veto's results, combined with e5's")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
-    shipped = VetoWeights.load(args.weights) if args.weights else None
-    args.encoder = shipped.encoder if shipped else args.encoder
-    if args.tau is None:
-        args.tau = shipped.tau if shipped else SHIPPED_TAU[args.encoder]
-    if args.reading is None:
-        args.reading = shipped.reading if shipped else SHIPPED_READING[args.encoder]
+    given = VetoWeights.load(args.weights) if args.weights else None
+    args.encoder = given.encoder if given else args.encoder
+    # the line and reading default to the measured file's, or to the packaged file's when fitting:
+    # the file is the one place a shipped line is written down
+    defaults = given or VetoWeights.load(shipped_weights(args.encoder))
+    args.tau = defaults.tau if args.tau is None else args.tau
+    args.reading = defaults.reading if args.reading is None else args.reading
     args.out = args.out or (OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json"))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")
