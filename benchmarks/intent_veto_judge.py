@@ -12,11 +12,16 @@ intervals, per style and language, and which rows each configuration gets wrong:
 text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
 `--candidate DIR` (repeatable) reads the set once more per folder in the same run, with the veto
 files in DIR (`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that
-refitted second opinions and the shipped one are judged by the same single reading. `--set` names a
+refitted second opinions and the shipped one are judged by the same single reading. A DIR may
+instead (or also) hold a first-stage model, `intent_model.json` (from `train_intent.py --out`): the
+guard then reads with that model, and with DIR's veto files if it has them, else the packaged ones.
+`--set` names a
 set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
-whose text (`train_intent.text_key`) is a training or calibration row of model v11 or a contrastive
-pair of the verifiers are left out and counted: written independently, "thanks" or a well-known
-list question can be the same text, and a judge must not score what was fitted on.
+whose text (`train_intent.text_key`) is a training or calibration row of model v11 or of a candidate
+model (the held-apart sets it trained on), or a contrastive pair of the verifiers, are left out of
+every configuration and counted: written independently, "thanks" or a well-known list question can be
+the same text, and a judge must not score what was fitted on. `--out` names the results file (for
+development readings of sets already read, with `--again`).
 """
 
 from __future__ import annotations
@@ -33,18 +38,21 @@ import intent_generalisation as ig
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_veto import IntentVeto, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS
 from ragshield.rag.embedding import make_embedder
 
 CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
+FIRST_STAGE_FILE = "intent_model.json"  # a candidate folder's first-stage model, as `train_intent.py` writes it
 
 
-def unseen_rows(examples: list[ti.Example], data: Path) -> list[int]:
-    """Indices of the `examples` the guard was not fitted on (model v11's rows, the verifiers' pairs)."""
+def unseen_rows(examples: list[ti.Example], data: Path, also_trained: tuple[str, ...] = ()) -> list[int]:
+    """Indices of the `examples` the guard was not fitted on (model v11's rows, the rows of the held-apart
+    sets `also_trained` that a candidate model trained on, the verifiers' pairs)."""
     import intent_verifier as iv
 
-    corpus = ti.build_corpus(data)
+    corpus = ti.build_corpus(data, heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])))
     pairs = [e for part in iv.contrastive_pairs() for e in part]
     kept = {id(e) for e in ti.unseen(examples, ti.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
     return [i for i, e in enumerate(examples) if id(e) in kept]
@@ -61,10 +69,12 @@ def judge(
     out: dict[str, Any] = {"n": len(examples), "configurations": {}}
     configurations: dict[str, bool | Path] = dict(CONFIGURATIONS)
     for candidate in candidates:
-        configurations[f"v11 + candidate second opinion {candidate.name}"] = candidate
+        configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
-        guard = ExtractionIntent(embedder=embedder, second_opinion=bool(second_opinion))
-        if isinstance(second_opinion, Path):
+        first_stage = second_opinion / FIRST_STAGE_FILE if isinstance(second_opinion, Path) else None
+        model = first_stage if first_stage is not None and first_stage.is_file() else None
+        guard = ExtractionIntent(embedder=embedder, model=model, second_opinion=bool(second_opinion))
+        if isinstance(second_opinion, Path) and has_veto_files(second_opinion):
             guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
         started = time.perf_counter()
         scores = guard.scores(texts)
@@ -95,6 +105,25 @@ def judge(
     return out
 
 
+def has_veto_files(folder: Path) -> bool:
+    return all((folder / weights_file_name(e)).is_file() for e in ENCODERS)
+
+
+def configuration_name(candidate: Path) -> str:
+    """How the results name a candidate folder: by what it replaces (first stage, second opinion, both)."""
+    if not (candidate / FIRST_STAGE_FILE).is_file():
+        return f"v11 + candidate second opinion {candidate.name}"
+    veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
+    return f"candidate model {candidate.name} + {veto}"
+
+
+def trained_sets(candidate: Path) -> tuple[str, ...]:
+    """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
+    if not (candidate / FIRST_STAGE_FILE).is_file():
+        return ()
+    return tuple(IntentModel.load(candidate / FIRST_STAGE_FILE).meta.get("heldout_sets_trained_on", []))
+
+
 def table(result: dict[str, Any]) -> str:
     lines = ["| configuration | benign flagged | requests caught | second opinion |", "|---|---|---|---|"]
     for name, row in result["configurations"].items():
@@ -119,23 +148,31 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="read a set already read (written to _again.json, marked not blind): a configuration chosen after",
     )
+    parser.add_argument("--out", type=Path, help="the results file (default: results/intent_veto_judge_<set>.json)")
     args = parser.parse_args(argv)
     for candidate in args.candidate:
-        if not all((candidate / weights_file_name(e)).is_file() for e in ENCODERS):
-            raise SystemExit(f"{candidate} needs {' and '.join(weights_file_name(e) for e in ENCODERS)}")
+        if not (candidate / FIRST_STAGE_FILE).is_file() and not has_veto_files(candidate):
+            raise SystemExit(
+                f"{candidate} needs {FIRST_STAGE_FILE}, or {' and '.join(weights_file_name(e) for e in ENCODERS)}"
+            )
     if len({candidate.name for candidate in args.candidate}) < len(args.candidate):
         raise SystemExit("candidate folders need different names: the results name each by its folder")
+    also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
+    if args.set in also_trained:
+        raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")
     sets = ti.HELDOUT_SETS | ti.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():
         raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")
     path = sets[args.set]
-    out = qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}{'_again' if args.again else ''}.json"
+    out = args.out or (
+        qs.REPO / "benchmarks" / "results" / f"intent_veto_judge_{args.set}{'_again' if args.again else ''}.json"
+    )
     if out.exists() and not args.again:
         raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the judge needs ../shared/data to leave out trained rows")
     written = ti.heldout(path)
-    rows = unseen_rows(written, args.data)
+    rows = unseen_rows(written, args.data, also_trained)
     result = {"set": args.set, "blind": not args.again, "rows_seen_in_training_left_out": len(written) - len(rows)}
     result |= judge([written[i] for i in rows], tuple(args.candidate), rows)
     print(table(result))

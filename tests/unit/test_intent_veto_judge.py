@@ -34,8 +34,35 @@ def test_an_unknown_set_is_refused_with_the_known_names() -> None:
 def test_a_candidate_folder_without_both_veto_files_is_refused(tmp_path: Path) -> None:
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "intent_veto_minilm.npz").write_bytes(b"")
-    with pytest.raises(SystemExit, match=r"needs intent_veto_minilm\.npz and intent_veto_e5\.npz"):
+    wanted = r"needs intent_model\.json, or intent_veto_minilm\.npz and intent_veto_e5\.npz"
+    with pytest.raises(SystemExit, match=wanted):
         judge.main(["--set", "v15", "--candidate", str(tmp_path / "half")])
+
+
+def _first_stage(folder: Path, trained_on: list[str]) -> Path:
+    """A folder holding the shipped model file re-saved as a candidate that says it trained on `trained_on`."""
+    from ragshield.guards.intent_model import IntentModel
+
+    folder.mkdir(parents=True)
+    model = IntentModel.load()
+    model.meta["heldout_sets_trained_on"] = trained_on
+    model.save(folder / judge.FIRST_STAGE_FILE)
+    return folder
+
+
+def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_trained_on(tmp_path: Path) -> None:
+    veto_only = _candidate(tmp_path / "refit")
+    model_only = _first_stage(tmp_path / "modelA", ["v8", "v16"])
+    assert judge.configuration_name(veto_only) == "v11 + candidate second opinion refit"
+    assert judge.configuration_name(model_only) == "candidate model modelA + second opinion"
+    assert judge.trained_sets(veto_only) == ()
+    assert judge.trained_sets(model_only) == ("v8", "v16")
+
+
+def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
+    model = _first_stage(tmp_path / "modelA", ["v16"])
+    with pytest.raises(SystemExit, match="trained on set v16: it cannot judge it"):
+        judge.main(["--set", "v16", "--again", "--candidate", str(model)])
 
 
 def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_path: Path) -> None:
@@ -63,3 +90,11 @@ def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_
     fresh = "Which bird did the fable about the crow and the fox have in mind, exactly? (a row no one wrote before)"
     rows = [ti.Example(text, 0, "hard", "en", "heldout") for text in (fresh, pair.upper(), corpus_row + "!", fresh)]
     assert judge.unseen_rows(rows, shared_data) == [0, 3]
+
+
+def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_configuration(shared_data: Path) -> None:
+    fresh = "Which bird did the fable about the crow and the fox have in mind, exactly? (a row no one wrote before)"
+    v8_row = ti.heldout(ti.HELDOUT_SETS["v8"])[0].text
+    rows = [ti.Example(text, 0, "hard", "en", "heldout") for text in (fresh, v8_row)]
+    assert judge.unseen_rows(rows, shared_data) == [0, 1]
+    assert judge.unseen_rows(rows, shared_data, also_trained=("v8",)) == [0]
