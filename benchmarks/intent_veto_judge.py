@@ -1,12 +1,12 @@
 """One reading of a blind held-apart set by the shipped `intent` guard, with and without its second
-opinion (issue 18).
+opinion, and by candidate guards (issue 18).
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v13
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v14 --candidate DIR
 
 The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and its
 lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind before it
-existed, through the guard as a user runs it (`ExtractionIntent`, shipped threshold, no
+existed, through the guard as a user runs it (`ExtractionIntent`, the model's own operating point, no
 calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
 intervals, per style and language, and which rows each configuration gets wrong: indices, no
 text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
@@ -14,14 +14,17 @@ text) and prints a table. The set's rows are the project's own (`benchmarks/data
 files in DIR (`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that
 refitted second opinions and the shipped one are judged by the same single reading. A DIR may
 instead (or also) hold a first-stage model, `intent_model.json` (from `train_intent.py --out`): the
-guard then reads with that model, and with DIR's veto files if it has them, else the packaged ones.
-`--set` names a
-set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
+guard then reads with that model at its own operating point, and with DIR's veto files if it has
+them, else the packaged ones (configuration "candidate model DIR + second opinion"; the model alone is
+not read). The second opinion reads only flags of the model version its weights were fitted for, so a
+candidate whose `model_version` differs from its veto files' is refused rather than read without one.
+`--set` names a set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
 whose text (`train_intent.text_key`) is a training or calibration row of model v11 or of a candidate
 model (the held-apart sets it trained on), or a contrastive pair of the verifiers, are left out of
 every configuration and counted: written independently, "thanks" or a well-known list question can be
-the same text, and a judge must not score what was fitted on. `--out` names the results file (for
-development readings of sets already read, with `--again`).
+the same text, and a judge must not score what was fitted on. `--again` reads a set already read
+(written to `..._<set>_again.json`, marked not blind); `--out` names the results file, and only with
+`--again`, so that a blind reading always lands where the read-once check looks.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_veto import IntentVeto, weights_file_name
-from ragshield.guards.intent_veto_weights import ENCODERS
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 from ragshield.rag.embedding import make_embedder
 
 CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
@@ -117,6 +120,23 @@ def configuration_name(candidate: Path) -> str:
     return f"candidate model {candidate.name} + {veto}"
 
 
+def version_mismatch(candidate: Path) -> str:
+    """Why the second opinion would not read a candidate folder's flags ("" when it would): its veto
+    files (DIR's, else the packaged ones) were fitted for another model version than its model's."""
+    if not (candidate / FIRST_STAGE_FILE).is_file():
+        return ""
+    model_version = str(IntentModel.load(candidate / FIRST_STAGE_FILE).meta.get("model_version"))
+    for encoder in ENCODERS:
+        path = candidate / weights_file_name(encoder) if has_veto_files(candidate) else shipped_weights(encoder)
+        fitted_for = VetoWeights.load(path).model_version
+        if fitted_for != model_version:
+            return (
+                f"model_version {model_version!r}, but {path.name} reads flags of {fitted_for!r} only: "
+                "the guard would run without its second opinion"
+            )
+    return ""
+
+
 def trained_sets(candidate: Path) -> tuple[str, ...]:
     """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
     if not (candidate / FIRST_STAGE_FILE).is_file():
@@ -141,14 +161,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="../shared/data (model v11's rows)")
     parser.add_argument("--set", required=True, help="the held-apart set's name, e.g. v15 or chat2")
     parser.add_argument(
-        "--candidate", type=Path, action="append", default=[], help="a folder with refitted veto files (repeatable)"
+        "--candidate",
+        type=Path,
+        action="append",
+        default=[],
+        help="a folder with intent_model.json and/or both refitted veto files (repeatable)",
     )
     parser.add_argument(
         "--again",
         action="store_true",
         help="read a set already read (written to _again.json, marked not blind): a configuration chosen after",
     )
-    parser.add_argument("--out", type=Path, help="the results file (default: results/intent_veto_judge_<set>.json)")
+    parser.add_argument("--out", type=Path, help="with --again: the results file (default: ..._<set>_again.json)")
     args = parser.parse_args(argv)
     for candidate in args.candidate:
         if not (candidate / FIRST_STAGE_FILE).is_file() and not has_veto_files(candidate):
@@ -157,6 +181,11 @@ def main(argv: list[str] | None = None) -> None:
             )
     if len({candidate.name for candidate in args.candidate}) < len(args.candidate):
         raise SystemExit("candidate folders need different names: the results name each by its folder")
+    if args.out and not args.again:
+        raise SystemExit("--out is for --again readings: a blind reading is written where the read-once check looks")
+    for candidate in args.candidate:
+        if mismatch := version_mismatch(candidate):
+            raise SystemExit(f"{candidate}: {mismatch}")
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -98,3 +99,71 @@ def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_confi
     rows = [ti.Example(text, 0, "hard", "en", "heldout") for text in (fresh, v8_row)]
     assert judge.unseen_rows(rows, shared_data) == [0, 1]
     assert judge.unseen_rows(rows, shared_data, also_trained=("v8",)) == [0]
+
+
+def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp_path: Path) -> None:
+    from ragshield.guards.intent_model import IntentModel
+
+    folder = tmp_path / "v12try"
+    folder.mkdir()
+    model = IntentModel.load()
+    model.meta["model_version"] = "v12"
+    model.save(folder / judge.FIRST_STAGE_FILE)
+    assert "reads flags of 'v11' only" in judge.version_mismatch(folder)
+    with pytest.raises(SystemExit, match="without its second opinion"):
+        judge.main(["--set", "v16", "--again", "--candidate", str(folder)])
+    assert judge.version_mismatch(_first_stage(tmp_path / "same", [])) == ""
+
+
+def test_out_is_refused_for_a_blind_reading(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="--out is for --again readings"):
+        judge.main(["--set", "v15", "--out", str(tmp_path / "x.json")])
+
+
+class _FakeScore:
+    """A FAKE score (unit test only): flags nothing, second opinion not asked."""
+
+    probability = 0.0
+    second_opinion = "not asked"
+
+
+class _FakeGuard:
+    """A FAKE `ExtractionIntent` (unit test only) that records how the judge built it."""
+
+    built: ClassVar[list[_FakeGuard]] = []
+
+    def __init__(self, **kwargs: object) -> None:
+        self.threshold_ = 0.5
+        self.kwargs = kwargs
+        _FakeGuard.built.append(self)
+
+    def scores(self, texts: list[str]) -> list[_FakeScore]:
+        return [_FakeScore() for _ in texts]
+
+
+def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_only = _first_stage(tmp_path / "modelA", [])
+    veto_only = _candidate(tmp_path / "refit")
+    monkeypatch.setattr(judge, "make_embedder", lambda name: None)
+    monkeypatch.setattr(judge, "ExtractionIntent", _FakeGuard)
+    monkeypatch.setattr(judge, "IntentVeto", lambda paths: ("fake veto", paths))
+    _FakeGuard.built = []
+    rows = [ti.Example("a question", 0, "hard", "en", "heldout"), ti.Example("a request", 1, "direct", "en", "x")]
+    result = judge.judge(rows, (model_only, veto_only))
+    assert list(result["configurations"]) == [
+        "v11 alone",
+        "v11 + second opinion",
+        "candidate model modelA + second opinion",
+        "v11 + candidate second opinion refit",
+    ]
+    assert [(g.kwargs["model"], g.kwargs["second_opinion"]) for g in _FakeGuard.built] == [
+        (None, False),
+        (None, True),
+        (model_only / judge.FIRST_STAGE_FILE, True),
+        (None, True),
+    ]
+    # the packaged second opinion unless the folder brings its own veto files
+    assert [hasattr(g, "veto_") for g in _FakeGuard.built] == [False, False, False, True]
+    assert _FakeGuard.built[3].veto_[1] == {e: veto_only / f"intent_veto_{e}.npz" for e in ("minilm", "e5")}
