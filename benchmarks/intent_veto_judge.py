@@ -74,8 +74,7 @@ def judge(
     for candidate in candidates:
         configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
-        first_stage = second_opinion / FIRST_STAGE_FILE if isinstance(second_opinion, Path) else None
-        model = first_stage if first_stage is not None and first_stage.is_file() else None
+        model = first_stage(second_opinion) if isinstance(second_opinion, Path) else None
         guard = ExtractionIntent(embedder=embedder, model=model, second_opinion=bool(second_opinion))
         if isinstance(second_opinion, Path) and has_veto_files(second_opinion):
             guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
@@ -112,9 +111,20 @@ def has_veto_files(folder: Path) -> bool:
     return all((folder / weights_file_name(e)).is_file() for e in ENCODERS)
 
 
+def first_stage(candidate: Path) -> Path | None:
+    """A candidate folder's first-stage model file, or None when it brings only veto files."""
+    path = candidate / FIRST_STAGE_FILE
+    return path if path.is_file() else None
+
+
+def candidate_model(candidate: Path) -> IntentModel | None:
+    path = first_stage(candidate)
+    return None if path is None else IntentModel.load(path)
+
+
 def configuration_name(candidate: Path) -> str:
     """How the results name a candidate folder: by what it replaces (first stage, second opinion, both)."""
-    if not (candidate / FIRST_STAGE_FILE).is_file():
+    if first_stage(candidate) is None:
         return f"v11 + candidate second opinion {candidate.name}"
     veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
     return f"candidate model {candidate.name} + {veto}"
@@ -123,9 +133,9 @@ def configuration_name(candidate: Path) -> str:
 def version_mismatch(candidate: Path) -> str:
     """Why the second opinion would not read a candidate folder's flags ("" when it would): its veto
     files (DIR's, else the packaged ones) were fitted for another model version than its model's."""
-    if not (candidate / FIRST_STAGE_FILE).is_file():
+    if (model := candidate_model(candidate)) is None:
         return ""
-    model_version = str(IntentModel.load(candidate / FIRST_STAGE_FILE).meta.get("model_version"))
+    model_version = str(model.meta.get("model_version"))
     for encoder in ENCODERS:
         path = candidate / weights_file_name(encoder) if has_veto_files(candidate) else shipped_weights(encoder)
         fitted_for = VetoWeights.load(path).model_version
@@ -139,9 +149,8 @@ def version_mismatch(candidate: Path) -> str:
 
 def trained_sets(candidate: Path) -> tuple[str, ...]:
     """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
-    if not (candidate / FIRST_STAGE_FILE).is_file():
-        return ()
-    return tuple(IntentModel.load(candidate / FIRST_STAGE_FILE).meta.get("heldout_sets_trained_on", []))
+    model = candidate_model(candidate)
+    return () if model is None else tuple(model.meta.get("heldout_sets_trained_on", []))
 
 
 def table(result: dict[str, Any]) -> str:
@@ -175,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="with --again: the results file (default: ..._<set>_again.json)")
     args = parser.parse_args(argv)
     for candidate in args.candidate:
-        if not (candidate / FIRST_STAGE_FILE).is_file() and not has_veto_files(candidate):
+        if first_stage(candidate) is None and not has_veto_files(candidate):
             raise SystemExit(
                 f"{candidate} needs {FIRST_STAGE_FILE}, or {' and '.join(weights_file_name(e) for e in ENCODERS)}"
             )

@@ -40,13 +40,14 @@ def test_a_candidate_folder_without_both_veto_files_is_refused(tmp_path: Path) -
         judge.main(["--set", "v15", "--candidate", str(tmp_path / "half")])
 
 
-def _first_stage(folder: Path, trained_on: list[str]) -> Path:
+def _first_stage(folder: Path, trained_on: list[str], model_version: str = "v11") -> Path:
     """A folder holding the shipped model file re-saved as a candidate that says it trained on `trained_on`."""
     from ragshield.guards.intent_model import IntentModel
 
     folder.mkdir(parents=True)
     model = IntentModel.load()
     model.meta["heldout_sets_trained_on"] = trained_on
+    model.meta["model_version"] = model_version
     model.save(folder / judge.FIRST_STAGE_FILE)
     return folder
 
@@ -102,13 +103,7 @@ def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_confi
 
 
 def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp_path: Path) -> None:
-    from ragshield.guards.intent_model import IntentModel
-
-    folder = tmp_path / "v12try"
-    folder.mkdir()
-    model = IntentModel.load()
-    model.meta["model_version"] = "v12"
-    model.save(folder / judge.FIRST_STAGE_FILE)
+    folder = _first_stage(tmp_path / "v12try", [], model_version="v12")
     assert "reads flags of 'v11' only" in judge.version_mismatch(folder)
     with pytest.raises(SystemExit, match="without its second opinion"):
         judge.main(["--set", "v16", "--again", "--candidate", str(folder)])
