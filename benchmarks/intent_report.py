@@ -20,7 +20,10 @@ JUDGE_NOTES = {
     "development sets; one missed request, letters split by underscores, is read joined since (1fb8548), "
     "so 133/140 now, not blind",
 }
-VERSIONS = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12")
+VERSIONS = (
+    *("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12"),
+    *("v13", "v14", "v15", "chat2", "v16", "chat3", "v17", "chat4", "v18", "chat5"),
+)
 
 
 def trained_on(g: dict[str, Any]) -> set[str]:
@@ -68,7 +71,7 @@ def summary(g: dict[str, Any]) -> list[str]:
         ("own-chat", "own chat turns, test bucket"),
         ("written-chat", "hand-written chat turns, test bucket"),
     ):
-        if r := s["benign"].get(name):
+        if (r := s["benign"].get(name)) and name not in trained_on(g):
             out.append(
                 f"- FPR <= 1% on {what} (thanks, greetings, follow-ups): {_verdict(r['rate'], GOAL_FPR, at_most=True)} "
                 f"({100 * r['rate']:.1f}%, {r['k']}/{r['n']})."
@@ -89,7 +92,8 @@ def summary(g: dict[str, Any]) -> list[str]:
         judge = s["heldout_sets"].get(version)
         if not judge:
             continue
-        by_style = judge["fpr_by_style"]
+        # a chat set's benign rows are all chat turns, whatever their style (greeting, follow-up, ...)
+        by_style = {"chat": judge["fpr"]} if version.startswith("chat") else judge["fpr_by_style"]
         out.append(
             f"- The judge, set {version} ({JUDGE_NOTES[version]}): "
             + "; ".join(
@@ -210,15 +214,20 @@ def comparison(g: dict[str, Any]) -> list[str]:
     trained = a["model"].get("heldout_sets_trained_on", [])
     for version in VERSIONS:
         name = ti.heldout_benign_name(version)
+        if name not in a["shipped"]["benign"] and name not in b["shipped"]["benign"]:
+            continue  # a set neither run read (listed after both ran)
+        what = "chat turns" if version == "chat" else f"{version} chat turns" if version.startswith("chat") else None
         rows.append(
             _row(
-                f"FPR held-apart {'chat turns' if version == 'chat' else version + ' hard benign'}"
+                f"FPR held-apart {what or version + ' hard benign'}"
                 + (" (trained on by shipped)" if version in trained else ""),
                 a["shipped"]["benign"].get(name),
                 b["shipped"]["benign"].get(name),
             )
         )
     for version in VERSIONS[2:]:
+        if version not in a["shipped"]["heldout_sets"] and version not in b["shipped"]["heldout_sets"]:
+            continue
         rows.append(
             _row(
                 f"TPR held-apart {version} extraction" + (" (trained on by shipped)" if version in trained else ""),
@@ -366,11 +375,12 @@ SECOND_OPINION_NOTE = (
     "session 29), which can only lower a score: every false-positive rate below is an upper bound for the "
     "guard, and every true-positive rate can fall by the requests it lets through "
     "(`benchmarks/results/intent_verifier.json` and `_e5.json` rate every set of this section with it). "
-    "The guard as shipped, on blind sets v17 and chat4 read once (`intent_veto_judge_v17.json`, "
-    "`_chat4.json`): hard benign 10/160 = 6.3% [3.4, 11.1] (goal <= 2%: **missed**, model alone 13/160), "
-    "chat turns 16/498 = 3.2% [2.0, 5.2] (goal <= 1%: **missed**, follow-ups on the assistant's own "
-    "answer; model alone 25/498), requests 99/140 = 70.7% [62.7, 77.6] (model alone the same); on sets "
-    "v16 and chat3 before it (MiniLM of session 26): 5/160, 32/480 and 116/140; model card."
+    "The guard as shipped, on blind sets v18 and chat5 read once in session 31 (`intent_veto_judge_v18.json`, "
+    "`_chat5.json`): hard benign 6/157 = 3.8% [1.8, 8.1] (goal <= 2%: **missed**, model alone 12/157), "
+    "chat turns 19/500 = 3.8% [2.4, 5.9] on chat5 (goal <= 1%: **missed**, above all follow-ups on the "
+    "assistant's own answer; model alone 32/500) and 4/59 on v18, requests 113/140 = 80.7% [73.4, 86.4] "
+    "and chat-wrapped requests 49/60 (model alone the same); on sets v17 and chat4 before it: 10/160, "
+    "16/498 and 99/140; model card."
 )
 
 
@@ -409,6 +419,18 @@ def report(g: dict[str, Any]) -> list[str]:
         "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
         "(40 languages)",
         "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+        "heldout-v18-hard": "held-apart set v18, hard benign and chat turns (written blind by a helper; read once "
+        "in session 31, the judge of first-stage candidate D against v11)",
+        "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read once in session 31 "
+        "with v18)",
+        "heldout-v17-hard": "held-apart set v17, hard benign and chat turns (written blind by a helper; a judge of "
+        "v11's second opinion, then a development set of the first-stage candidates)",
+        "heldout-chat4": "held-apart chat turns, set chat4 (a judge of v11's second opinion, then a development set "
+        "of the first-stage candidates)",
+        "heldout-v16-hard": "held-apart set v16, hard benign and chat turns (written blind by a helper; a judge of "
+        "v11's second opinion, then a development set of the first-stage candidates)",
+        "heldout-chat3": "held-apart chat turns, set chat3 (a judge of v11's second opinion, then a development set "
+        "of the first-stage candidates)",
         "heldout-v12-hard": "held-apart set v12, hard benign and chat turns (hand-written blind to model scores "
         "after v11 shipped; read once with the shipped v11; split by kind in the summary)",
         "heldout-v11-hard": "held-apart set v11, hard benign and chat turns (hand-written blind to model scores "
@@ -456,6 +478,30 @@ def report(g: dict[str, Any]) -> list[str]:
     ]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
+        (
+            "v18",
+            "written blind in session 29 by a helper that read only `benchmarks/data/README.md`, in v17's shape, and "
+            "read once in session 31 as the judge of first-stage candidate D against v11, each with the shipped "
+            "second opinion (`intent_veto_judge_v18.json`; D won there but failed the test-bucket gate); the "
+            "figures here are the model's alone",
+        ),
+        (
+            "chat5",
+            "500 chat turns and 60 chat-wrapped requests, written blind like v18 and read once with it "
+            "(`intent_veto_judge_chat5.json`); the model's figures alone",
+        ),
+        (
+            "v17",
+            "written blind in session 28 by a helper, read once in session 29 as the judge of the MiniLM second "
+            "opinion; then a development set of the first-stage candidates (session 30-31)",
+        ),
+        ("chat4", "chat turns and chat-wrapped requests, read as v17 was, and a development set since"),
+        (
+            "v16",
+            "written blind in session 28 by a helper, read once that session as the judge of the e5 second "
+            "opinion; then a development set of the first-stage candidates (session 30-31)",
+        ),
+        ("chat3", "chat turns and chat-wrapped requests, read as v16 was, and a development set since"),
         (
             "v12",
             "written by hand after v11 shipped, blind to model scores, as the judge of a v12 model; no v12 "
@@ -532,7 +578,7 @@ def report(g: dict[str, Any]) -> list[str]:
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
         both = "hard benign and chat turns"
-        kind = {"chat": "chat turns", "v9": both, "v10": both, "v11": both, "v12": both}.get(version, "hard benign")
+        kind = "chat turns" if version.startswith("chat") else both if version in VERSIONS[9:] else "hard benign"
         lines += [
             "",
             f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "

@@ -4,12 +4,12 @@ opinion, and by candidate guards (issue 18).
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v13
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v14 --candidate DIR
 
-The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and its
-lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind before it
-existed, through the guard as a user runs it (`ExtractionIntent`, the model's own operating point, no
-calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
-intervals, per style and language, and which rows each configuration gets wrong: indices, no
-text) and prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
+The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and flags,
+its lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind
+before it existed, through the guard as a user runs it (`ExtractionIntent`, the model's own operating
+point, no calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
+intervals, per style and language, and which rows each configuration gets wrong: indices, no text) and
+prints a table. The set's rows are the project's own (`benchmarks/data/README.md`).
 `--candidate DIR` (repeatable) reads the set once more per folder in the same run, with the veto
 files in DIR (`intent_veto_minilm.npz`, `intent_veto_e5.npz`) in place of the packaged ones, so that
 refitted second opinions and the shipped one are judged by the same single reading. A DIR may
@@ -19,7 +19,7 @@ them, else the packaged ones (configuration "candidate model DIR + second opinio
 not read). The second opinion reads only flags of the model version its weights were fitted for, so a
 candidate whose `model_version` differs from its veto files' is refused rather than read without one.
 `--set` names a set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
-whose text (`train_intent.text_key`) is a training or calibration row of model v11 or of a candidate
+whose text (`train_intent.text_key`) is a training or calibration row of the shipped model or of a candidate
 model (the held-apart sets it trained on), or a contrastive pair of the verifiers, are left out of
 every configuration and counted: written independently, "thanks" or a well-known list question can be
 the same text, and a judge must not score what was fitted on. `--again` reads a set already read
@@ -46,12 +46,21 @@ from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_fi
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 from ragshield.rag.embedding import make_embedder
 
-CONFIGURATIONS = {"v11 alone": False, "v11 + second opinion": True}
 FIRST_STAGE_FILE = "intent_model.json"  # a candidate folder's first-stage model, as `train_intent.py` writes it
 
 
+def shipped_version() -> str:
+    """The packaged first stage's `model_version` ("v11"): the results name the shipped guard by it."""
+    return str(IntentModel.load().meta.get("model_version"))
+
+
+def shipped_configurations() -> dict[str, bool]:
+    """The shipped guard's two readings, named by its version: without and with its second opinion."""
+    return {f"{shipped_version()} alone": False, f"{shipped_version()} + second opinion": True}
+
+
 def unseen_rows(examples: list[ti.Example], data: Path, also_trained: tuple[str, ...] = ()) -> list[int]:
-    """Indices of the `examples` the guard was not fitted on (model v11's rows, the rows of the held-apart
+    """Indices of the `examples` the guard was not fitted on (the shipped model's rows, the rows of the held-apart
     sets `also_trained` that a candidate model trained on, the verifiers' pairs)."""
     import intent_verifier as iv
 
@@ -70,7 +79,7 @@ def judge(
     labels = np.array([e.label for e in examples])
     embedder = make_embedder("all-MiniLM-L6-v2")
     out: dict[str, Any] = {"n": len(examples), "configurations": {}}
-    configurations: dict[str, bool | Path] = dict(CONFIGURATIONS)
+    configurations: dict[str, bool | Path] = dict(shipped_configurations())
     for candidate in candidates:
         configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
@@ -125,7 +134,7 @@ def candidate_model(candidate: Path) -> IntentModel | None:
 def configuration_name(candidate: Path) -> str:
     """How the results name a candidate folder: by what it replaces (first stage, second opinion, both)."""
     if first_stage(candidate) is None:
-        return f"v11 + candidate second opinion {candidate.name}"
+        return f"{shipped_version()} + candidate second opinion {candidate.name}"
     veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
     return f"candidate model {candidate.name} + {veto}"
 
@@ -167,7 +176,7 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="../shared/data (model v11's rows)")
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="../shared/data (the shipped model's rows)")
     parser.add_argument("--set", required=True, help="the held-apart set's name, e.g. v15 or chat2")
     parser.add_argument(
         "--candidate",

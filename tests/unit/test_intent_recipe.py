@@ -192,3 +192,21 @@ def test_a_set_read_as_a_judge_moves_no_line() -> None:
     # line 0 has the fewest development false positives; what it loses on a judge does not count
     assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
     assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}
+
+
+def test_the_second_opinion_benchmark_refuses_development_sets_its_first_stage_trained_on() -> None:
+    """A second opinion's line is chosen on the first stage's flags of `DEVELOPMENT`; a first stage
+    fitted on those sets (session 31's candidate D trained on v9 and v11-v15) barely flags them, so the
+    benchmark names them and refuses to run. FAKE models (their metadata only) stand for v11 and D."""
+    from types import SimpleNamespace
+
+    import intent_verifier as iv
+
+    v11_like = SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v2", "v3", "v4", "v5", "v6", "v7"]})
+    d_like = SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v7", "chat", "v9", "v11", "v15", "chat2"]})
+    assert iv.development_trained_on(v11_like) == []  # type: ignore[arg-type]
+    assert iv.development_trained_on(d_like) == ["chat", "v9", "v11", "v15", "chat2"]  # type: ignore[arg-type]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(iv.IntentModel, "load", staticmethod(lambda *a, **k: d_like))
+        with pytest.raises(SystemExit, match="trained on the development sets chat, v9, v11, v15, chat2"):
+            iv.run(SimpleNamespace(data=Path("unused"), weights=None))  # type: ignore[arg-type]

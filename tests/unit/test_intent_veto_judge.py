@@ -40,14 +40,14 @@ def test_a_candidate_folder_without_both_veto_files_is_refused(tmp_path: Path) -
         judge.main(["--set", "v15", "--candidate", str(tmp_path / "half")])
 
 
-def _first_stage(folder: Path, trained_on: list[str], model_version: str = "v11") -> Path:
+def _first_stage(folder: Path, trained_on: list[str], model_version: str = "") -> Path:
     """A folder holding the shipped model file re-saved as a candidate that says it trained on `trained_on`."""
     from ragshield.guards.intent_model import IntentModel
 
     folder.mkdir(parents=True)
     model = IntentModel.load()
     model.meta["heldout_sets_trained_on"] = trained_on
-    model.meta["model_version"] = model_version
+    model.meta["model_version"] = model_version or model.meta["model_version"]
     model.save(folder / judge.FIRST_STAGE_FILE)
     return folder
 
@@ -55,7 +55,7 @@ def _first_stage(folder: Path, trained_on: list[str], model_version: str = "v11"
 def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_trained_on(tmp_path: Path) -> None:
     veto_only = _candidate(tmp_path / "refit")
     model_only = _first_stage(tmp_path / "modelA", ["v8", "v16"])
-    assert judge.configuration_name(veto_only) == "v11 + candidate second opinion refit"
+    assert judge.configuration_name(veto_only) == f"{judge.shipped_version()} + candidate second opinion refit"
     assert judge.configuration_name(model_only) == "candidate model modelA + second opinion"
     assert judge.trained_sets(veto_only) == ()
     assert judge.trained_sets(model_only) == ("v8", "v16")
@@ -103,8 +103,8 @@ def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_confi
 
 
 def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp_path: Path) -> None:
-    folder = _first_stage(tmp_path / "v12try", [], model_version="v12")
-    assert "reads flags of 'v11' only" in judge.version_mismatch(folder)
+    folder = _first_stage(tmp_path / "v99try", [], model_version="v99")
+    assert f"reads flags of '{judge.shipped_version()}' only" in judge.version_mismatch(folder)
     with pytest.raises(SystemExit, match="without its second opinion"):
         judge.main(["--set", "v16", "--again", "--candidate", str(folder)])
     assert judge.version_mismatch(_first_stage(tmp_path / "same", [])) == ""
@@ -147,11 +147,12 @@ def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
     _FakeGuard.built = []
     rows = [ti.Example("a question", 0, "hard", "en", "heldout"), ti.Example("a request", 1, "direct", "en", "x")]
     result = judge.judge(rows, (model_only, veto_only))
+    shipped = judge.shipped_version()
     assert list(result["configurations"]) == [
-        "v11 alone",
-        "v11 + second opinion",
+        f"{shipped} alone",
+        f"{shipped} + second opinion",
         "candidate model modelA + second opinion",
-        "v11 + candidate second opinion refit",
+        f"{shipped} + candidate second opinion refit",
     ]
     assert [(g.kwargs["model"], g.kwargs["second_opinion"]) for g in _FakeGuard.built] == [
         (None, False),
