@@ -181,6 +181,10 @@ HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two p
 # two-fifths GenMedGPT, which scores near 0, so Enron could run at twice the target unseen
 PER_SOURCE = True
 PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
+# the rate each public source's own threshold is set at (`--source-fpr`; the sixth round's candidates
+# try 0.002, none of Enron's 253 calibration e-mails: candidate D ran at 1/253 there and 10/856 on the
+# test e-mails)
+SOURCE_FPR = TARGET_FPR
 SEED = 18
 # v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
 # v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by
@@ -601,6 +605,7 @@ def calibrate(
     *,
     per_path: bool = PER_PATH,
     per_source: bool = PER_SOURCE,
+    source_fpr: float = SOURCE_FPR,
 ) -> IntentModel:
     """The model with its operating point at `TARGET_FPR` on the mixed public benign set.
 
@@ -611,7 +616,7 @@ def calibrate(
     pooled scores (7 of v4's 8 allowed), so the English path ran at 1 in 1436.
 
     With `per_source` (v6 candidates), the English threshold is raised, where needed, to each
-    public source's own `TARGET_FPR` threshold (sources with at least 1 / `TARGET_FPR` texts)."""
+    public source's own `source_fpr` threshold (sources with at least 1 / `TARGET_FPR` texts)."""
     import numpy as np
 
     texts = [e.text for e in calib]
@@ -622,7 +627,7 @@ def calibrate(
     if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
         threshold = threshold_at_fpr(scores[~routed], TARGET_FPR)
         if per_source:
-            threshold = max([threshold, *_source_thresholds(calib, scores, routed).values()])
+            threshold = max([threshold, *_source_thresholds(calib, scores, routed, source_fpr).values()])
         own = threshold_at_fpr(scores[routed], TARGET_FPR)
         model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
         paths = {
@@ -633,7 +638,9 @@ def calibrate(
     else:
         threshold = threshold_at_fpr(scores, TARGET_FPR)
     if per_source:
-        paths["per_source"] = {k: round(v, 6) for k, v in _source_thresholds(calib, scores, routed).items()}
+        own_points = _source_thresholds(calib, scores, routed, source_fpr)
+        paths["per_source"] = {k: round(v, 6) for k, v in own_points.items()}
+        paths |= {"source_fpr": source_fpr} if source_fpr != TARGET_FPR else {}
     return model.with_operating_point(
         threshold,
         target_fpr=TARGET_FPR,
@@ -645,16 +652,18 @@ def calibrate(
     )
 
 
-def _source_thresholds(calib: list[Example], scores: Any, routed: Any) -> dict[str, float]:
-    """Each public source's own `TARGET_FPR` threshold on its English-path calibration texts,
-    for the sources with at least 1 / `TARGET_FPR` of them."""
+def _source_thresholds(
+    calib: list[Example], scores: Any, routed: Any, source_fpr: float = SOURCE_FPR
+) -> dict[str, float]:
+    """Each public source's own `source_fpr` threshold on its English-path calibration texts, for the
+    sources with at least 1 / `TARGET_FPR` of them (at 0.002, Enron's 253 e-mails allow none)."""
     import numpy as np
 
     out = {}
     for source in PUBLIC_SOURCES:
         rows = np.array([e.source == source for e in calib]) & ~routed
         if rows.sum() * TARGET_FPR >= 1.0:
-            out[source] = threshold_at_fpr(scores[rows], TARGET_FPR)
+            out[source] = threshold_at_fpr(scores[rows], source_fpr)
     return out
 
 
@@ -675,6 +684,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--per-source", action=argparse.BooleanOptionalAction, default=PER_SOURCE, help="see `calibrate`"
+    )
+    parser.add_argument(
+        "--source-fpr", type=float, default=SOURCE_FPR, help="rate of each public source's own threshold"
     )
     parser.add_argument(
         "--train-heldout",
@@ -732,7 +744,14 @@ def main(argv: list[str] | None = None) -> None:
         hard_benign_weight=args.hard_benign_weight,
         written_benign_weight=args.written_benign_weight,
     )
-    model = calibrate(trained, corpus.calib, embedder, per_path=not args.pooled, per_source=args.per_source)
+    model = calibrate(
+        trained,
+        corpus.calib,
+        embedder,
+        per_path=not args.pooled,
+        per_source=args.per_source,
+        source_fpr=args.source_fpr,
+    )
     embedder.save()
     model.save(args.out)
     print(json.dumps({k: v for k, v in model.meta.items() if k != "shared_data_note"}, indent=2))

@@ -210,3 +210,20 @@ def test_the_second_opinion_benchmark_refuses_development_sets_its_first_stage_t
         patch.setattr(iv.IntentModel, "load", staticmethod(lambda *a, **k: d_like))
         with pytest.raises(SystemExit, match="trained on the development sets chat, v9, v11, v15, chat2"):
             iv.run(SimpleNamespace(data=Path("unused"), weights=None))  # type: ignore[arg-type]
+
+
+def test_a_stricter_source_rate_lets_no_calibration_e_mail_of_a_small_source_pass() -> None:
+    """`--source-fpr` sets each public source's own threshold: at the 0.5% target Enron's 253
+    calibration e-mails allow one flag, at 0.002 none (the sixth round's candidates); a source with
+    fewer than 1 / TARGET_FPR texts gets no threshold of its own either way."""
+    import numpy as np
+
+    enron = [ti.Example(f"mail {i}", 0, "real", "en", "enron") for i in range(253)]
+    icliniq = [ti.Example(f"question {i}", 0, "real", "en", "icliniq") for i in range(150)]
+    scores = np.concatenate([np.linspace(0.0, 0.9, 253), np.linspace(0.0, 0.99, 150)])
+    routed = np.zeros(scores.size, dtype=bool)
+    usual = ti._source_thresholds(enron + icliniq, scores, routed)
+    strict = ti._source_thresholds(enron + icliniq, scores, routed, source_fpr=0.002)
+    assert set(usual) == set(strict) == {"enron"}
+    assert int((scores[:253] >= usual["enron"]).sum()) == 1
+    assert int((scores[:253] >= strict["enron"]).sum()) == 0
