@@ -185,6 +185,9 @@ PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
 # try 0.002, none of Enron's 253 calibration e-mails: candidate D ran at 1/253 there and 10/856 on the
 # test e-mails)
 SOURCE_FPR = TARGET_FPR
+# sample weight of the Enron training e-mails and requests (`--enron-weight`; the seventh round's
+# candidates try 3, the hard-benign rows' weight: a stricter Enron line cost PIDE-medical its goal)
+ENRON_WEIGHT = 1.0
 SEED = 18
 # v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
 # v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by
@@ -560,6 +563,7 @@ def train(
     segment_floor: float | None = SEGMENT_FLOOR,
     hard_benign_weight: float = HARD_BENIGN_WEIGHT,
     written_benign_weight: float = WRITTEN_BENIGN_WEIGHT,
+    enron_weight: float = ENRON_WEIGHT,
     seen_language_rows: bool = SEEN_LANGUAGE_ROWS,
     multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
 ) -> IntentModel:
@@ -569,6 +573,8 @@ def train(
         if e.label == 0 and e.source.startswith("heldout-")
         else written_benign_weight
         if e.label == 0 and e.source == "written"
+        else enron_weight
+        if e.label == 0 and e.source in ("enron", "enron-requests")
         else 1.0
         for e in examples
     ]
@@ -702,6 +708,9 @@ def main(argv: list[str] | None = None) -> None:
         default=WRITTEN_BENIGN_WEIGHT,
         help="weight of the hand-written benign rows",
     )
+    parser.add_argument(
+        "--enron-weight", type=float, default=ENRON_WEIGHT, help="weight of the Enron training e-mails and requests"
+    )
     parser.add_argument("--no-written", action="store_true", help="without the hand-written rows (as v8)")
     parser.add_argument(
         "--written-attacks",
@@ -732,6 +741,7 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_sets_trained_on": list(trained_heldout),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
+        **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
@@ -743,6 +753,7 @@ def main(argv: list[str] | None = None) -> None:
         segment_floor=args.segment_floor,
         hard_benign_weight=args.hard_benign_weight,
         written_benign_weight=args.written_benign_weight,
+        enron_weight=args.enron_weight,
     )
     model = calibrate(
         trained,
