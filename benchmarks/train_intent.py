@@ -568,16 +568,7 @@ def train(
     multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
 ) -> IntentModel:
     texts = [e.text for e in examples]
-    weights = [
-        hard_benign_weight
-        if e.label == 0 and e.source.startswith("heldout-")
-        else written_benign_weight
-        if e.label == 0 and e.source == "written"
-        else enron_weight
-        if e.label == 0 and e.source in ("enron", "enron-requests")
-        else 1.0
-        for e in examples
-    ]
+    weights = [row_weight(e, hard_benign_weight, written_benign_weight, enron_weight) for e in examples]
     vectors = embedders.embed(texts)
     embedders.main.save()
     return train_intent_model(
@@ -597,6 +588,19 @@ def train(
         multi_segment_floor=multi_segment_floor,
         c_multilingual=C_MULTILINGUAL,
     )
+
+
+def row_weight(example: Example, hard_benign: float, written_benign: float, enron: float) -> float:
+    """A training row's sample weight in the embedding and lexical parts: the held-apart sets' benign
+    rows `hard_benign`, the hand-written benign rows `written_benign`, Enron's e-mails and requests
+    `enron`, every other row (and every request) 1."""
+    if example.label != 0:
+        return 1.0
+    if example.source.startswith("heldout-"):
+        return hard_benign
+    if example.source == "written":
+        return written_benign
+    return enron if example.source in ("enron", "enron-requests") else 1.0
 
 
 def _logit(p: float) -> float:

@@ -227,3 +227,19 @@ def test_a_stricter_source_rate_lets_no_calibration_e_mail_of_a_small_source_pas
     assert set(usual) == set(strict) == {"enron"}
     assert int((scores[:253] >= usual["enron"]).sum()) == 1
     assert int((scores[:253] >= strict["enron"]).sum()) == 0
+
+
+def test_each_training_row_weighs_what_its_source_is_given() -> None:
+    """`--enron-weight` reaches Enron's benign e-mails and requests only; requests never weigh more."""
+    weights = {"hard_benign": 3.0, "written_benign": 2.0, "enron": 5.0}
+    rows = {
+        ("enron", 0): 5.0,
+        ("enron-requests", 0): 5.0,
+        ("heldout-v9", 0): 3.0,
+        ("written", 0): 2.0,
+        ("icliniq", 0): 1.0,
+        ("enron", 1): 1.0,
+        ("heldout-v9", 1): 1.0,
+    }
+    for (source, label), expected in rows.items():
+        assert ti.row_weight(ti.Example("a text", label, "s", "en", source), **weights) == expected
