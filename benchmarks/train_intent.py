@@ -148,8 +148,12 @@ HELDOUT_SETS = {
     "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. None since session 31 read v18 and chat5
-UNREAD_JUDGES: dict[str, Path] = {}
+# but the judge (`intent_veto_judge.py --set NAME`), once: written blind in session 31 by helpers
+# that read only `benchmarks/data/README.md` (v19 in v18's shape; chat6: 500 chat turns and 60
+# chat-wrapped requests), the judges of the next change
+UNREAD_JUDGES: dict[str, Path] = {
+    "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
