@@ -152,6 +152,7 @@ HELDOUT_SETS = {
 # that read only `benchmarks/data/README.md` (v19 in v18's shape; chat6: 500 chat turns and 60
 # chat-wrapped requests), the judges of the next change
 UNREAD_JUDGES: dict[str, Path] = {
+    "v19": REPO / "benchmarks" / "data" / "intent_heldout_v19.jsonl",
     "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
