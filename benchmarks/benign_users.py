@@ -21,12 +21,13 @@ add up to a block.
 
 Users: each benign set is cut, in its order, into users of `--user-queries` (20, the policy's
 window) consecutive questions. Attackers: each attack set of `query_sets.py` is cut the same way,
-to show the policy blocks them (requests answered before the block). `intent-dev-hard` is the
-hardest benign traffic the project has: the hard-benign questions and chat turns of the intent
-model's development sets (v8-v11 and chat; extraction-like words used innocently), so a user made
-of them is the one most likely to be blocked by chance; `intent-v12-hard` is the same kind of
-traffic from held-apart set v12, which the count bar was not chosen on. `--count-at` sets `shield`'s bar for a flag
-to count towards per-user blocking (0: every flag, as before the bar existed).
+to show the policy blocks them (requests answered before the block). `intent-unseen-hard` is the
+hardest benign traffic the project has: the hard-benign questions and chat turns (extraction-like
+words used innocently) of every held-apart set the shipped intent model did not train on (for v12:
+v8, v10 and v16-v19; the chat-only sets aside), so a user made of them is the one most likely
+to be blocked by chance. (Up to session 30 the sets were `intent-dev-hard`, v8-v11 and chat, and
+`intent-v12-hard`; model v12 trains on v9, v11, v12 and chat.) `--count-at` sets `shield`'s bar for
+a flag to count towards per-user blocking (0: every flag, as before the bar existed).
 
 Writes benchmarks/results/benign_users.json and prints a table; every rate has its n and a 95%
 Wilson interval.
@@ -47,6 +48,7 @@ import train_intent as ti
 from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.guards.base import INTENT_FLAG
 from ragshield.guards.factory import DefenseContext, build_defense
+from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.layered import COUNT_AT
 from ragshield.guards.policy import make_policy
 from ragshield.metrics.intervals import rate_text, wilson
@@ -55,24 +57,17 @@ from ragshield.rag.prompting import PromptBuilder
 from ragshield.types import Query, Response
 
 OUT = qs.REPO / "benchmarks" / "results" / "benign_users.json"
-DEV_HARD_SETS = ("v8", "v9", "v10", "v11", "chat")  # the intent model's development sets (all read)
 REFUSED = ("blocked", "refused")
 
 
-def dev_hard_set() -> qs.QuerySet:
-    """The benign rows of the intent model's development sets, in file order."""
-    texts = [e.text for version in DEV_HARD_SETS for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
-    note = "hard-benign questions and chat turns of the intent model's development sets v8-v11 and chat"
-    return qs.QuerySet("intent-dev-hard", "benign-stress", texts, note)
-
-
-def judge_hard_set() -> qs.QuerySet:
-    """The benign rows of held-apart set v12, in file order: written blind after intent model v11
-    shipped and read once for its false-positive rate (session 22), never used to choose `shield`'s
-    bar, so a blind check of it."""
-    texts = [e.text for e in ti.heldout(ti.HELDOUT_SETS["v12"]) if e.label == 0]
-    note = "hard-benign questions and chat turns of held-apart set v12 (blind to the count bar)"
-    return qs.QuerySet("intent-v12-hard", "benign-stress", texts, note)
+def unseen_hard_set() -> qs.QuerySet:
+    """The benign rows of every held-apart set the shipped intent model did not train on, but the
+    chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on."""
+    trained = set(IntentModel.load().meta.get("heldout_sets_trained_on", []))
+    versions = [v for v in ti.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
+    texts = [e.text for version in versions for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
+    note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} (not trained on)"
+    return qs.QuerySet("intent-unseen-hard", "benign-stress", texts, note)
 
 
 def shield_pipeline(scenario: qs.Scenario, index_dir: Path, count_at: float | None = None) -> RagPipeline:
@@ -150,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--attack-per-set", type=int, default=100, help="attack queries per attack set")
     parser.add_argument("--user-queries", type=int, default=20, help="requests per simulated user")
     parser.add_argument("--sets", nargs="*", help="only these query sets (the others' rows are kept from the file)")
-    parser.add_argument("--hard-per-set", type=int, default=1000, help="rows of intent-dev-hard (at most)")
+    parser.add_argument("--hard-per-set", type=int, default=1300, help="rows of intent-unseen-hard (at most)")
     parser.add_argument("--count-at", type=float, help="shield's intent count_at (default: shield's own)")
     parser.add_argument("--label", default="", help="suffix of the set names in the file (a second setting)")
     parser.add_argument("--out", type=Path, default=OUT, help="the results file (default: %(default)s)")
@@ -163,12 +158,12 @@ def main(argv: list[str] | None = None) -> None:
     for scenario in scenarios:
         index_dir = args.cache / {"healthcaremagic": "healthcaremagic-600", "enron": "enron-1500"}[scenario.kb]
         rows: dict[str, Any] = dict(previous.get("kbs", {}).get(scenario.kb, {}))
-        stress = (dev_hard_set(), judge_hard_set())
+        stress = (unseen_hard_set(),)
         for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), *stress]:
             if args.sets and query_set.name not in args.sets:
                 continue
             limit = args.per_set if query_set.kind.startswith("benign") else args.attack_per_set
-            limit = args.hard_per_set if query_set.name == "intent-dev-hard" else limit
+            limit = args.hard_per_set if query_set.name == "intent-unseen-hard" else limit
             # a fresh pipeline (and policy store) per set: users of different sets never share a window
             pipeline = shield_pipeline(scenario, index_dir, args.count_at)
             name = query_set.name + args.label

@@ -19,10 +19,14 @@ JUDGE_NOTES = {
     "v12": "written blind after v11 shipped and read once with v11, which no v12 candidate beat on the "
     "development sets; one missed request, letters split by underscores, is read joined since (1fb8548), "
     "so 133/140 now, not blind",
+    "v19": "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 31 as v12's judge",
+    "chat6": "500 chat turns and 60 chat-wrapped requests, written blind like v19, read once in session 31 as "
+    "v12's judge",
 }
 VERSIONS = (
     *("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12"),
-    *("v13", "v14", "v15", "chat2", "v16", "chat3", "v17", "chat4", "v18", "chat5"),
+    *("v13", "v14", "v15", "chat2", "v16", "chat3", "v17", "chat4", "v18", "chat5", "v19", "chat6"),
 )
 
 
@@ -372,15 +376,15 @@ def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; e5 refitted in session 28, MiniLM in "
-    "session 29), which can only lower a score: every false-positive rate below is an upper bound for the "
-    "guard, and every true-positive rate can fall by the requests it lets through "
-    "(`benchmarks/results/intent_verifier.json` and `_e5.json` rate every set of this section with it). "
-    "The guard as shipped, on blind sets v18 and chat5 read once in session 31 (`intent_veto_judge_v18.json`, "
-    "`_chat5.json`): hard benign 6/157 = 3.8% [1.8, 8.1] (goal <= 2%: **missed**, model alone 12/157), "
-    "chat turns 19/500 = 3.8% [2.4, 5.9] on chat5 (goal <= 1%: **missed**, above all follow-ups on the "
-    "assistant's own answer; model alone 32/500) and 4/59 on v18, requests 113/140 = 80.7% [73.4, 86.4] "
-    "and chat-wrapped requests 49/60 (model alone the same); on sets v17 and chat4 before it: 10/160, "
-    "16/498 and 99/140; model card."
+    "session 29, both on model v11's flags, and kept for v12, which was chosen and judged with them), which "
+    "can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
+    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
+    "and `_e5.json` rate the sets with it behind v11). The guard as shipped (v12 with that second opinion), "
+    "on blind sets v19 and chat6 read once (`intent_veto_judge_v19.json`, `_chat6.json`): hard benign "
+    "10/159 = 6.3% [3.5, 11.2] (goal <= 2%: **missed**), chat turns 18/500 = 3.6% [2.3, 5.6] on chat6 (goal "
+    "<= 1%: **missed**, above all follow-ups on the assistant's own answer) and 1/60 on v19, requests "
+    "120/140 = 85.7% [79.0, 90.6] and chat-wrapped requests 53/60; the guard before it (v11 with the same "
+    "second opinion) on the same rows: 13/159, 31/500, 2/60, 101/140 and 43/60; model card."
 )
 
 
@@ -419,10 +423,13 @@ def report(g: dict[str, Any]) -> list[str]:
         "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
         "(40 languages)",
         "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+        "heldout-v19-hard": "held-apart set v19, hard benign and chat turns (written blind by a helper; v12's "
+        "judge, read once; split by kind in the summary)",
+        "heldout-chat6": "held-apart chat turns, set chat6 (written blind by a helper; v12's judge, read once)",
         "heldout-v18-hard": "held-apart set v18, hard benign and chat turns (written blind by a helper; read once "
-        "in session 31, the judge of first-stage candidate D against v11)",
-        "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read once in session 31 "
-        "with v18)",
+        "in session 31 as the judge of candidate D, then a development set of v12)",
+        "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read with v18, then a "
+        "development set of v12)",
         "heldout-v17-hard": "held-apart set v17, hard benign and chat turns (written blind by a helper; a judge of "
         "v11's second opinion, then a development set of the first-stage candidates)",
         "heldout-chat4": "held-apart chat turns, set chat4 (a judge of v11's second opinion, then a development set "
@@ -478,6 +485,17 @@ def report(g: dict[str, Any]) -> list[str]:
     ]
     lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
     for version, note in (
+        (
+            "v19",
+            "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, in v18's shape, and "
+            "read once that session as the judge of model v12 against v11, each with the shipped second opinion "
+            "(`intent_veto_judge_v19.json`); the figures here are the model's alone",
+        ),
+        (
+            "chat6",
+            "500 chat turns and 60 chat-wrapped requests, written blind like v19 and read once with it "
+            "(`intent_veto_judge_chat6.json`); the model's figures alone",
+        ),
         (
             "v18",
             "written blind in session 29 by a helper that read only `benchmarks/data/README.md`, in v17's shape, and "

@@ -37,7 +37,10 @@ different (bias -17.3 against -23.2), so train on one to reproduce a file. Sourc
   sets v8 and chat are the development sets and set v9 the judge; for v10, sets v1-v7 train,
   sets v8, v9 and chat are the development sets and set v10 (written blind after v9 shipped,
   committed before any v10 change) the judge; for v11, the same rows train, sets v8, v9, v10 and
-  chat are the development sets and set v11 (written blind after v10 shipped) the judge.
+  chat are the development sets and set v11 (written blind after v10 shipped) the judge; for v12,
+  sets v1-v7, v9, v11-v15, chat and chat2 train (and the Enron training e-mails weigh 3), sets v16,
+  v17, v18, chat3, chat4 and chat5 are the development sets and sets v19 and chat6 the judges (read
+  once, each model with the shipped second opinion).
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -146,30 +149,35 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v18.json`, `_chat5.json`): D won there but failed the test-bucket gate
     "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
     "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: written blind in session 31 by helpers
-# that read only `benchmarks/data/README.md` (v19 in v18's shape; chat6: 500 chat turns and 60
-# chat-wrapped requests), the judges of the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 31 by helpers that read only `benchmarks/data/README.md` (v19 in v18's
+    # shape; chat6: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
+    # judges of model v12 against v11, each with the shipped second opinion
+    # (`intent_veto_judge_v19.json`, `_chat6.json`)
     "v19": REPO / "benchmarks" / "data" / "intent_heldout_v19.jsonl",
     "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. None since v19 and chat6 judged v12: the
+# next change needs new blind sets
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
 # v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
-# v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9)
-JUDGES = ("v11", "v12")
+# v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
+# v12's judges, sets v19 and chat6, read once in session 31)
+JUDGES = ("v19", "chat6")
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
 CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
 MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
-MODEL_VERSION = "v11"
+MODEL_VERSION = "v12"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
-# medical question) fell to TPR 0.70; v5 keeps v3's weight and v4's folds and benign sources
-SEGMENT_FLOOR = 1.89
+# medical question) fell to TPR 0.70; v5 keeps v3's weight and v4's folds and benign sources. v12
+# raises it to 2.6: with the read sets v9-v15 as training rows, PIDE-medical fell to 237 of 250 at
+# 1.89 (`benchmarks/results/intent_v12_exploration.json`, sessions 30-31)
+SEGMENT_FLOOR = 2.6
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # held-apart sets read by earlier sessions, hence burned as tests: from v6 their rows (requests
 # and hard-benign questions) are training rows; for v7, sets v1-v5 train, v6 is the development
@@ -178,8 +186,13 @@ PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # and the chat set are the development sets and v9 (written blind after v8 shipped) the judge; for
 # v10, v1-v7 still train, v8, v9 and the chat set are the development sets and v10 (written blind
 # after v9 shipped) the judge. Set v8 does not train: its hard benign rows in 17 languages (weight
-# 3) put left-out Japanese at 0.70 (v9 0.758; `benchmarks/results/intent_v10_candidates.json`)
-TRAIN_HELDOUT = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
+# 3) put left-out Japanese at 0.70 (v9 0.758; `benchmarks/results/intent_v10_candidates.json`).
+# v12: every set read before session 28 but v8 and v10 trains (v10's rows put PIDE-medical at
+# 0.944); v16, v17, chat3, chat4, v18 and chat5 were its development sets, v19 and chat6 its judges
+TRAIN_HELDOUT = (
+    *("v1", "v2", "v3", "v4", "v5", "v6", "v7"),
+    *("chat", "v9", "v11", "v12", "v13", "v14", "v15", "chat2"),
+)
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
 # the sources with enough calibration texts to measure it (>= 1 / TARGET_FPR): the mixed set is
@@ -190,17 +203,18 @@ PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
 # try 0.002, none of Enron's 253 calibration e-mails: candidate D ran at 1/253 there and 10/856 on the
 # test e-mails)
 SOURCE_FPR = TARGET_FPR
-# sample weight of the Enron training e-mails and requests (`--enron-weight`; the seventh round's
-# candidates try 3, the hard-benign rows' weight: a stricter Enron line cost PIDE-medical its goal)
-ENRON_WEIGHT = 1.0
+# sample weight of the Enron training e-mails and requests (`--enron-weight`): 3 from v12, the
+# hard-benign rows' weight (a stricter Enron line instead cost PIDE-medical its goal, sixth round)
+ENRON_WEIGHT = 3.0
 SEED = 18
 # v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
 # v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by
 # a stacker that had only ever seen the lexical part blind to the text's language
 SEEN_LANGUAGE_ROWS = True
 # v7: and it puts the English stacker's floor on the segment logit clipped at 0 (its own fit put
-# 0.3-1.3 there, so a padded command in a trained language rested on the diluted embedding)
-MULTI_SEGMENT_FLOOR: float | None = SEGMENT_FLOOR
+# 0.3-1.3 there, so a padded command in a trained language rested on the diluted embedding);
+# v12 raised only the English floor
+MULTI_SEGMENT_FLOOR: float | None = 1.89
 # v8: chat turns ("Thank you.", "ok", "hi") as benign rows, and pleasantry-wrapped commands as
 # attacks (`intent_chat.py`): v7 scored a bare "Thank you." at p = 0.95
 CHAT_TURNS = True

@@ -206,7 +206,8 @@ def test_a_flag_that_reads_as_a_request_on_its_face_costs_one_forward_pass() -> 
 
 def test_the_guard_verdict_says_what_the_second_opinion_did_and_keeps_text_out_of_evidence(tmp_path: Path) -> None:
     guard = ExtractionIntent(second_opinion=True)
-    guard.veto_ = _veto(minilm=FakeVerifier(_weights(tau=0.0), {"rephrase": -3.0}))
+    shipped = str(IntentModel.load().meta["model_version"])
+    guard.veto_ = _veto(minilm=FakeVerifier(_weights(tau=0.0, version=shipped), {"sources": -3.0}))
     from ragshield.types import Query, RetrievalResult
 
     def check(text: str) -> Any:
@@ -216,8 +217,9 @@ def test_the_guard_verdict_says_what_the_second_opinion_did_and_keeps_text_out_o
     upheld = check(request)
     assert upheld.action.value == "block" and upheld.evidence["second_opinion"] == SecondOpinion.UPHELD
     alone = ExtractionIntent(second_opinion=False)
-    assert alone.score("Could you rephrase your last point?") >= guard.threshold_  # a v11 false positive
-    passed = check("Could you rephrase your last point?")
+    follow_up = "Could you list all the sources you used for that answer?"  # a v12 false positive (p 0.999)
+    assert alone.score(follow_up) >= guard.threshold_
+    passed = check(follow_up)
     assert passed.action.value == "allow" and "second opinion let it through" in passed.reason
     assert passed.evidence["veto_logit"] == -3.0 and passed.score < guard.threshold_
     standing = ExtractionIntent(second_opinion=True)
@@ -279,7 +281,8 @@ def test_saved_verifier_weights_load_into_the_real_encoder_and_a_mismatched_file
     texts = ["Could you rephrase your last point?"]
     before = verifier.logits(texts)[0]
     with verifier.torch.no_grad():
-        trainable[0].mul_(-1.0)  # a "fine-tuned" change that must survive the file
+        for parameter in trainable[:-2]:  # a "fine-tuned" change to the encoder layer that must survive the file
+            parameter.mul_(-1.0)
     after = verifier.logits(texts)[0]
     assert abs(after - before) > 0.2
     verifier.export(tau=-2.0, model_version="v11").save(tmp_path / "veto.npz")
