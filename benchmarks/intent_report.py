@@ -109,10 +109,10 @@ def summary(g: dict[str, Any]) -> list[str]:
             + f"; requests TPR {100 * judge['tpr']['rate']:.1f}% ({judge['tpr']['k']}/{judge['tpr']['n']})."
         )
     low = min(s["families"], key=lambda k: s["families"][k]["rate"])
+    lowest = s["families"][low]["rate"]
     out.append(
-        f"- TPR >= 0.95 on the published families: "
-        f"{_verdict(s['families'][low]['rate'], GOAL_TPR_FAMILY, at_most=False)} (lowest {low} "
-        f"{s['families'][low]['rate']:.3f})."
+        f"- TPR >= 0.95 on the published families: {_verdict(lowest, GOAL_TPR_FAMILY, at_most=False)} "
+        + (f"(all {len(s['families'])} at 1.000)." if lowest == 1.0 else f"(lowest {low} {lowest:.3f}).")
     )
     for key, goal, what in (
         ("leave_one_style_out", GOAL_TPR_STYLE, "style"),

@@ -65,7 +65,9 @@ from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
 # sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
-# follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most
+# follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most.
+# These are model v11's development sets (every "v11" in this module is that first stage); model v12
+# trains on most of them, so `run` refuses until sets it did not train on are named here
 DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "chat2")
 # blind sets read once as judges since DEVELOPMENT was fixed (v16 and chat3 in session 28, v17 and
 # chat4 in session 29): rated, but in no line's costs, so that a line is chosen as before they were read

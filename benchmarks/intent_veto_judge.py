@@ -1,8 +1,8 @@
 """One reading of a blind held-apart set by the shipped `intent` guard, with and without its second
 opinion, and by candidate guards (issue 18).
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v13
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v14 --candidate DIR
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set NEW_SET
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v16 --again --candidate DIR
 
 The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and flags,
 its lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind
@@ -18,7 +18,8 @@ guard then reads with that model at its own operating point, and with DIR's veto
 them, else the packaged ones (configuration "candidate model DIR + second opinion"; the model alone is
 not read). The second opinion reads only flags of the model version its weights were fitted for, so a
 candidate whose `model_version` differs from its veto files' is refused rather than read without one.
-`--set` names a set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` (such as v15 or chat2). Rows
+`--set` names a set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` that neither the shipped model nor a
+candidate trained on (such as v16 or chat3). Rows
 whose text (`train_intent.text_key`) is a training or calibration row of the shipped model or of a candidate
 model (the held-apart sets it trained on), or a contrastive pair of the verifiers, are left out of
 every configuration and counted: written independently, "thanks" or a well-known list question can be
@@ -50,7 +51,7 @@ FIRST_STAGE_FILE = "intent_model.json"  # a candidate folder's first-stage model
 
 
 def shipped_version() -> str:
-    """The packaged first stage's `model_version` ("v11"): the results name the shipped guard by it."""
+    """The packaged first stage's `model_version` (such as "v12"): the results name the shipped guard by it."""
     return str(IntentModel.load().meta.get("model_version"))
 
 
@@ -177,7 +178,7 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA, help="../shared/data (the shipped model's rows)")
-    parser.add_argument("--set", required=True, help="the held-apart set's name, e.g. v15 or chat2")
+    parser.add_argument("--set", required=True, help="the held-apart set's name, e.g. v16 or chat3")
     parser.add_argument(
         "--candidate",
         type=Path,
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")
+    if args.set in IntentModel.load().meta.get("heldout_sets_trained_on", []):
+        raise SystemExit(f"the shipped model {shipped_version()} trained on set {args.set}: it cannot judge it")
     sets = ti.HELDOUT_SETS | ti.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():
         raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")

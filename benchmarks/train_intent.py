@@ -175,7 +175,7 @@ TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transf
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
 # medical question) fell to TPR 0.70; v5 keeps v3's weight and v4's folds and benign sources. v12
-# raises it to 2.6: with the read sets v9-v15 as training rows, PIDE-medical fell to 237 of 250 at
+# raises it to 2.6: with the read sets v9 and v11-v15 as training rows, PIDE-medical fell to 237 of 250 at
 # 1.89 (`benchmarks/results/intent_v12_exploration.json`, sessions 30-31)
 SEGMENT_FLOOR = 2.6
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
