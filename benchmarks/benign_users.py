@@ -63,7 +63,7 @@ REFUSED = ("blocked", "refused")
 def unseen_hard_set() -> qs.QuerySet:
     """The benign rows of every held-apart set the shipped intent model did not train on, but the
     chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on."""
-    trained = set(IntentModel.load().meta.get("heldout_sets_trained_on", []))
+    trained = set(ti.heldout_trained_on(IntentModel.load()))
     versions = [v for v in ti.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
     texts = [e.text for version in versions for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
     note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} (not trained on)"

@@ -124,7 +124,7 @@ def _judges(model: IntentModel, corpus: ti.Corpus, *, with_judges: bool = True) 
     the chat set's 164 benign turns, such as "Thank you.", are also `intent_chat.py` rows)."""
     # sets the model or this corpus trains on are not judges: scored whole (an older model's development
     # set would otherwise lose every row to the newer corpus that trains on it)
-    trained = {*model.meta.get("heldout_sets_trained_on", []), *ti.TRAIN_HELDOUT}
+    trained = {*ti.heldout_trained_on(model), *ti.TRAIN_HELDOUT}
     return {
         v: ti.heldout(path) if v in trained else ti.unseen(ti.heldout(path), corpus)
         for v, path in ti.HELDOUT_SETS.items()

@@ -257,17 +257,16 @@ def development_trained_on(model: IntentModel) -> list[str]:
     """The development sets (`DEVELOPMENT`) that `model`, the first stage, trained on. A line is chosen
     on the first stage's flags of these sets; a first stage fitted on them (such as session 31's
     candidate D, trained on v9 and v11-v15) barely flags them, so they would not show what a line costs."""
-    trained = set(model.meta.get("heldout_sets_trained_on", []))
-    return [version for version in DEVELOPMENT if version in trained]
+    return [version for version in DEVELOPMENT if version in ti.heldout_trained_on(model)]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     random.seed(SEED)
     model = IntentModel.load()
-    if development_trained_on(model):
+    if read := development_trained_on(model):
         raise SystemExit(
             f"model {model.meta.get('model_version')} trained on the development sets "
-            f"{', '.join(development_trained_on(model))}: they cannot choose a second opinion's line for "
+            f"{', '.join(read)}: they cannot choose a second opinion's line for "
             "its flags. Name development sets it did not train on (DEVELOPMENT) before a refit or a measurement"
         )
     corpus = ti.build_corpus(args.data)

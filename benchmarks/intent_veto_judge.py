@@ -160,7 +160,7 @@ def version_mismatch(candidate: Path) -> str:
 def trained_sets(candidate: Path) -> tuple[str, ...]:
     """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
     model = candidate_model(candidate)
-    return () if model is None else tuple(model.meta.get("heldout_sets_trained_on", []))
+    return () if model is None else ti.heldout_trained_on(model)
 
 
 def table(result: dict[str, Any]) -> str:
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")
-    if args.set in IntentModel.load().meta.get("heldout_sets_trained_on", []):
+    if args.set in ti.heldout_trained_on(IntentModel.load()):
         raise SystemExit(f"the shipped model {shipped_version()} trained on set {args.set}: it cannot judge it")
     sets = ti.HELDOUT_SETS | ti.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():

@@ -494,6 +494,11 @@ def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
     return [e for e in examples if text_key(e.text) not in seen]
 
 
+def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
+    """The held-apart sets a model file says it trained on (its metadata, as `main` writes it)."""
+    return tuple(model.meta.get("heldout_sets_trained_on", []))
+
+
 def heldout_benign_name(version: str) -> str:
     """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
     "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""
@@ -652,11 +657,10 @@ def calibrate(
     scores = np.asarray(probabilities(model, texts, embedders))
     routed = np.array(model.routes(texts), dtype=bool)
     sources = sorted({e.source for e in calib})
+    own_points = _source_thresholds(calib, scores, routed, source_fpr) if per_source else {}
     paths: dict[str, Any] = {}
     if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
-        threshold = threshold_at_fpr(scores[~routed], TARGET_FPR)
-        if per_source:
-            threshold = max([threshold, *_source_thresholds(calib, scores, routed, source_fpr).values()])
+        threshold = max([threshold_at_fpr(scores[~routed], TARGET_FPR), *own_points.values()])
         own = threshold_at_fpr(scores[routed], TARGET_FPR)
         model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
         paths = {
@@ -667,7 +671,6 @@ def calibrate(
     else:
         threshold = threshold_at_fpr(scores, TARGET_FPR)
     if per_source:
-        own_points = _source_thresholds(calib, scores, routed, source_fpr)
         paths["per_source"] = {k: round(v, 6) for k, v in own_points.items()}
         paths |= {"source_fpr": source_fpr} if source_fpr != TARGET_FPR else {}
     return model.with_operating_point(
