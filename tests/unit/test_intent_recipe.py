@@ -162,7 +162,7 @@ def test_both_vetoes_have_no_development_totals_when_the_english_results_lack_a_
             return {"fpr": {"k": benign, "n": 10}, "tpr": {"k": 9, "n": 10}}
 
         veto = {str(tau): rates(flagged_after_veto) for tau in iv.TAUS}
-        return {"sets": {name: {"v11": rates(4), "veto": veto} for name in names}}
+        return {"sets": {name: {"first_stage": rates(4), "veto": veto} for name in names}}
 
     names = ["calib", *(f"held-{version}" for version in iv.DEVELOPMENT)]
     routed = results(names, 3)  # v11 flags 4 benign rows per set; the e5 veto lets 1 through
@@ -178,6 +178,7 @@ def test_a_set_read_as_a_judge_moves_no_line() -> None:
     import intent_verifier as iv
 
     assert set(iv.READ_AS_JUDGES) <= set(ti.HELDOUT_SETS) and not set(iv.READ_AS_JUDGES) & set(iv.DEVELOPMENT)
+    judge = "v20"  # stands for a set read as a judge after DEVELOPMENT was fixed (none is yet)
 
     def rates(caught: int) -> dict[str, Any]:
         return {"fpr": {"k": 0, "n": 10}, "tpr": {"k": caught, "n": 10}}
@@ -186,30 +187,34 @@ def test_a_set_read_as_a_judge_moves_no_line() -> None:
         veto = {str(tau): rates(10) for tau in iv.TAUS}
         judged = {str(tau): rates(10 - judge_lost_at_zero * (tau == 0.0)) for tau in iv.TAUS}
         development = {str(tau): {"fp": 5 if tau == 0.0 else 6} for tau in iv.TAUS}
-        sets = {"written": {"v11": rates(10), "veto": veto}}
-        sets[f"held-{iv.READ_AS_JUDGES[-1]}"] = {"v11": rates(10), "veto": judged}
+        sets = {"written": {"first_stage": rates(10), "veto": veto}}
+        sets[f"held-{judge}"] = {"first_stage": rates(10), "veto": judged}
         return {"sets": sets, "development": development}
 
     # line 0 has the fewest development false positives; what it loses on a judge does not count
-    assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
-    assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(iv, "READ_AS_JUDGES", (judge,))
+        assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
+        assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}
+    # the same loss on a set that was not a judge is a cost
+    assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 9}
+    assert iv.chosen_line(result(9))["line"] != 0.0
 
 
 def test_the_second_opinion_benchmark_refuses_development_sets_its_first_stage_trained_on() -> None:
     """A second opinion's line is chosen on the first stage's flags of `DEVELOPMENT`; a first stage
-    fitted on those sets (session 31's candidate D trained on v9 and v11-v15) barely flags them, so the
-    benchmark names them and refuses to run. FAKE models (their metadata only) stand for v11 and D."""
+    fitted on those sets barely flags them, so the benchmark names them and refuses to run. The
+    packaged model trains on none of them; a FAKE model (its metadata only) trained on two does."""
     from types import SimpleNamespace
 
     import intent_verifier as iv
 
-    v11_like = SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v2", "v3", "v4", "v5", "v6", "v7"]})
-    d_like = SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v7", "chat", "v9", "v11", "v15", "chat2"]})
-    assert iv.development_trained_on(v11_like) == []  # type: ignore[arg-type]
-    assert iv.development_trained_on(d_like) == ["chat", "v9", "v11", "v15", "chat2"]  # type: ignore[arg-type]
+    assert iv.development_trained_on(iv.IntentModel.load()) == []
+    later = SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v7", "chat", "v16", "v15", "chat3"]})
+    assert iv.development_trained_on(later) == ["v16", "chat3"]  # type: ignore[arg-type]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(iv.IntentModel, "load", staticmethod(lambda *a, **k: d_like))
-        with pytest.raises(SystemExit, match="trained on the development sets chat, v9, v11, v15, chat2"):
+        patch.setattr(iv.IntentModel, "load", staticmethod(lambda *a, **k: later))
+        with pytest.raises(SystemExit, match="trained on the development sets v16, chat3"):
             iv.run(SimpleNamespace(data=Path("unused"), weights=None))  # type: ignore[arg-type]
 
 
