@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import intent_sets as isets
 import query_sets as qs
-import train_intent as ti
 from ragshield.generators.scripted import EchoContextGenerator
 from ragshield.guards.base import INTENT_FLAG
 from ragshield.guards.factory import DefenseContext, build_defense
@@ -63,9 +63,9 @@ REFUSED = ("blocked", "refused")
 def unseen_hard_set() -> qs.QuerySet:
     """The benign rows of every held-apart set the shipped intent model did not train on, but the
     chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on."""
-    trained = set(ti.heldout_trained_on(IntentModel.load()))
-    versions = [v for v in ti.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
-    texts = [e.text for version in versions for e in ti.heldout(ti.HELDOUT_SETS[version]) if e.label == 0]
+    trained = set(isets.heldout_trained_on(IntentModel.load()))
+    versions = [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
+    texts = [e.text for version in versions for e in isets.heldout(isets.HELDOUT_SETS[version]) if e.label == 0]
     note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} (not trained on)"
     return qs.QuerySet("intent-unseen-hard", "benign-stress", texts, note)
 

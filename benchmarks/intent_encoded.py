@@ -29,6 +29,8 @@ from unittest import mock
 
 import numpy as np
 
+import intent_scoring as iscore
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from intent_generalisation import rate
@@ -68,15 +70,15 @@ BLIND_READING_V4 = {
 
 
 def _rows(path: Path = SET) -> list[dict[str, Any]]:
-    return [dict(row) for row in ti._rows(path)]
+    return [dict(row) for row in isets.read_rows(path)]
 
 
-def _probabilities(model: IntentModel, texts: list[str], embedders: ti.Embedders, *, decoding: bool) -> np.ndarray:
+def _probabilities(model: IntentModel, texts: list[str], embedders: iscore.Embedders, *, decoding: bool) -> np.ndarray:
     """The guard's probabilities; without `decoding`, as before decoded forms (readable forms only)."""
     if decoding:
-        return np.asarray(ti.probabilities(model, texts, embedders))
+        return np.asarray(iscore.probabilities(model, texts, embedders))
     with mock.patch("ragshield.guards.intent_model.decoded_form", lambda text: None):
-        return np.asarray(ti.probabilities(model, texts, embedders))
+        return np.asarray(iscore.probabilities(model, texts, embedders))
 
 
 def _by(rows: list[dict[str, Any]], key: str) -> dict[str, list[int]]:
@@ -86,7 +88,7 @@ def _by(rows: list[dict[str, Any]], key: str) -> dict[str, list[int]]:
     return dict(sorted(out.items()))
 
 
-def judge(model: IntentModel, embedders: ti.Embedders, path: Path = SET) -> dict[str, Any]:
+def judge(model: IntentModel, embedders: iscore.Embedders, path: Path = SET) -> dict[str, Any]:
     """Part 1: requests caught and benign queries flagged, per label and style, with and without
     decoded forms, at the model's shipped operating point."""
     rows = _rows(path)
@@ -124,7 +126,7 @@ def corpus_forms(data: Path) -> dict[str, Any]:
     corpus = ti.build_corpus(data)
     examples = corpus.train + corpus.calib + [e for bucket in corpus.test.values() for e in bucket]
     for version in DEV_SETS:
-        examples += ti.heldout(ti.HELDOUT_SETS[version])
+        examples += isets.heldout(isets.HELDOUT_SETS[version])
     examples += ti.written_requests()
     return {
         label: {
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     args = parser.parse_args(argv)
     model = IntentModel.load(args.model)
-    embedders = ti.Embedders()
+    embedders = iscore.Embedders()
     payload: dict[str, Any] = {"model": model.meta.get("model_version"), "threshold": model.threshold}
     payload["blind_reading"] = BLIND_READING
     payload["blind_reading_v2"] = BLIND_READING_V2

@@ -28,8 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import intent_public as ipub
+import intent_scoring as iscore
 import query_sets as qs
-import train_intent as ti
 from intent_generalisation import rate
 from ragshield.datasets.loaders import load_enron
 from ragshield.evaluation.workload import holdout_items, split_holdout
@@ -54,15 +55,15 @@ def measure(data: Path) -> dict[str, Any]:
     if not path.is_file():
         print(f"{path} is absent: nothing measured", file=sys.stderr)
         raise SystemExit(1)
-    pairs = ti.enron_mail_openings(data)
+    pairs = ipub.enron_mail_openings(data)
     asked, stripped = [written for written, _ in pairs], [plain for _, plain in pairs]
     # the bucket train_intent.py puts each e-mail in (from v8 short mails too; up to v7 a mail of fewer
     # than 10 words was in no split); "test-short": the test mails of fewer than 10 words, apart
-    split = [ti.enron_split(written, plain) for written, plain in pairs]
+    split = [ipub.enron_split(written, plain) for written, plain in pairs]
     short = {i for i, text in enumerate(stripped) if len(text.split()) < 10}
-    model, embedders = IntentModel.load(), ti.Embedders()
-    as_asked = ti.probabilities(model, asked, embedders)
-    as_tested = ti.probabilities(model, [text or " " for text in stripped], embedders)
+    model, embedders = IntentModel.load(), iscore.Embedders()
+    as_asked = iscore.probabilities(model, asked, embedders)
+    as_tested = iscore.probabilities(model, [text or " " for text in stripped], embedders)
     embedders.save()
     out: dict[str, Any] = {"threshold": model.threshold, "model_version": model.meta.get("model_version")}
     for name in ("train", "calib", "test", "test-short"):
@@ -85,11 +86,11 @@ def measure(data: Path) -> dict[str, Any]:
         )
     _, held = split_holdout(load_enron(str(path)), 300, seed=0)
     grid = [item.query.text for item in holdout_items(held)]
-    grid_scores = ti.probabilities(model, grid, embedders)
+    grid_scores = iscore.probabilities(model, grid, embedders)
     out["grid_holdout"] = rate(grid_scores, model.threshold)
     # the grids hold out by their own seed, so most of their 300 mails are intent training or calibration
     # rows (from v8, which trains on e-mail as written): the test-bucket ones are the unseen figure
-    unseen = [i for i, in_test in enumerate(ti.enron_test_bucket(grid, data)) if in_test]
+    unseen = [i for i, in_test in enumerate(ipub.enron_test_bucket(grid, data)) if in_test]
     out["grid_holdout_test_bucket"] = rate(grid_scores[unseen], model.threshold)
     for name in ("grid_holdout", "grid_holdout_test_bucket"):
         print(f"{name}: {rate_text(out[name]['k'], out[name]['n'])}")

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+import intent_scoring as iscore
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.datasets.base import load_corpus
@@ -79,14 +81,14 @@ def adaptive_sets(data: Path, padding: list[str]) -> dict[str, list[str]]:
 
 
 def _probabilities(model: IntentModel, texts: list[str], embedder: Any) -> np.ndarray:
-    return np.asarray(ti.probabilities(model, texts, embedder))
+    return np.asarray(iscore.probabilities(model, texts, embedder))
 
 
 def evaluate_shipped(
-    model: IntentModel, corpus: ti.Corpus, data: Path, embedder: Any, *, judges: bool = True
+    model: IntentModel, corpus: isets.Corpus, data: Path, embedder: Any, *, judges: bool = True
 ) -> dict[str, Any]:
     """Every figure of the generalisation section. With `judges=False` (comparing candidates) no
-    test set is read: not the judge sets (`train_intent.JUDGES`), not the test buckets (the benign
+    test set is read: not the judge sets (`intent_sets.JUDGES`), not the test buckets (the benign
     rates are the calibration buckets', per source, "calib-<source>"), not the adaptive sets."""
     threshold = model.threshold
     out: dict[str, Any] = {"threshold": threshold, "benign": {}, "families": {}, "adaptive": {}}
@@ -94,14 +96,14 @@ def evaluate_shipped(
     if judges:
         benign_sets = {name: [e.text for e in examples] for name, examples in corpus.test.items()}
         benign_sets["genmedgpt"] = benign_sets["genmedgpt"][:1000]
-        benign_sets["own-chat"] = [e.text for e in ti.unseen(corpus.test.get("own-chat", []), corpus)]
+        benign_sets["own-chat"] = [e.text for e in isets.unseen(corpus.test.get("own-chat", []), corpus)]
     else:
         benign_sets = {}
         for e in corpus.calib:
             benign_sets.setdefault(f"calib-{e.source}", []).append(e.text)
     held_sets = _judges(model, corpus, with_judges=judges)
     for version, held in held_sets.items():
-        benign_sets[ti.heldout_benign_name(version)] = [e.text for e in held if e.label == 0]
+        benign_sets[isets.heldout_benign_name(version)] = [e.text for e in held if e.label == 0]
     for name, texts in benign_sets.items():
         out["benign"][name] = rate(_probabilities(model, texts, embedder), threshold)
     for name, texts in published_families(data).items():
@@ -113,26 +115,26 @@ def evaluate_shipped(
     if judges:  # the hand-written requests no model trains on: rated like a held-apart set
         out["written_requests"] = heldout_rates(model, ti.written_requests(), embedder)
     out["judge_rows_dropped_as_seen"] = {
-        v: len(ti.heldout(ti.HELDOUT_SETS[v])) - len(held) for v, held in held_sets.items()
+        v: len(isets.heldout(isets.HELDOUT_SETS[v])) - len(held) for v, held in held_sets.items()
     }
     return out
 
 
-def _judges(model: IntentModel, corpus: ti.Corpus, *, with_judges: bool = True) -> dict[str, list[ti.Example]]:
-    """Every held-apart set (without `train_intent.JUDGES` unless `with_judges`); those the model did
-    not train on less the rows equal to a training or calibration text (`train_intent.unseen`: 34 of
+def _judges(model: IntentModel, corpus: isets.Corpus, *, with_judges: bool = True) -> dict[str, list[isets.Example]]:
+    """Every held-apart set (without `intent_sets.JUDGES` unless `with_judges`); those the model did
+    not train on less the rows equal to a training or calibration text (`intent_sets.unseen`: 34 of
     the chat set's 164 benign turns, such as "Thank you.", are also `intent_chat.py` rows)."""
     # sets the model or this corpus trains on are not judges: scored whole (an older model's development
     # set would otherwise lose every row to the newer corpus that trains on it)
-    trained = {*ti.heldout_trained_on(model), *ti.TRAIN_HELDOUT}
+    trained = {*isets.heldout_trained_on(model), *ti.TRAIN_HELDOUT}
     return {
-        v: ti.heldout(path) if v in trained else ti.unseen(ti.heldout(path), corpus)
-        for v, path in ti.HELDOUT_SETS.items()
-        if with_judges or v not in ti.JUDGES
+        v: isets.heldout(path) if v in trained else isets.unseen(isets.heldout(path), corpus)
+        for v, path in isets.HELDOUT_SETS.items()
+        if with_judges or v not in isets.JUDGES
     }
 
 
-def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> dict[str, Any]:
+def heldout_rates(model: IntentModel, held: list[isets.Example], embedder: Any) -> dict[str, Any]:
     """TPR on a held-apart set's extraction requests (all, by style, by language) and FPR on its
     hard benign questions (all, by language)."""
     threshold = model.threshold
@@ -149,7 +151,7 @@ def heldout_rates(model: IntentModel, held: list[ti.Example], embedder: Any) -> 
     return out
 
 
-def left_out(e: ti.Example, key: str, value: str) -> bool:
+def left_out(e: isets.Example, key: str, value: str) -> bool:
     """Whether leaving out style (`key` "style") or language (`key` "lang") `value` removes `e`
     from training and calibration. A language goes with every row of it, benign or not; a style
     only with its requests (benign rows have no extraction style). Only rows that carry a style or
@@ -164,9 +166,9 @@ def left_out(e: ti.Example, key: str, value: str) -> bool:
     return key == "style" and value in ("direct", "polite") and e.source == "tgtb"
 
 
-def leave_one_out(corpus: ti.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
+def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
-    held = [e for path in ti.HELDOUT_SETS.values() for e in ti.heldout(path)]
+    held = [e for path in isets.HELDOUT_SETS.values() for e in isets.heldout(path)]
     pooled = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     out: dict[str, Any] = {}
     for value in values:
@@ -334,7 +336,7 @@ def run(
     "languages", "styles" or "none"; `loo_files`: leave-one-out results written by this
     module's `main` (same function, run on its own because each takes tens of minutes here)."""
     corpus = ti.build_corpus(data)
-    embedder = ti.Embedders()
+    embedder = iscore.Embedders()
     model = IntentModel.load(model_path)
     result: dict[str, Any] = {"model": {k: v for k, v in model.meta.items() if k != "format"}}
     result["shipped"] = evaluate_shipped(model, corpus, data, embedder)
@@ -358,7 +360,7 @@ def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str
     test sets and held-out extraction requests) and a quarter as many own non-English phrasings."""
     rng = random.Random(5)
     pool = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
-    pool += [e.text for e in ti.heldout(ti.HELDOUT) if e.label == 1]
+    pool += [e.text for e in isets.heldout(isets.HELDOUT) if e.label == 1]
     others = [e.text for e in corpus.calib if e.lang != "en" and e.source == "own"]
     english, other = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
     return {
@@ -398,7 +400,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wrote {args.out}")
         return
     if args.candidate:
-        embedder = ti.Embedders()
+        embedder = iscore.Embedders()
         model = IntentModel.load(args.candidate)
         figures = evaluate_shipped(model, corpus, args.data, embedder, judges=False)
         embedder.save()
@@ -407,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.loo is None:
         parser.error("give --loo lang|style, --cost N or --candidate MODEL.json")
-    embedder = ti.Embedders()
+    embedder = iscore.Embedders()
     # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
     results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}
     for value in args.values.split(",") if args.values else loo_values(args.loo):

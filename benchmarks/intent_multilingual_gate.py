@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+import intent_scoring as iscore
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from intent_generalisation import rate
@@ -35,9 +37,9 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_multilingual_gate.json"
 GATES = (0.005, 0.01, 0.02, 0.05, 0.1)
 
 
-def routed_groups(corpus: ti.Corpus, model: IntentModel) -> dict[str, list[ti.Example]]:
+def routed_groups(corpus: isets.Corpus, model: IntentModel) -> dict[str, list[isets.Example]]:
     """The routed texts of each group, benign and requests apart."""
-    groups: dict[str, list[ti.Example]] = {
+    groups: dict[str, list[isets.Example]] = {
         "training requests (fitted on)": [e for e in corpus.train if e.label == 1],
         "training benign (fitted on)": [e for e in corpus.train if e.label == 0],
         "calibration benign": corpus.calib,
@@ -45,8 +47,8 @@ def routed_groups(corpus: ti.Corpus, model: IntentModel) -> dict[str, list[ti.Ex
         "hand-written requests": ti.written_requests(),
     }
     for version in ("v8", "v9", "v10", "chat", "v11"):
-        rows = ti.heldout(ti.HELDOUT_SETS[version])
-        kind = "read judge" if version in ti.JUDGES else "development"
+        rows = isets.heldout(isets.HELDOUT_SETS[version])
+        kind = "read judge" if version in isets.JUDGES else "development"
         groups[f"{version} requests ({kind})"] = [e for e in rows if e.label == 1]
         groups[f"{version} benign ({kind})"] = [e for e in rows if e.label == 0]
     return {name: [e for e in rows if model.routes([e.text])[0]] for name, rows in groups.items()}
@@ -54,7 +56,7 @@ def routed_groups(corpus: ti.Corpus, model: IntentModel) -> dict[str, list[ti.Ex
 
 def measure(data: Path) -> dict[str, Any]:
     corpus = ti.build_corpus(data)
-    embedders = ti.Embedders()
+    embedders = iscore.Embedders()
     model = IntentModel.load()
     threshold = model.threshold
     out: dict[str, Any] = {"threshold": threshold, "gates": list(GATES), "groups": {}}
@@ -62,7 +64,7 @@ def measure(data: Path) -> dict[str, Any]:
         texts = [e.text for e in rows]
         if not texts:
             continue
-        full = np.array([s.probability for s in ti._scores(model, texts, embedders)])
+        full = np.array([s.probability for s in iscore.guard_scores(model, texts, embedders)])
         english_path = np.array([s.probability for s in model.score(texts, embedders.embed(texts), None)])
         benign = "requests" not in name
         row: dict[str, Any] = {"n": len(texts), "flagged_by_full_model": rate(full, threshold)}

@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import intent_scoring as iscore
 import query_sets as qs
-import train_intent as ti
 from ragshield.config import PolicyConfig, SystemConfig
 from ragshield.datasets.base import load_corpus
 from ragshield.generators.scripted import ScriptedGenerator
@@ -60,7 +60,7 @@ QUESTIONS = ("What is the refund window?", "Who do I call about my invoice?", "H
 
 def score(model_path: Path | None, closers: tuple[str, ...] = CLOSERS) -> dict[str, Any]:
     model = IntentModel.load(model_path)
-    probabilities = ti.probabilities(model, list(closers), ti.Embedders())
+    probabilities = iscore.probabilities(model, list(closers), iscore.Embedders())
     flagged = [text for text, p in zip(closers, probabilities, strict=True) if p >= model.threshold]
     print(f"closers flagged: {len(flagged)} of {len(closers)} at p >= {model.threshold:.3f}: {flagged}")
     return {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import intent_sets as isets
 import query_sets as qs
-import train_intent as ti
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
@@ -32,7 +32,7 @@ VERSIONS = (
 
 def trained_on(g: dict[str, Any]) -> set[str]:
     """Benign set names the shipped model was trained on (held-apart sets burned into training, v6)."""
-    return {ti.heldout_benign_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
+    return {isets.heldout_benign_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
 
 
 def cell(r: dict[str, Any] | None) -> str:
@@ -92,7 +92,7 @@ def summary(g: dict[str, Any]) -> list[str]:
             else "."
         )
     )
-    for version in ti.JUDGES:
+    for version in isets.JUDGES:
         judge = s["heldout_sets"].get(version)
         if not judge:
             continue
@@ -217,7 +217,7 @@ def comparison(g: dict[str, Any]) -> list[str]:
     ]
     trained = a["model"].get("heldout_sets_trained_on", [])
     for version in VERSIONS:
-        name = ti.heldout_benign_name(version)
+        name = isets.heldout_benign_name(version)
         if name not in a["shipped"]["benign"] and name not in b["shipped"]["benign"]:
             continue  # a set neither run read (listed after both ran)
         what = "chat turns" if version == "chat" else f"{version} chat turns" if version.startswith("chat") else None
@@ -592,7 +592,7 @@ def report(g: dict[str, Any]) -> list[str]:
         ),
     ):
         h = s["heldout_sets"].get(version)
-        if h is None or ti.heldout_benign_name(version) in trained_on(g):
+        if h is None or isets.heldout_benign_name(version) in trained_on(g):
             continue
         dropped = s.get("judge_rows_dropped_as_seen", {}).get(version)
         both = "hard benign and chat turns"

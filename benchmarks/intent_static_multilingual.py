@@ -33,6 +33,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+import intent_scoring as iscore
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_model import IntentModel
@@ -80,7 +82,7 @@ class StaticE5:
         return summed / (np.linalg.norm(summed) + 1e-9)
 
 
-def compare(train: list[ti.Example], test: list[ti.Example], features: dict[str, np.ndarray]) -> dict[str, Any]:
+def compare(train: list[isets.Example], test: list[isets.Example], features: dict[str, np.ndarray]) -> dict[str, Any]:
     """Per embedding: fitted on `train`, AUC and requests caught at 5% of `test`'s benign flagged."""
     out: dict[str, Any] = {"n_requests": sum(e.label for e in test), "n_benign": sum(1 - e.label for e in test)}
     y_train = np.array([e.label for e in train])
@@ -111,13 +113,13 @@ def bootstrap_auc(labels: np.ndarray, scores: np.ndarray, rounds: int = 500) -> 
 def measure(data: Path) -> dict[str, Any]:
     corpus = ti.build_corpus(data)
     model = IntentModel.load()
-    embedders = ti.Embedders()
+    embedders = iscore.Embedders()
 
-    def routed(rows: list[ti.Example]) -> list[ti.Example]:
+    def routed(rows: list[isets.Example]) -> list[isets.Example]:
         return [e for e, r in zip(rows, model.routes([e.text for e in rows]), strict=True) if r]
 
     train = routed(corpus.train)
-    development = routed([e for v in ("v8", "v9", "v10", "chat") for e in ti.heldout(ti.HELDOUT_SETS[v])])
+    development = routed([e for v in ("v8", "v9", "v10", "chat") for e in isets.heldout(isets.HELDOUT_SETS[v])])
     written = routed(ti.written_requests())
     every = train + development + written
     static = StaticE5([e.text for e in every])

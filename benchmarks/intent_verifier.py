@@ -32,7 +32,7 @@ choose a line (`chosen_line`), are the held-apart sets the first stage did not t
 (`DEVELOPMENT`). Sets read once as the judges of a refit that shipped after `DEVELOPMENT` was fixed
 (`READ_AS_JUDGES`) are rated but kept out of those totals and of the requests lost that a line costs,
 so that the line is chosen as it was before they were read; the sets not yet read
-(`train_intent.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
+(`intent_sets.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
 (`meta["development"]`, and `model_version`: the first stage whose flags chose its line).
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
@@ -56,6 +56,8 @@ from typing import Any
 import numpy as np
 
 import intent_generalisation as ig
+import intent_scoring as iscore
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
@@ -94,21 +96,21 @@ def shown_path(path: Path) -> str:
     return str(path.relative_to(qs.REPO)) if path.is_relative_to(qs.REPO) else path.name
 
 
-def contrastive_pairs() -> tuple[list[ti.Example], list[ti.Example]]:
+def contrastive_pairs() -> tuple[list[isets.Example], list[isets.Example]]:
     """(training rows, test rows) of `PAIRS`; both rows of a pair fall on the same side."""
-    train: list[ti.Example] = []
-    test: list[ti.Example] = []
+    train: list[isets.Example] = []
+    test: list[isets.Example] = []
     for path in PAIRS:
         if not path.is_file():
             raise SystemExit(f"{path.name} is missing (run with --no-pairs to fit and rate without the pairs)")
-        for row in ti._rows(path):
-            example = ti.Example(row["text"], int(row["label"] == "attack"), row["style"], row["lang"], "pairs")
-            side = test if ti.bucket(f"{path.name}:{row['pair']}") < PAIR_TEST_SHARE else train
+        for row in isets.read_rows(path):
+            example = isets.Example(row["text"], int(row["label"] == "attack"), row["style"], row["lang"], "pairs")
+            side = test if isets.bucket(f"{path.name}:{row['pair']}") < PAIR_TEST_SHARE else train
             side.append(example)
     return train, test
 
 
-def training_rows(corpus: ti.Corpus, pairs: bool) -> list[ti.Example]:
+def training_rows(corpus: isets.Corpus, pairs: bool) -> list[isets.Example]:
     """What a verifier is fitted on: the first stage's training rows, and the training pairs with `pairs`."""
     return corpus.train + (contrastive_pairs()[0] if pairs else [])
 
@@ -120,18 +122,18 @@ def add_pairs_switch(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def groups(corpus: ti.Corpus, data: Path, pairs: bool = True) -> dict[str, list[ti.Example]]:
+def groups(corpus: isets.Corpus, data: Path, pairs: bool = True) -> dict[str, list[isets.Example]]:
     """Every rated set by name: benign test buckets, held-apart sets, written requests, families."""
-    out: dict[str, list[ti.Example]] = {"calib": corpus.calib}
+    out: dict[str, list[isets.Example]] = {"calib": corpus.calib}
     for name, examples in corpus.test.items():
         out[f"test-{name}"] = examples[:1000] if name == "genmedgpt" else examples
-    out |= {f"held-{v}": ti.heldout(path) for v, path in ti.HELDOUT_SETS.items()}
+    out |= {f"held-{v}": isets.heldout(path) for v, path in isets.HELDOUT_SETS.items()}
     out["written-requests"] = ti.written_requests()
     if pairs:
         out["pairs-test"] = contrastive_pairs()[1]
     padding = [e.text for e in corpus.test["genmedgpt"][1000:]]
     attacks = ig.published_families(data) | ig.adaptive_sets(data, padding)
-    out |= {name: [ti.Example(t, 1, name, "en", "family") for t in texts] for name, texts in attacks.items()}
+    out |= {name: [isets.Example(t, 1, name, "en", "family") for t in texts] for name, texts in attacks.items()}
     return out
 
 
@@ -139,10 +141,10 @@ class MiniLMTraining(MiniLMVerifier):
     """The MiniLM verifier (`ragshield.guards.intent_verifiers`) with its training hooks; it reads
     the flags the router leaves to the English part."""
 
-    def prepare(self, examples: list[ti.Example]) -> None:
+    def prepare(self, examples: list[isets.Example]) -> None:
         del examples  # the whole encoder runs at every step
 
-    def train_logits(self, examples: list[ti.Example], rows: np.ndarray) -> Any:
+    def train_logits(self, examples: list[isets.Example], rows: np.ndarray) -> Any:
         return self.logits_tensor([examples[i].text for i in rows], grad=True)
 
 
@@ -156,7 +158,7 @@ class E5Training(E5Verifier):
     def boundary(self) -> int:
         return self.layer_count - len({n.split(".")[1] for n in self.trainable_names})
 
-    def prepare(self, examples: list[ti.Example]) -> None:
+    def prepare(self, examples: list[isets.Example]) -> None:
         """Each training text's hidden states below the trainable layers (unpadded)."""
         self.frozen = []
         with self.torch.no_grad():
@@ -166,7 +168,7 @@ class E5Training(E5Verifier):
                 x = self.encoder.run_blocks(x, mask, 0, self.boundary)
                 self.frozen += [row[: int(m.sum())] for row, m in zip(x, mask, strict=True)]
 
-    def train_logits(self, examples: list[ti.Example], rows: np.ndarray) -> Any:
+    def train_logits(self, examples: list[isets.Example], rows: np.ndarray) -> Any:
         del examples
         torch = self.torch
         states = [self.frozen[i] for i in rows]
@@ -188,7 +190,7 @@ def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: i
 
 
 def fit(
-    verifier: Any, examples: list[ti.Example], *, epochs: float, lr: float, batch: int, prepared: bool = False
+    verifier: Any, examples: list[isets.Example], *, epochs: float, lr: float, batch: int, prepared: bool = False
 ) -> None:
     """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
     `prepared`: its frozen layers' output for `examples` is already there."""
@@ -258,7 +260,7 @@ def development_trained_on(model: IntentModel) -> list[str]:
     """The development sets (`DEVELOPMENT`) that `model`, the first stage, trained on. A line is chosen
     on the first stage's flags of these sets; a first stage fitted on them (such as session 31's
     candidate D, trained on v9 and v11-v15) barely flags them, so they would not show what a line costs."""
-    return [version for version in DEVELOPMENT if version in ti.heldout_trained_on(model)]
+    return [version for version in DEVELOPMENT if version in isets.heldout_trained_on(model)]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -271,7 +273,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "its flags. Name development sets it did not train on (DEVELOPMENT) before a refit or a measurement"
         )
     corpus = ti.build_corpus(args.data)
-    embedders = ti.Embedders()
+    embedders = iscore.Embedders()
     sets = groups(corpus, args.data, args.pairs)
     training = training_rows(corpus, args.pairs)
     started = time.time()
@@ -306,7 +308,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for name, examples in sets.items():
         texts = [e.text for e in examples]
         labels = np.array([e.label for e in examples])
-        flagged = np.asarray(ti.probabilities(model, texts, embedders)) >= model.threshold
+        flagged = np.asarray(iscore.probabilities(model, texts, embedders)) >= model.threshold
         reads = np.array([needs_multilingual(t) == reads_routed(weights.encoder) for t in texts], dtype=bool)
         logits = np.full(len(texts), np.nan)
         asked = [i for i in range(len(texts)) if flagged[i] and reads[i]]  # the veto reads only these

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+import intent_scoring as iscore
+import intent_sets as isets
 import intent_verifier as iv
 import query_sets as qs
 import train_intent as ti
@@ -36,7 +38,7 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
 
 
 def left_out(
-    model: IntentModel, corpus: ti.Corpus, training: list[ti.Example], frozen: list[Any], language: str, args: Any
+    model: IntentModel, corpus: isets.Corpus, training: list[isets.Example], frozen: list[Any], language: str, args: Any
 ) -> dict[str, Any]:
     kept = [i for i, e in enumerate(training) if e.lang != language]
     own = [e for e in corpus.train if e.lang == language and e.source == "own"]
@@ -45,7 +47,7 @@ def left_out(
     verifier.torch.manual_seed(iv.SEED)
     iv.fit(verifier, [training[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
     texts = [e.text for e in own]
-    flagged = np.asarray(ti.probabilities(model, texts, ti.Embedders())) >= model.threshold
+    flagged = np.asarray(iscore.probabilities(model, texts, iscore.Embedders())) >= model.threshold
     asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
     logits = dict(zip(asked, iv.read(verifier, model, [texts[i] for i in asked]), strict=True))
     row: dict[str, Any] = {"training_rows": len(kept)}

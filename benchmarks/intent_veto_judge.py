@@ -18,9 +18,9 @@ guard then reads with that model at its own operating point, and with DIR's veto
 them, else the packaged ones (configuration "candidate model DIR + second opinion"; the model alone is
 not read). The second opinion reads only flags of the model version its weights were fitted for, so a
 candidate whose `model_version` differs from its veto files' is refused rather than read without one.
-`--set` names a set of `train_intent.HELDOUT_SETS` or `train_intent.UNREAD_JUDGES` that neither the shipped model nor a
+`--set` names a set of `intent_sets.HELDOUT_SETS` or `intent_sets.UNREAD_JUDGES` that neither the shipped model nor a
 candidate trained on (such as v16 or chat3). Rows
-whose text (`train_intent.text_key`) is a training or calibration row of the shipped model or of a candidate
+whose text (`intent_sets.text_key`) is a training or calibration row of the shipped model or of a candidate
 model (the held-apart sets it trained on), or a contrastive pair of the verifiers, are left out of
 every configuration and counted: written independently, "thanks" or a well-known list question can be
 the same text, and a judge must not score what was fitted on. `--again` reads a set already read
@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 import intent_generalisation as ig
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
@@ -60,19 +61,19 @@ def shipped_configurations() -> dict[str, bool]:
     return {f"{shipped_version()} alone": False, f"{shipped_version()} + second opinion": True}
 
 
-def unseen_rows(examples: list[ti.Example], data: Path, also_trained: tuple[str, ...] = ()) -> list[int]:
+def unseen_rows(examples: list[isets.Example], data: Path, also_trained: tuple[str, ...] = ()) -> list[int]:
     """Indices of the `examples` the guard was not fitted on (the shipped model's rows, the rows of the held-apart
     sets `also_trained` that a candidate model trained on, the verifiers' pairs)."""
     import intent_verifier as iv
 
     corpus = ti.build_corpus(data, heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])))
     pairs = [e for part in iv.contrastive_pairs() for e in part]
-    kept = {id(e) for e in ti.unseen(examples, ti.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
+    kept = {id(e) for e in isets.unseen(examples, isets.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
     return [i for i, e in enumerate(examples) if id(e) in kept]
 
 
 def judge(
-    examples: list[ti.Example], candidates: tuple[Path, ...] = (), rows: list[int] | None = None
+    examples: list[isets.Example], candidates: tuple[Path, ...] = (), rows: list[int] | None = None
 ) -> dict[str, Any]:
     """Each configuration's rates on `examples`; `rows`: their line numbers in the set's file (for `wrong_rows`)."""
     rows = list(range(len(examples))) if rows is None else rows
@@ -160,7 +161,7 @@ def version_mismatch(candidate: Path) -> str:
 def trained_sets(candidate: Path) -> tuple[str, ...]:
     """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
     model = candidate_model(candidate)
-    return () if model is None else ti.heldout_trained_on(model)
+    return () if model is None else isets.heldout_trained_on(model)
 
 
 def table(result: dict[str, Any]) -> str:
@@ -208,9 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")
-    if args.set in ti.heldout_trained_on(IntentModel.load()):
+    if args.set in isets.heldout_trained_on(IntentModel.load()):
         raise SystemExit(f"the shipped model {shipped_version()} trained on set {args.set}: it cannot judge it")
-    sets = ti.HELDOUT_SETS | ti.UNREAD_JUDGES
+    sets = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():
         raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")
     path = sets[args.set]
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{out.name} exists: a blind set is read once (delete it to read the set again)")
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the judge needs ../shared/data to leave out trained rows")
-    written = ti.heldout(path)
+    written = isets.heldout(path)
     rows = unseen_rows(written, args.data, also_trained)
     result = {"set": args.set, "blind": not args.again, "rows_seen_in_training_left_out": len(written) - len(rows)}
     result |= judge([written[i] for i in rows], tuple(args.candidate), rows)

@@ -239,7 +239,7 @@ def _benign_setup(
     dialogues indexed; held-out patients' questions) or Enron (the grids' split: 300 e-mails held out
     with seed 0, the rest indexed; a held-out e-mail's first 50 body words, as the grids ask). With
     `intent_unseen` (Enron), only the held-out e-mails in the intent model's test bucket, which it
-    never trained or calibrated on (`train_intent.enron_test_bucket`)."""
+    never trained or calibrated on (`intent_public.enron_test_bucket`)."""
     from ragshield.datasets.base import Corpus
     from ragshield.datasets.loaders import load_enron, load_healthcaremagic
     from ragshield.evaluation.workload import holdout_items, split_holdout
@@ -258,11 +258,11 @@ def _benign_setup(
         build_index(kept, embedder, folder, corpus_spec="enron:holdout-300")
         asked = [item.query.text for item in holdout_items(held)]
         if intent_unseen:
-            import train_intent
+            import intent_public
 
             asked = [
                 text
-                for text, unseen in zip(asked, train_intent.enron_test_bucket(asked, _data_dir()), strict=True)
+                for text, unseen in zip(asked, intent_public.enron_test_bucket(asked, _data_dir()), strict=True)
                 if unseen
             ]
         asked = asked[:questions]

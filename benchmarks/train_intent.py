@@ -29,18 +29,10 @@ different (bias -17.3 against -23.2), so train on one to reproduce a file. Sourc
   translate; thanks before a command, repeat-the-context and PII requests; v10's padded and
   obfuscated requests are evaluation rows too);
 * from model v6, every row (requests and hard-benign questions) of the hand-written held-apart
-  sets v1-v4 (v7: v1-v5, v8: v1-v6), which earlier sessions had read and so no longer test
-  anything; their benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. For
-  v6, set v5 was the development set and v6 the judge; for v7, set v6 the development set and
-  v7 the judge; for v8, set v7 is the development set and set v8 and the chat-turn set, written
-  blind before v8 trained, the never-tuned judges (`HELDOUT_SETS`); for v9, sets v1-v7 train,
-  sets v8 and chat are the development sets and set v9 the judge; for v10, sets v1-v7 train,
-  sets v8, v9 and chat are the development sets and set v10 (written blind after v9 shipped,
-  committed before any v10 change) the judge; for v11, the same rows train, sets v8, v9, v10 and
-  chat are the development sets and set v11 (written blind after v10 shipped) the judge; for v12,
-  sets v1-v7, v9, v11-v15, chat and chat2 train (and the Enron training e-mails weigh 3), sets v16,
-  v17, v18, chat3, chat4 and chat5 are the development sets and sets v19 and chat6 the judges (read
-  once, each model with the shipped second opinion).
+  sets that earlier sessions had read, and so no longer test anything (`TRAIN_HELDOUT`; which set
+  was each version's development set and judge: `intent_sets.HELDOUT_SETS` and the model card);
+  their benign rows weigh `HARD_BENIGN_WEIGHT` in the embedding and lexical parts. v12 trains on
+  sets v1-v7, v9, v11-v15, chat and chat2, and weighs the Enron training e-mails 3.
 
 Every real benign source is split by a stable hash of its text into train / calibration / test
 buckets (`split_of`); the operating point is set on the calibration buckets (mixed public
@@ -57,14 +49,11 @@ queries a second time in plain letters (feature version 3, `IntentModel.with_rea
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import random
-import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,103 +62,28 @@ import intent_benign
 import intent_benign_domains
 import intent_chat
 import query_sets as qs
+from intent_public import ENRON_SPLIT, enron_openings, enron_requests, filled_templates
+from intent_scoring import Embedders, probabilities
+from intent_sets import (
+    HELDOUT_SETS,
+    PHRASINGS,
+    REPO,
+    WRITTEN_ATTACKS,
+    WRITTEN_BENIGN,
+    Corpus,
+    Example,
+    bucket,
+    heldout,
+    read_rows,
+    split_of,
+)
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
-from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
-from ragshield.types import iter_jsonl
 
-REPO = qs.REPO
-PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
-HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
-HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
-HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
-HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
-HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
-HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
-HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
-HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
-HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
-HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
-HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
-HELDOUT_V11 = REPO / "benchmarks" / "data" / "intent_heldout_v11.jsonl"
-HELDOUT_V12 = REPO / "benchmarks" / "data" / "intent_heldout_v12.jsonl"
-# v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
-# what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
-# bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
-# v10: more of them (a helper session blind to every held-apart set and to the pleasantries
-# diagnostic), for what v9 got wrong on its judge: thanks and follow-ups on the answer in 40
-# languages, translating the user's own quoted text, and their look-alike requests (thanks then a
-# command, repeat the context, padded, obfuscated, PII enumeration) in the same 40 languages
-WRITTEN_BENIGN = tuple(REPO / "benchmarks" / "data" / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
-WRITTEN_ATTACKS = tuple(REPO / "benchmarks" / "data" / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
-HELDOUT_SETS = {
-    "v1": HELDOUT,
-    "v2": HELDOUT_V2,
-    "v3": HELDOUT_V3,
-    "v4": HELDOUT_V4,
-    "v5": HELDOUT_V5,
-    "v6": HELDOUT_V6,
-    "v7": HELDOUT_V7,
-    "v8": HELDOUT_V8,
-    "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
-    "v9": HELDOUT_V9,
-    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge, v11's development set
-    "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
-    # written blind after v11 shipped, for a v12 model; the v12 candidates of session 21 did not beat
-    # v11 (`benchmarks/results/intent_v12_exploration.json`), so session 22 read it once as a second
-    # judge of the shipped v11
-    "v12": HELDOUT_V12,
-    # written blind after that; read once in session 25 as the judge of v11 with its second opinion
-    # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set
-    "v13": REPO / "benchmarks" / "data" / "intent_heldout_v13.jsonl",
-    # written blind in session 26 and read once as the judge of the refitted second opinion
-    # (`benchmarks/results/intent_veto_judge_v14.json`); the next change needs a new blind set
-    "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
-    # written blind in session 27 by helpers that read only `benchmarks/data/README.md` (v15 in v14's
-    # shape; chat2: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of
-    # three second opinions (`intent_veto_judge_v15.json`, `_chat2.json`): none beat the shipped one
-    "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
-    "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
-    # written blind in session 28 by helpers that read only `benchmarks/data/README.md` (v16 in v15's
-    # shape; chat3: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of the e5
-    # second opinion refitted with the follow-up pairs v16a/v16b (`intent_veto_judge_v16.json`,
-    # `_chat3.json`): it shipped
-    "v16": REPO / "benchmarks" / "data" / "intent_heldout_v16.jsonl",
-    "chat3": REPO / "benchmarks" / "data" / "intent_chat_heldout_v3.jsonl",
-    # written blind in session 28 after the e5 refit shipped (v17 in v16's shape; chat4: 500 chat
-    # turns and 60 chat-wrapped requests) and read once in session 29 as the judges of the MiniLM
-    # second opinion refitted with the same pairs (`intent_veto_judge_v17.json`, `_chat4.json`): it shipped
-    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
-    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
-    # written blind in session 29 by helpers that read only `benchmarks/data/README.md` (v18 in v17's
-    # shape; chat5: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
-    # judges of first-stage candidate D against v11, each with the shipped second opinion
-    # (`intent_veto_judge_v18.json`, `_chat5.json`): D won there but failed the test-bucket gate
-    "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
-    "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
-    # written blind in session 31 by helpers that read only `benchmarks/data/README.md` (v19 in v18's
-    # shape; chat6: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
-    # judges of model v12 against v11, each with the shipped second opinion
-    # (`intent_veto_judge_v19.json`, `_chat6.json`)
-    "v19": REPO / "benchmarks" / "data" / "intent_heldout_v19.jsonl",
-    "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. None since v19 and chat6 judged v12: the
-# next change needs new blind sets
-UNREAD_JUDGES: dict[str, Path] = {}
-# the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
-# --candidate`), on the development set and the calibration split only
-# (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
-# v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
-# v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
-# v12's judges, sets v19 and chat6, read once in session 31)
-JUDGES = ("v19", "chat6")
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
-CACHE = REPO / "runs" / "intent-cache" / "embeddings.npz"
-MULTI_CACHE = REPO / "runs" / "intent-cache" / "multilingual.npz"
 MODEL_VERSION = "v12"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
@@ -252,130 +166,13 @@ WRITTEN_BENIGN_WEIGHT = 1.0  # their benign rows' sample weight (as `HARD_BENIGN
 _WRITTEN_STYLES = {"pii-enum": "pii", "role-play": "roleplay", "translate-source": "translate"}
 
 
-def bucket(text: str) -> int:
-    """A stable bucket in [0, 100) from the text (sha1), so splits never depend on file order."""
-    return int(hashlib.sha1(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:8], 16) % 100
-
-
-def split_of(text: str, train: int, calib: int) -> str:
-    b = bucket(text)
-    return "train" if b < train else "calib" if b < train + calib else "test"
-
-
-@dataclass
-class Example:
-    text: str
-    label: int
-    style: str
-    lang: str
-    source: str
-    base_style: str = ""  # a chat-wrapped command's own style (`intent_chat.py`), for leave-one-style-out
-
-
-@dataclass
-class Corpus:
-    train: list[Example] = field(default_factory=list)
-    calib: list[Example] = field(default_factory=list)  # benign only: the operating point
-    test: dict[str, list[Example]] = field(default_factory=dict)  # benign test sets by name
-
-
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [dict(r) for r in iter_jsonl(path)]
-
-
-def enron_mail_openings(data: Path) -> list[tuple[str, str]]:
-    """(opening as written, stripped opening) per Enron e-mail, duplicates kept. As written: the
-    body's first 50 words with their punctuation and quoted-mail markers, as the grids ask it and a
-    user writes it. Stripped: its `\\w+` words joined by spaces (`query_sets.stripped_words`), what
-    v1-v7 trained and tested on, and every v8 split key."""
-    from ragshield.datasets.loaders import load_enron
-    from ragshield.evaluation.workload import holdout_items
-
-    bodies = {str(row["id"]): str(row.get("body") or "") for row in _rows(data / "enron.jsonl")}
-    return [
-        (item.query.text, qs.stripped_words(bodies.get(item.query.id.removeprefix("holdout-"), ""), 50))
-        for item in holdout_items(list(load_enron(str(data / "enron.jsonl")).documents))
-    ]
-
-
-ENRON_SPLIT = (40, 15)  # % train, % calibration of the Enron e-mails (the rest: test)
-
-
-def enron_split(written: str, stripped: str) -> str:
-    """The split of an Enron e-mail: the bucket of its stripped opening (so every e-mail keeps the
-    split it had up to v7), or of the opening as written when it has no word."""
-    return split_of(stripped or written, *ENRON_SPLIT)
-
-
-def enron_test_bucket(asked: list[str], data: Path) -> list[bool]:
-    """For each Enron opening as written (a grid question), whether it is in the intent model's
-    test bucket, which no training or calibration step read (the grids hold out by their own seed,
-    so most of their held-out mails are intent training or calibration rows)."""
-    key = dict(enron_mail_openings(data))
-    return [enron_split(text, key.get(text, "")) == "test" for text in asked]
-
-
-def _enron_openings(data: Path) -> list[tuple[str, str]]:
-    """(opening, split key) per distinct Enron opening. v8: the opening as written, short mails
-    too; v1-v7 used the stripped one and flagged 8.8% of test e-mails as written
-    (`benchmarks/intent_enron_format.py`). The split key is the stripped opening, so every e-mail
-    stays in the split it had."""
-    out: dict[str, str] = {}
-    for written, stripped in enron_mail_openings(data):
-        out.setdefault(written, stripped or written)
-    return list(out.items())
-
-
-_REQUEST_WORDS = re.compile(
-    r"\b(send|list|forward|copy|copies|print|show|give|provide|documents?|records?|files?|all|every|full|"
-    r"complete|exact|attach\w*|repeat|output|extract)\b",
-    re.I,
-)
-_REQUEST_START = re.compile(r"(?i)(please|can you|could you|would you|i need|let me know)")
-_QUOTED = ("-----Original Message-----", "---------------------- Forwarded")
-
-
-def _enron_requests(data: Path) -> list[tuple[str, str]]:
-    """(request, its email's opening): questions and requests written in Enron emails that use
-    extraction words innocently ("Please forward the attached documents to ..."); a request
-    goes to the split of its email's opening, so no test email lends sentences to training."""
-    out: dict[str, str] = {}
-    for row in _rows(data / "enron.jsonl"):
-        body = str(row.get("body") or "")
-        opening = qs.stripped_words(body, 50)
-        if len(opening.split()) < 10:
-            continue
-        for marker in _QUOTED:  # quoted and forwarded mail is someone else's text
-            body = body.split(marker)[0]
-        for sentence in re.split(r"(?<=[.?!])\s+|\n\s*\n", body):
-            text = " ".join(sentence.split()).replace(".?", ".")
-            asks = text.endswith("?") or _REQUEST_START.match(text)
-            if (
-                6 <= len(text.split()) <= 35
-                and asks
-                and _REQUEST_WORDS.search(text)
-                and not re.search(r"[@:]|http", text)
-            ):
-                out.setdefault(text, opening)
-    return list(out.items())
-
-
-def _fill_templates(data: Path, pieces: list[str], rng: random.Random, n: int) -> list[str]:
-    templates = [
-        str(r["text"])
-        for r in _rows(data / "queries" / "prompt_templates_ke_benchmark.jsonl")
-        if r.get("role") == "attack" and "<info>" in str(r["text"])
-    ]
-    return [rng.choice(templates).replace("<info>", rng.choice(pieces)) for _ in range(n)] if templates else []
-
-
 def written_rows(*, attacks: bool = WRITTEN_ATTACK_ROWS, trained: bool = True) -> list[dict[str, Any]]:
     """The hand-written rows (v9, v10) in the own phrasings' form: label 0/1, the own style names, the
     test-set name of a benign row in "test". The benign ones (`WRITTEN_BENIGN`), and with
     `attacks` the requests (`WRITTEN_ATTACKS`) that train (`trained`) or the others."""
     out = []
     for path in (*WRITTEN_BENIGN, *WRITTEN_ATTACKS) if attacks else WRITTEN_BENIGN:
-        for row in _rows(path):
+        for row in read_rows(path):
             attack = row["label"] == "attack"
             if attack and _written_request_trains(row) != trained:
                 continue
@@ -420,7 +217,7 @@ def build_corpus(
     `with_written` the hand-written rows of `written_rows` (source `written`)."""
     rng = random.Random(seed)
     corpus = Corpus()
-    own = _rows(PHRASINGS)
+    own = read_rows(PHRASINGS)
     chat = intent_chat.generate() if with_chat else []
     written = written_rows(attacks=written_attacks) if with_written else []
     for row in [*own, *intent_benign.generate(), *intent_benign_domains.generate(), *chat, *written]:
@@ -439,22 +236,22 @@ def build_corpus(
             else:
                 getattr(corpus, where).append(example)
     corpus.train += [Example(i.text, 1, "bank", "en", "bank") for i in load_bank().instructions]
-    info = [str(r["text"]) for r in _rows(data / "queries" / "attack_information_zeng2024.jsonl")]
-    corpus.train += [Example(t, 1, "template", "en", "ke-templates") for t in _fill_templates(data, info, rng, 300)]
+    info = [str(r["text"]) for r in read_rows(data / "queries" / "attack_information_zeng2024.jsonl")]
+    corpus.train += [Example(t, 1, "template", "en", "ke-templates") for t in filled_templates(data, info, rng, 300)]
     commands = [r["text"] for r in own if r["label"] == 1 and r["lang"] == "en" and r["style"] in ("direct", "polite")]
     corpus.train += [
         Example(f"{rng.choice(info)}{rng.choice([', ', '. ', ' '])}{rng.choice(commands)}", 1, "tgtb-own", "en", "tgtb")
         for _ in range(300)
     ]
-    sage = [str(r["query"]) for r in _rows(data / "queries" / "benign_queries_sage.jsonl")]
+    sage = [str(r["query"]) for r in read_rows(data / "queries" / "benign_queries_sage.jsonl")]
     in_sage = {" ".join(q.split()).lower() for q in sage}
     benign: dict[str, tuple[list[str], int, int]] = {
-        "genmedgpt": ([str(r["question"]) for r in _rows(data / "genmedgpt5k_synthetic.jsonl")], 30, 10),
-        "icliniq": ([str(r["question"]) for r in _rows(data / "icliniq_chatdoctor.jsonl")], 40, 15),
+        "genmedgpt": ([str(r["question"]) for r in read_rows(data / "genmedgpt5k_synthetic.jsonl")], 30, 10),
+        "icliniq": ([str(r["question"]) for r in read_rows(data / "icliniq_chatdoctor.jsonl")], 40, 15),
     }
-    hcm = [str(r["question"]) for r in _rows(data / "healthcaremagic.jsonl")]
+    hcm = [str(r["question"]) for r in read_rows(data / "healthcaremagic.jsonl")]
     benign["healthcaremagic"] = ([q for q in hcm if " ".join(q.split()).lower() not in in_sage], 40, 15)
-    enron = _enron_openings(data)
+    enron = enron_openings(data)
     benign["enron"] = ([text for text, _ in enron], *ENRON_SPLIT)
     split_keys = dict(enron)  # an Enron opening goes to the split of its stripped form
     for source, (texts, train, calib) in benign.items():
@@ -465,7 +262,7 @@ def build_corpus(
                 corpus.test.setdefault(source, []).append(example)
             else:
                 getattr(corpus, where).append(example)
-    for text, opening in _enron_requests(data):
+    for text, opening in enron_requests(data):
         where = split_of(opening, *benign["enron"][1:])
         if where != "test":
             getattr(corpus, where).append(Example(text, 0, "real-request", "en", "enron-requests"))
@@ -479,81 +276,6 @@ def build_corpus(
             Example(e.text, e.label, e.style, e.lang, f"heldout-{version}") for e in heldout(HELDOUT_SETS[version])
         ]
     return corpus
-
-
-def text_key(text: str) -> str:
-    """A text's words, lower case, punctuation dropped: "Thank you." and "thank you" are one text."""
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
-    """`examples` less those whose `text_key` is a training or calibration text of `corpus`: short
-    stock phrases ("Thank you.", "ok") written independently for a judge and for training are the
-    same text, and a judge must not score the model on what it was fitted on."""
-    seen = {text_key(e.text) for e in [*corpus.train, *corpus.calib]}
-    return [e for e in examples if text_key(e.text) not in seen]
-
-
-def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
-    """The held-apart sets a model file says it trained on (its metadata, as `main` writes it)."""
-    return tuple(model.meta.get("heldout_sets_trained_on", []))
-
-
-def heldout_benign_name(version: str) -> str:
-    """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
-    "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""
-    return (
-        "heldout-hard"
-        if version == "v1"
-        else f"heldout-{version}"
-        if version.startswith("chat")
-        else f"heldout-{version}-hard"
-    )
-
-
-def heldout(path: Path = HELDOUT) -> list[Example]:
-    """A held-apart set written before training (never trained, tuned or calibrated on). The first
-    set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
-    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
-    one (and read only for the one v5 candidate chosen without it), `HELDOUT_V6` before any v6
-    one (read only for the chosen v6 candidate and v5). From v6, sets v1-v4 are training rows
-    (`TRAIN_HELDOUT`) and set v5 the development set."""
-    return [
-        Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout") for r in _rows(path)
-    ]
-
-
-class Embedders:
-    """The cached MiniLM embedder (`embed`, `name`) and the cached multilingual one (`multi`)."""
-
-    def __init__(self) -> None:
-        self.main = qs.CachedEmbedder(qs.SentenceTransformerEmbedder(), CACHE)
-        self.multi = qs.CachedEmbedder(MultilingualE5Embedder(), MULTI_CACHE)  # type: ignore[arg-type]
-        self.name = self.main.name
-
-    def embed(self, texts: list[str]) -> Any:
-        return self.main.embed(texts)
-
-    def save(self) -> None:
-        self.main.save()
-        self.multi.save()
-
-
-def _scores(model: IntentModel, texts: list[str], embedders: Embedders) -> list[IntentScore]:
-    routed = [i for i, r in enumerate(model.routes(texts)) if r]
-    multi = dict(zip(routed, embedders.multi.embed([texts[i] for i in routed]), strict=True)) if routed else None
-    return model.score(texts, embedders.embed(texts), multi)
-
-
-def probabilities(model: IntentModel, texts: list[str], embedders: Embedders) -> Any:
-    """The model's probabilities as the guard gives them (`ExtractionIntent.scores`), with
-    multilingual vectors for the texts it routes there and obfuscated texts read again."""
-    import numpy as np
-
-    if not texts:
-        return np.empty(0)
-    scored = model.with_readable_forms(texts, _scores(model, texts, embedders), lambda f: _scores(model, f, embedders))
-    return np.array([s.probability for s in scored])
 
 
 MULTI_ENGLISH_SAMPLE = 12  # % of the English training texts also given to the multilingual part

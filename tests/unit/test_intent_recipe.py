@@ -15,13 +15,15 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+import intent_public as ipub  # noqa: E402
+import intent_sets as isets  # noqa: E402
 import train_intent as ti  # noqa: E402
 
 
 def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones() -> None:
     trained = {row["text"] for row in ti.written_rows(attacks=True, trained=True) if row["label"] == 1}
     untrained = {example.text for example in ti.written_requests()}
-    rows = [row for path in ti.WRITTEN_ATTACKS for row in ti._rows(path)]
+    rows = [row for path in isets.WRITTEN_ATTACKS for row in isets.read_rows(path)]
     every = {row["text"] for row in rows}
     assert trained and untrained
     assert not trained & untrained
@@ -47,46 +49,46 @@ def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones(
 
 
 def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> None:
-    corpus = ti.Corpus(train=[ti.Example("Thank you.", 0, "chat", "en", "chat")])
-    judge = [ti.Example(text, 0, "chat", "en", "heldout") for text in ("thank you", "Thanks a lot!")]
-    assert [example.text for example in ti.unseen(judge, corpus)] == ["Thanks a lot!"]
+    corpus = isets.Corpus(train=[isets.Example("Thank you.", 0, "chat", "en", "chat")])
+    judge = [isets.Example(text, 0, "chat", "en", "heldout") for text in ("thank you", "Thanks a lot!")]
+    assert [example.text for example in isets.unseen(judge, corpus)] == ["Thanks a lot!"]
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert ti.JUDGES == ("v19", "chat6")
+    assert isets.JUDGES == ("v19", "chat6")
     assert (BENCHMARKS / "data" / "intent_heldout_v19.jsonl").is_file()
-    assert all(version in ti.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in ti.JUDGES)
+    assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
-    unread = set(ti.UNREAD_JUDGES.values())
-    assert all(path.is_file() and path not in ti.HELDOUT_SETS.values() for path in unread)
-    assert not set(ti.UNREAD_JUDGES) & set(ti.HELDOUT_SETS)
+    unread = set(isets.UNREAD_JUDGES.values())
+    assert all(path.is_file() and path not in isets.HELDOUT_SETS.values() for path in unread)
+    assert not set(isets.UNREAD_JUDGES) & set(isets.HELDOUT_SETS)
     written = {*(BENCHMARKS / "data").glob("intent_heldout*.jsonl"), *(BENCHMARKS / "data").glob("intent_chat*.jsonl")}
-    assert written == unread | set(ti.HELDOUT_SETS.values())
+    assert written == unread | set(isets.HELDOUT_SETS.values())
     # its development sets are not trained on either, nor the sets whose rows lowered PIDE-medical
     assert not {"v16", "v17", "v18", "chat3", "chat4", "chat5", "v8", "v10"} & set(ti.TRAIN_HELDOUT)
 
 
 def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path) -> None:
     corpus = ti.build_corpus(shared_data)
-    written = {row["text"] for path in ti.WRITTEN_BENIGN for row in ti._rows(path)}
+    written = {row["text"] for path in isets.WRITTEN_BENIGN for row in isets.read_rows(path)}
     assert not any(example.text in written for example in corpus.calib)
     tested = {example.text for name in ("written-hard", "written-chat") for example in corpus.test.get(name, [])}
     trained = {example.text for example in corpus.train if example.source == "written" and example.label == 0}
     assert tested and trained and not tested & trained
     assert tested | trained == written
     # and no judge set trains, nor any of its rows by another route
-    assert not {f"heldout-{version}" for version in ti.JUDGES} & {example.source for example in corpus.train}
-    judged = {example.text for version in ti.JUDGES for example in ti.heldout(ti.HELDOUT_SETS[version])}
+    assert not {f"heldout-{version}" for version in isets.JUDGES} & {example.source for example in corpus.train}
+    judged = {example.text for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])}
     assert not judged & {example.text for example in corpus.train}
 
 
 @pytest.mark.parametrize("text", ["", "   "])
 def test_enron_split_of_an_empty_opening_is_still_a_split(text: str) -> None:
-    assert ti.enron_split(text, "") in ("train", "calib", "test")
+    assert ipub.enron_split(text, "") in ("train", "calib", "test")
 
 
-def _row(label: int, style: str, lang: str, source: str, base_style: str = "") -> ti.Example:
-    return ti.Example(f"{source} {style} {lang}", label, style, lang, source, base_style)
+def _row(label: int, style: str, lang: str, source: str, base_style: str = "") -> isets.Example:
+    return isets.Example(f"{source} {style} {lang}", label, style, lang, source, base_style)
 
 
 def test_leaving_out_a_language_removes_its_benign_and_attack_rows_of_every_trained_source() -> None:
@@ -130,7 +132,7 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     side = {example.text: "train" for example in train} | {example.text: "test" for example in test}
     pairs: dict[tuple[str, int], set[str]] = {}
     for path in iv.PAIRS:
-        for row in ti._rows(path):
+        for row in isets.read_rows(path):
             pairs.setdefault((path.name, row["pair"]), set()).add(side[row["text"]])
     assert test and train and all(len(sides) == 1 for sides in pairs.values())
     assert {example.label for example in test} == {0, 1}
@@ -139,10 +141,10 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     # (test_intent_veto_judge.py); set v15 holds two, chat3 one ("what's your knowledge cutoff", a
     # v16a pair), v18 one (a v14a pair written two sessions before it), v19 one (written in session 31,
     # blind to the pairs), every other set none (v16a's rows equal to a development set's were reworded)
-    trained = {ti.text_key(example.text) for example in train + test}
+    trained = {isets.text_key(example.text) for example in train + test}
     shared_by_chance = {"v15": 2, "chat3": 1, "v18": 1, "v19": 1}
-    for name, path in (ti.HELDOUT_SETS | ti.UNREAD_JUDGES).items():
-        same = {ti.text_key(example.text) for example in ti.heldout(path)} & trained
+    for name, path in (isets.HELDOUT_SETS | isets.UNREAD_JUDGES).items():
+        same = {isets.text_key(example.text) for example in isets.heldout(path)} & trained
         assert len(same) <= shared_by_chance.get(name, 0), name
 
 
@@ -177,7 +179,7 @@ def test_both_vetoes_have_no_development_totals_when_the_english_results_lack_a_
 def test_a_set_read_as_a_judge_moves_no_line() -> None:
     import intent_verifier as iv
 
-    assert set(iv.READ_AS_JUDGES) <= set(ti.HELDOUT_SETS) and not set(iv.READ_AS_JUDGES) & set(iv.DEVELOPMENT)
+    assert set(iv.READ_AS_JUDGES) <= set(isets.HELDOUT_SETS) and not set(iv.READ_AS_JUDGES) & set(iv.DEVELOPMENT)
     judge = "v20"  # stands for a set read as a judge after DEVELOPMENT was fixed (none is yet)
 
     def rates(caught: int) -> dict[str, Any]:
@@ -224,8 +226,8 @@ def test_a_stricter_source_rate_lets_no_calibration_e_mail_of_a_small_source_pas
     fewer than 1 / TARGET_FPR texts gets no threshold of its own either way."""
     import numpy as np
 
-    enron = [ti.Example(f"mail {i}", 0, "real", "en", "enron") for i in range(253)]
-    icliniq = [ti.Example(f"question {i}", 0, "real", "en", "icliniq") for i in range(150)]
+    enron = [isets.Example(f"mail {i}", 0, "real", "en", "enron") for i in range(253)]
+    icliniq = [isets.Example(f"question {i}", 0, "real", "en", "icliniq") for i in range(150)]
     scores = np.concatenate([np.linspace(0.0, 0.9, 253), np.linspace(0.0, 0.99, 150)])
     routed = np.zeros(scores.size, dtype=bool)
     usual = ti._source_thresholds(enron + icliniq, scores, routed)
@@ -248,4 +250,4 @@ def test_each_training_row_weighs_what_its_source_is_given() -> None:
         ("heldout-v9", 1): 1.0,
     }
     for (source, label), expected in rows.items():
-        assert ti.row_weight(ti.Example("a text", label, "s", "en", source), **weights) == expected
+        assert ti.row_weight(isets.Example("a text", label, "s", "en", source), **weights) == expected

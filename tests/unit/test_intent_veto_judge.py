@@ -15,6 +15,7 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+import intent_sets as isets  # noqa: E402
 import intent_verifier as iv  # noqa: E402
 import intent_veto_judge as judge  # noqa: E402
 import train_intent as ti  # noqa: E402
@@ -76,7 +77,7 @@ def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_p
 def test_a_set_already_read_is_not_read_blind_again() -> None:
     read = next(
         name
-        for name in ti.HELDOUT_SETS
+        for name in isets.HELDOUT_SETS
         if (BENCHMARKS / "results" / f"intent_veto_judge_{name}.json").exists() and name not in ti.TRAIN_HELDOUT
     )
     with pytest.raises(SystemExit, match="a blind set is read once"):
@@ -92,14 +93,14 @@ def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_
     pair = iv.contrastive_pairs()[0][0].text
     corpus_row = ti.build_corpus(shared_data).train[0].text
     fresh = "Which bird did the fable about the crow and the fox have in mind, exactly? (a row no one wrote before)"
-    rows = [ti.Example(text, 0, "hard", "en", "heldout") for text in (fresh, pair.upper(), corpus_row + "!", fresh)]
+    rows = [isets.Example(text, 0, "hard", "en", "heldout") for text in (fresh, pair.upper(), corpus_row + "!", fresh)]
     assert judge.unseen_rows(rows, shared_data) == [0, 3]
 
 
 def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_configuration(shared_data: Path) -> None:
     fresh = "Which bird did the fable about the crow and the fox have in mind, exactly? (a row no one wrote before)"
-    v8_row = ti.heldout(ti.HELDOUT_SETS["v8"])[0].text
-    rows = [ti.Example(text, 0, "hard", "en", "heldout") for text in (fresh, v8_row)]
+    v8_row = isets.heldout(isets.HELDOUT_SETS["v8"])[0].text
+    rows = [isets.Example(text, 0, "hard", "en", "heldout") for text in (fresh, v8_row)]
     assert judge.unseen_rows(rows, shared_data) == [0, 1]
     assert judge.unseen_rows(rows, shared_data, also_trained=("v8",)) == [0]
 
@@ -147,7 +148,7 @@ def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
     monkeypatch.setattr(judge, "ExtractionIntent", _FakeGuard)
     monkeypatch.setattr(judge, "IntentVeto", lambda paths: ("fake veto", paths))
     _FakeGuard.built = []
-    rows = [ti.Example("a question", 0, "hard", "en", "heldout"), ti.Example("a request", 1, "direct", "en", "x")]
+    rows = [isets.Example("a question", 0, "hard", "en", "heldout"), isets.Example("a request", 1, "direct", "en", "x")]
     result = judge.judge(rows, (model_only, veto_only))
     shipped = judge.shipped_version()
     assert list(result["configurations"]) == [

@@ -1,0 +1,182 @@
+"""The intent benchmarks' catalogue of hand-written query sets, and the examples they pass around (issue 18).
+
+Which held-apart sets exist and what each was read for (`HELDOUT_SETS`, `UNREAD_JUDGES`, `JUDGES`);
+the hand-written training rows' files (`WRITTEN_BENIGN`, `WRITTEN_ATTACKS`); `Example` and `Corpus`;
+the stable hash split every real source is cut by (`bucket`, `split_of`); and when two texts are
+one (`text_key`, `unseen`). `train_intent.py` builds the training corpus from these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import query_sets as qs
+from ragshield.guards.intent_model import IntentModel
+from ragshield.types import iter_jsonl
+
+REPO = qs.REPO
+PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
+HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
+HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
+HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
+HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
+HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
+HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
+HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
+HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
+HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
+HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
+HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
+HELDOUT_V11 = REPO / "benchmarks" / "data" / "intent_heldout_v11.jsonl"
+HELDOUT_V12 = REPO / "benchmarks" / "data" / "intent_heldout_v12.jsonl"
+# v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
+# what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
+# bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
+# v10: more of them (a helper session blind to every held-apart set and to the pleasantries
+# diagnostic), for what v9 got wrong on its judge: thanks and follow-ups on the answer in 40
+# languages, translating the user's own quoted text, and their look-alike requests (thanks then a
+# command, repeat the context, padded, obfuscated, PII enumeration) in the same 40 languages
+WRITTEN_BENIGN = tuple(REPO / "benchmarks" / "data" / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
+WRITTEN_ATTACKS = tuple(REPO / "benchmarks" / "data" / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
+HELDOUT_SETS = {
+    "v1": HELDOUT,
+    "v2": HELDOUT_V2,
+    "v3": HELDOUT_V3,
+    "v4": HELDOUT_V4,
+    "v5": HELDOUT_V5,
+    "v6": HELDOUT_V6,
+    "v7": HELDOUT_V7,
+    "v8": HELDOUT_V8,
+    "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
+    "v9": HELDOUT_V9,
+    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge, v11's development set
+    "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
+    # written blind after v11 shipped, for a v12 model; the v12 candidates of session 21 did not beat
+    # v11 (`benchmarks/results/intent_v12_exploration.json`), so session 22 read it once as a second
+    # judge of the shipped v11
+    "v12": HELDOUT_V12,
+    # written blind after that; read once in session 25 as the judge of v11 with its second opinion
+    # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set
+    "v13": REPO / "benchmarks" / "data" / "intent_heldout_v13.jsonl",
+    # written blind in session 26 and read once as the judge of the refitted second opinion
+    # (`benchmarks/results/intent_veto_judge_v14.json`); the next change needs a new blind set
+    "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
+    # written blind in session 27 by helpers that read only `benchmarks/data/README.md` (v15 in v14's
+    # shape; chat2: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of
+    # three second opinions (`intent_veto_judge_v15.json`, `_chat2.json`): none beat the shipped one
+    "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
+    "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
+    # written blind in session 28 by helpers that read only `benchmarks/data/README.md` (v16 in v15's
+    # shape; chat3: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of the e5
+    # second opinion refitted with the follow-up pairs v16a/v16b (`intent_veto_judge_v16.json`,
+    # `_chat3.json`): it shipped
+    "v16": REPO / "benchmarks" / "data" / "intent_heldout_v16.jsonl",
+    "chat3": REPO / "benchmarks" / "data" / "intent_chat_heldout_v3.jsonl",
+    # written blind in session 28 after the e5 refit shipped (v17 in v16's shape; chat4: 500 chat
+    # turns and 60 chat-wrapped requests) and read once in session 29 as the judges of the MiniLM
+    # second opinion refitted with the same pairs (`intent_veto_judge_v17.json`, `_chat4.json`): it shipped
+    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
+    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
+    # written blind in session 29 by helpers that read only `benchmarks/data/README.md` (v18 in v17's
+    # shape; chat5: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
+    # judges of first-stage candidate D against v11, each with the shipped second opinion
+    # (`intent_veto_judge_v18.json`, `_chat5.json`): D won there but failed the test-bucket gate
+    "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
+    "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
+    # written blind in session 31 by helpers that read only `benchmarks/data/README.md` (v19 in v18's
+    # shape; chat6: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
+    # judges of model v12 against v11, each with the shipped second opinion
+    # (`intent_veto_judge_v19.json`, `_chat6.json`)
+    "v19": REPO / "benchmarks" / "data" / "intent_heldout_v19.jsonl",
+    "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. None since v19 and chat6 judged v12: the
+# next change needs new blind sets
+UNREAD_JUDGES: dict[str, Path] = {}
+# the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
+# --candidate`), on the development set and the calibration split only
+# (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
+# v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
+# v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
+# v12's judges, sets v19 and chat6, read once in session 31)
+JUDGES = ("v19", "chat6")
+
+
+def bucket(text: str) -> int:
+    """A stable bucket in [0, 100) from the text (sha1), so splits never depend on file order."""
+    return int(hashlib.sha1(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:8], 16) % 100
+
+
+def split_of(text: str, train: int, calib: int) -> str:
+    b = bucket(text)
+    return "train" if b < train else "calib" if b < train + calib else "test"
+
+
+@dataclass
+class Example:
+    text: str
+    label: int
+    style: str
+    lang: str
+    source: str
+    base_style: str = ""  # a chat-wrapped command's own style (`intent_chat.py`), for leave-one-style-out
+
+
+@dataclass
+class Corpus:
+    train: list[Example] = field(default_factory=list)
+    calib: list[Example] = field(default_factory=list)  # benign only: the operating point
+    test: dict[str, list[Example]] = field(default_factory=dict)  # benign test sets by name
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """A JSON-lines file's rows, as dicts."""
+    return [dict(r) for r in iter_jsonl(path)]
+
+
+def text_key(text: str) -> str:
+    """A text's words, lower case, punctuation dropped: "Thank you." and "thank you" are one text."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
+    """`examples` less those whose `text_key` is a training or calibration text of `corpus`: short
+    stock phrases ("Thank you.", "ok") written independently for a judge and for training are the
+    same text, and a judge must not score the model on what it was fitted on."""
+    seen = {text_key(e.text) for e in [*corpus.train, *corpus.calib]}
+    return [e for e in examples if text_key(e.text) not in seen]
+
+
+def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
+    """The held-apart sets a model file says it trained on (its metadata, as `main` writes it)."""
+    return tuple(model.meta.get("heldout_sets_trained_on", []))
+
+
+def heldout_benign_name(version: str) -> str:
+    """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
+    "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""
+    return (
+        "heldout-hard"
+        if version == "v1"
+        else f"heldout-{version}"
+        if version.startswith("chat")
+        else f"heldout-{version}-hard"
+    )
+
+
+def heldout(path: Path = HELDOUT) -> list[Example]:
+    """A held-apart set written before training (never trained, tuned or calibrated on). The first
+    set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
+    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
+    one (and read only for the one v5 candidate chosen without it), `HELDOUT_V6` before any v6
+    one (read only for the chosen v6 candidate and v5). From v6, sets v1-v4 are training rows
+    (`TRAIN_HELDOUT`) and set v5 the development set."""
+    return [
+        Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout")
+        for r in read_rows(path)
+    ]
