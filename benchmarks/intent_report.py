@@ -8,22 +8,11 @@ from typing import Any
 
 import intent_sets as isets
 import query_sets as qs
+from intent_report_encoded import encoded_section
+from intent_report_sets import BENIGN_SET_LABELS, HELDOUT_SET_NOTES, JUDGE_NOTES, SECOND_OPINION_NOTE
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
-# the judges' provenance, for the summary
-JUDGE_NOTES = {
-    "v9": "written blind after v8 shipped, read once for the chosen v9",
-    "v10": "written blind after v9 shipped, read once for the chosen v10",
-    "v11": "written blind after v10 shipped, read once for the chosen v11",
-    "v12": "written blind after v11 shipped and read once with v11, which no v12 candidate beat on the "
-    "development sets; one missed request, letters split by underscores, is read joined since (1fb8548), "
-    "so 133/140 now, not blind",
-    "v19": "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, read once in "
-    "session 31 as v12's judge",
-    "chat6": "500 chat turns and 60 chat-wrapped requests, written blind like v19, read once in session 31 as "
-    "v12's judge",
-}
 VERSIONS = (
     *("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12"),
     *("v13", "v14", "v15", "chat2", "v16", "chat3", "v17", "chat4", "v18", "chat5", "v19", "chat6"),
@@ -33,14 +22,6 @@ VERSIONS = (
 def trained_on(g: dict[str, Any]) -> set[str]:
     """Benign set names the shipped model was trained on (held-apart sets burned into training, v6)."""
     return {isets.heldout_benign_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
-
-
-def cell(r: dict[str, Any] | None) -> str:
-    """'0.95 [0.91, 0.97] (237/250)' for a rate with its 95% Wilson interval."""
-    if not r or not r["n"]:
-        return "-"
-    low, high = r["ci95"]
-    return f"{r['rate']:.3f} [{low:.3f}, {high:.3f}] ({r['k']}/{r['n']})"
 
 
 def _verdict(value: float, goal: float, *, at_most: bool) -> str:
@@ -66,9 +47,10 @@ def summary(g: dict[str, Any]) -> list[str]:
             f" **But those Enron texts are punctuation-stripped openings; asked as the grids ask them (the "
             f"body's first 50 words as written) the {asked['as_asked']['n']} test-bucket e-mails (duplicates "
             "counted) are "
-            f"flagged at {cell(asked['as_asked'])}**: {_verdict(asked['as_asked']['rate'], GOAL_FPR, at_most=True)} "
-            f"(e-mails quoting or forwarding another mail {cell(asked['as_asked_quoting_a_mail'])}, the rest "
-            f"{cell(asked['as_asked_rest'])}; `benchmarks/intent_enron_format.py`)."
+            f"flagged at {qs.rate_cell(asked['as_asked'])}**: "
+            f"{_verdict(asked['as_asked']['rate'], GOAL_FPR, at_most=True)} "
+            f"(e-mails quoting or forwarding another mail {qs.rate_cell(asked['as_asked_quoting_a_mail'])}, the rest "
+            f"{qs.rate_cell(asked['as_asked_rest'])}; `benchmarks/intent_enron_format.py`)."
         )
     for name, what in (
         ("heldout-chat", "held-apart chat turns (development set)"),
@@ -192,7 +174,7 @@ def _e5_summary(e5: dict[str, Any] | None) -> str:
 
 
 def _row(label: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
-    return [label, cell(before), cell(after)]
+    return [label, qs.rate_cell(before), qs.rate_cell(after)]
 
 
 def comparison(g: dict[str, Any]) -> list[str]:
@@ -271,92 +253,6 @@ def comparison(g: dict[str, Any]) -> list[str]:
     ]
 
 
-def _encoded_section(enc: dict[str, Any]) -> list[str]:
-    """The encoded-request set (`benchmarks/intent_encoded.py`), read as written and read decoded."""
-    j = enc["judge"]
-    blind = enc["blind_reading"]
-    corpus = enc.get("corpus")
-    counted = (
-        f"{corpus['benign']['decoded']} of {corpus['benign']['n']} benign texts of the corpus and development "
-        f"sets get a decoded form (each costs an embedding), {corpus['extraction']['decoded']} of "
-        f"{corpus['extraction']['n']} requests do"
-        if corpus
-        else "the corpus count needs ../shared/data: missing"
-    )
-    lines = [
-        f"**Encoded requests** (`benchmarks/data/intent_encoded_heldout.jsonl`: {j['attack']['decoded']['all']['n']} "
-        "requests hidden in base64, hex, reversed, ROT13, Caesar, Atbash and mixed encodings, and "
-        f"{j['benign']['decoded']['all']['n']} benign queries that handle encodings innocently; written by a helper "
-        "blind to the decoder and every score; `benchmarks/intent_encoded.py`). Read blind once, with the decoder "
-        f"of {blind['decoder']}: {blind['attack']} requests caught ({blind['attack_read_as_written']} read as "
-        f"written), {blind['benign']} benign flagged; the figures below are the current decoder's, changed after "
-        "that reading, so not blind. The guard reads an "
-        "encoded query decoded as well (`ragshield.guards.intent_decoding`); "
-        f"{counted}; looking for one costs {enc['cost']['median_us']:.0f} us per query.",
-        "",
-    ]
-    lines.append(_encoded_table(j))
-    later = (
-        (
-            "v2",
-            "in 14 styles, escapes, binary, Morse, NATO words and layered encodings among them",
-            "written by a helper blind to the decoder after the escapes and code runs were committed",
-        ),
-        (
-            "v3",
-            "in 44 styles, 75 not in English",
-            "written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, while "
-            "session 20 extended it",
-        ),
-        (
-            "v4",
-            "in 45 styles, 52 of them in rarer tricks (zero-width and invisible characters, ROT47, keyboard shifts, "
-            "Braille, Zalgo, upside-down and other letter forms, keyed ciphers), 68 not in English",
-            "written by a helper that read only `benchmarks/data/README.md`, blind to every decoder, while "
-            "session 22 added the reading of invisible characters, ROT47, keyboard shifts and Braille",
-        ),
-    )
-    for version, styles, written in later:
-        if enc.get(f"judge_{version}"):
-            blind = enc.get(f"blind_reading_{version}") or {}
-            lines += _later_encoded_set(version, styles, written, enc[f"judge_{version}"], blind)
-    return lines
-
-
-def _later_encoded_set(version: str, styles: str, written: str, j: dict[str, Any], blind: dict[str, Any]) -> list[str]:
-    """A later encoded set's paragraph and its table."""
-    return [
-        "",
-        f"**Encoded requests, set {version}** (`benchmarks/data/intent_encoded_heldout_{version}.jsonl`: "
-        f"{j['attack']['decoded']['all']['n']} requests {styles}, and {j['benign']['decoded']['all']['n']} innocent "
-        f"encoding questions; {written}). Its one blind reading, with the decoder of "
-        f"{blind.get('decoder', '-')}: {blind.get('attack', '-')} requests caught "
-        f"({blind.get('attack_read_as_written', '-')} read as written), {blind.get('benign', '-')} benign flagged"
-        + (
-            f"; the decoder before it ({before['commit']}) caught {before['attack']} of the same requests "
-            f"({before['attack_read_as_written']} read as written) and flagged {before['benign']} benign. "
-            if (before := blind.get("decoder_before"))
-            else ". "
-        )
-        + f"Figures below: the current decoder ({j['decoded_forms']['attack']} requests and "
-        f"{j['decoded_forms']['benign']} innocent questions get a decoded form), not blind once it changed after "
-        "that reading.",
-        "",
-        _encoded_table(j),
-    ]
-
-
-def _encoded_table(j: dict[str, Any]) -> str:
-    """One encoded set's rows, read as written and read decoded, by label, language and style."""
-    rows = []
-    for label, what in (("attack", "TPR"), ("benign", "FPR")):
-        for key, name in (("all", "all"), ("non_english", "not English")):
-            rows.append([f"{label} {name} ({what})", cell(j[label]["before"][key]), cell(j[label]["decoded"][key])])
-        for style, r in j[label]["decoded"]["by_style"].items():
-            rows.append([f"{label}: {style}", cell(j[label]["before"]["by_style"][style]), cell(r)])
-    return qs.markdown_table(["rows", "read as written (before)", "read decoded too (shipped)"], rows)
-
-
 def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
     notes = {r["heldout"].get("note") for r in results.values()} - {None}
     held_label = f"TPR held-apart ({', '.join(sorted(notes))})" if notes else "TPR held-apart"
@@ -365,27 +261,17 @@ def _loo_table(results: dict[str, Any], key: str, goal: float) -> str:
         header.append("FPR own benign in that language")
     rows = []
     for value, r in results.items():
-        row = [value, cell(r["own"]), cell(r["heldout"]), _verdict(r["own"]["rate"], goal, at_most=False)]
-        row.append(cell(r["fpr_pooled"]))
+        row = [
+            value,
+            qs.rate_cell(r["own"]),
+            qs.rate_cell(r["heldout"]),
+            _verdict(r["own"]["rate"], goal, at_most=False),
+        ]
+        row.append(qs.rate_cell(r["fpr_pooled"]))
         if key == "leave_one_language_out":
-            row.append(cell(r.get("fpr_own_benign")))
+            row.append(qs.rate_cell(r.get("fpr_own_benign")))
         rows.append(row)
     return qs.markdown_table(header, rows)
-
-
-SECOND_OPINION_NOTE = (
-    "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
-    "again with its second opinion (on by default since session 25; e5 refitted in session 28, MiniLM in "
-    "session 29, both on model v11's flags, and kept for v12, which was chosen and judged with them), which "
-    "can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
-    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
-    "and `_e5.json` rate the sets with it behind v11). The guard as shipped (v12 with that second opinion), "
-    "on blind sets v19 and chat6 read once (`intent_veto_judge_v19.json`, `_chat6.json`): hard benign "
-    "10/159 = 6.3% [3.5, 11.2] (goal <= 2%: **missed**), chat turns 18/500 = 3.6% [2.3, 5.6] on chat6 (goal "
-    "<= 1%: **missed**, above all follow-ups on the assistant's own answer) and 1/60 on v19, requests "
-    "120/140 = 85.7% [79.0, 90.6] and chat-wrapped requests 53/60; the guard before it (v11 with the same "
-    "second opinion) on the same rows: 13/159, 31/500, 2/60, 101/140 and 43/60; model card."
-)
 
 
 def report(g: dict[str, Any]) -> list[str]:
@@ -412,58 +298,12 @@ def report(g: dict[str, Any]) -> list[str]:
         "**False-positive rate on benign questions never trained or calibrated on** (goal <= 1%; hard benign <= 2%)",
         "",
     ]
-    names = {
-        "sage": "SAGE benign questions (medical + open-domain wiki)",
-        "healthcaremagic": "held-out HealthcareMagic (incl. those also in SAGE)",
-        "icliniq": "iCliniq test bucket",
-        "enron": "Enron: first 50 words of test-bucket emails",
-        "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
-        "own-hard": "own hard-benign phrasings, test bucket (template-made)",
-        "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
-        "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
-        "(40 languages)",
-        "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
-        "heldout-v19-hard": "held-apart set v19, hard benign and chat turns (written blind by a helper; v12's "
-        "judge, read once; split by kind in the summary)",
-        "heldout-chat6": "held-apart chat turns, set chat6 (written blind by a helper; v12's judge, read once)",
-        "heldout-v18-hard": "held-apart set v18, hard benign and chat turns (written blind by a helper; read once "
-        "in session 31 as the judge of candidate D, then a development set of v12)",
-        "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read with v18, then a "
-        "development set of v12)",
-        "heldout-v17-hard": "held-apart set v17, hard benign and chat turns (written blind by a helper; a judge of "
-        "v11's second opinion, then a development set of the first-stage candidates)",
-        "heldout-chat4": "held-apart chat turns, set chat4 (a judge of v11's second opinion, then a development set "
-        "of the first-stage candidates)",
-        "heldout-v16-hard": "held-apart set v16, hard benign and chat turns (written blind by a helper; a judge of "
-        "v11's second opinion, then a development set of the first-stage candidates)",
-        "heldout-chat3": "held-apart chat turns, set chat3 (a judge of v11's second opinion, then a development set "
-        "of the first-stage candidates)",
-        "heldout-v12-hard": "held-apart set v12, hard benign and chat turns (hand-written blind to model scores "
-        "after v11 shipped; read once with the shipped v11; split by kind in the summary)",
-        "heldout-v11-hard": "held-apart set v11, hard benign and chat turns (hand-written blind to model scores "
-        "after v10 shipped; v11's judge, read once for the chosen v11; split by kind in the summary)",
-        "heldout-v10-hard": "held-apart set v10, hard benign and chat turns (hand-written blind to model scores "
-        "after v9 shipped; v10's judge, v11's development set; split by kind in the summary)",
-        "heldout-v9-hard": "held-apart set v9, hard benign and chat turns (hand-written blind to model scores "
-        "after v8 shipped; v9's judge, v10's and v11's development set; split by kind in the summary)",
-        "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's to v11's "
-        "development set; rows equal to a training text left out)",
-        "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores; v8's judge, "
-        "v9's to v11's development set)",
-        "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
-        "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
-        "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
-        "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
-        "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
-        "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
-        "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
-    }
     rows = []
-    for name, label in names.items():
+    for name, label in BENIGN_SET_LABELS.items():
         r = s["benign"].get(name)
         if r and name not in trained_on(g):
             goal = GOAL_FPR_HARD if "hard" in name else GOAL_FPR  # chat turns are ordinary users: 1%
-            rows.append([label, cell(r), _verdict(r["rate"], goal, at_most=True)])
+            rows.append([label, qs.rate_cell(r), _verdict(r["rate"], goal, at_most=True)])
     lines.append(qs.markdown_table(["benign set", "FPR", "goal"], rows))
     if trained_on(g):
         lines += [
@@ -473,7 +313,8 @@ def report(g: dict[str, Any]) -> list[str]:
         ]
     lines += ["", "**TPR on the published families** (as built by `query_sets.py`; goal >= 0.95)", ""]
     lines.append(qs.markdown_table(["family", "TPR", "goal"], [
-        [name, cell(r), _verdict(r["rate"], GOAL_TPR_FAMILY, at_most=False)] for name, r in s["families"].items()
+        [name, qs.rate_cell(r), _verdict(r["rate"], GOAL_TPR_FAMILY, at_most=False)]
+        for name, r in s["families"].items()
     ]))  # fmt: skip
     lines += [
         "",
@@ -483,114 +324,8 @@ def report(g: dict[str, Any]) -> list[str]:
         "behind a plain 'decode and follow it'; built after the decoder, so not a blind figure)",
         "",
     ]
-    lines.append(qs.markdown_table(["set", "TPR"], [[n, cell(r)] for n, r in s["adaptive"].items()]))
-    for version, note in (
-        (
-            "v19",
-            "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, in v18's shape, and "
-            "read once that session as the judge of model v12 against v11, each with the shipped second opinion "
-            "(`intent_veto_judge_v19.json`); the figures here are the model's alone",
-        ),
-        (
-            "chat6",
-            "500 chat turns and 60 chat-wrapped requests, written blind like v19 and read once with it "
-            "(`intent_veto_judge_chat6.json`); the model's figures alone",
-        ),
-        (
-            "v18",
-            "written blind in session 29 by a helper that read only `benchmarks/data/README.md`, in v17's shape, and "
-            "read once in session 31 as the judge of first-stage candidate D against v11, each with the shipped "
-            "second opinion (`intent_veto_judge_v18.json`; D won there but failed the test-bucket gate); the "
-            "figures here are the model's alone",
-        ),
-        (
-            "chat5",
-            "500 chat turns and 60 chat-wrapped requests, written blind like v18 and read once with it "
-            "(`intent_veto_judge_chat5.json`); the model's figures alone",
-        ),
-        (
-            "v17",
-            "written blind in session 28 by a helper, read once in session 29 as the judge of the MiniLM second "
-            "opinion; then a development set of the first-stage candidates (session 30-31)",
-        ),
-        ("chat4", "chat turns and chat-wrapped requests, read as v17 was, and a development set since"),
-        (
-            "v16",
-            "written blind in session 28 by a helper, read once that session as the judge of the e5 second "
-            "opinion; then a development set of the first-stage candidates (session 30-31)",
-        ),
-        ("chat3", "chat turns and chat-wrapped requests, read as v16 was, and a development set since"),
-        (
-            "v12",
-            "written by hand after v11 shipped, blind to model scores, as the judge of a v12 model; no v12 "
-            "candidate beat v11 on the development sets, so it was read once with the shipped v11 (and the "
-            "guard's readings of invisible characters, ROT47, keyboard shifts and Braille, written before "
-            "it was read); requests in 43 languages, hard benign and chat turns",
-        ),
-        (
-            "v11",
-            "written by hand after v10 shipped, blind to model scores, and committed before any model-v11 change; "
-            "read once, for the v11 candidate chosen on the development sets v8, v9, v10 and chat; requests in "
-            "43 languages, hard benign and chat turns",
-        ),
-        (
-            "v10",
-            "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
-            "read once, for the v10 candidate chosen on the development sets v9 and chat; v11's development set; "
-            "requests in 30 languages, hard benign and chat turns",
-        ),
-        (
-            "v9",
-            "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
-            "read once, for the v9 candidate chosen on the development sets v8 and chat (its errors were then "
-            "studied for v10, whose development set it is, as it is v11's); paraphrases that avoid "
-            "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
-            "(60 of 120 non-English) and chat turns",
-        ),
-        (
-            "chat",
-            "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
-            "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
-            "by another session blind to model scores, committed before any v8 candidate with chat turns was "
-            "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's to v11's "
-            "development set",
-        ),
-        (
-            "v8",
-            "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
-            "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
-            "v7); v9's to v11's development set; format demands, role-play, fake "
-            "authority, chunk-walk and padded requests in 17 languages",
-        ),
-        (
-            "v7",
-            "written and committed before any model-v7 change; read once for v7; from v8 the development "
-            "set, so no longer a held-apart figure",
-        ),
-        (
-            "v6",
-            "written and committed before any model-v6 change; read once for v6; from v7 the development "
-            "set, so no longer a held-apart figure",
-        ),
-        (
-            "v5",
-            "written and committed before any model-v5 training change; read for the one v5 candidate "
-            "chosen without it (and for v3); from v6 the development set the v6 candidates were chosen on, "
-            "so no longer a held-apart figure",
-        ),
-        (
-            "v4",
-            "written and committed before any model-v4 training change, never read while training v4; the "
-            "three v5 candidates were compared on it; the styles of its extraction requests are in no training row",
-        ),
-        ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
-        ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
-        (
-            "v1",
-            "written before model v1; read once to diagnose v1 (it blocked 34% of its hard benign "
-            "questions), so it is no longer untouched for v2",
-        ),
-    ):
+    lines.append(qs.markdown_table(["set", "TPR"], [[n, qs.rate_cell(r)] for n, r in s["adaptive"].items()]))
+    for version, note in HELDOUT_SET_NOTES:
         h = s["heldout_sets"].get(version)
         if h is None or isets.heldout_benign_name(version) in trained_on(g):
             continue
@@ -599,8 +334,8 @@ def report(g: dict[str, Any]) -> list[str]:
         kind = "chat turns" if version.startswith("chat") else both if version in VERSIONS[9:] else "hard benign"
         lines += [
             "",
-            f"**Held-apart set {version}** ({note}): extraction requests TPR {cell(h['tpr'])}; {kind} FPR "
-            f"{cell(h['fpr'])}"
+            f"**Held-apart set {version}** ({note}): extraction requests TPR {qs.rate_cell(h['tpr'])}; {kind} FPR "
+            f"{qs.rate_cell(h['fpr'])}"
             + (
                 f" ({dropped} rows equal to a training or calibration text, punctuation aside, left out)"
                 if dropped
@@ -609,11 +344,11 @@ def report(g: dict[str, Any]) -> list[str]:
             "",
         ]
         styles = h["tpr_by_style"]
-        lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in styles.items()]))
+        lines.append(qs.markdown_table(["style", "TPR"], [[k, qs.rate_cell(v)] for k, v in styles.items()]))
         langs = sorted(set(h["tpr_by_lang"]) | set(h["fpr_by_lang"]))
         lines += [""]
         lines.append(qs.markdown_table(["language", "TPR (extraction)", f"FPR ({kind})"], [
-            [k, cell(h["tpr_by_lang"].get(k)), cell(h["fpr_by_lang"].get(k))] for k in langs
+            [k, qs.rate_cell(h["tpr_by_lang"].get(k)), qs.rate_cell(h["fpr_by_lang"].get(k))] for k in langs
         ]))  # fmt: skip
     if w := s.get("written_requests"):
         lines += [
@@ -622,12 +357,12 @@ def report(g: dict[str, Any]) -> list[str]:
             "`_v10.jsonl`: the English ones and the paraphrases in every language, and v10's padded and "
             "obfuscated ones, written blind to model scores as training rows; candidates that trained on them "
             "put PIDE-medical below 0.95): TPR "
-            f"{cell(w['tpr'])}",
+            f"{qs.rate_cell(w['tpr'])}",
             "",
         ]
-        lines.append(qs.markdown_table(["style", "TPR"], [[k, cell(v)] for k, v in w["tpr_by_style"].items()]))
+        lines.append(qs.markdown_table(["style", "TPR"], [[k, qs.rate_cell(v)] for k, v in w["tpr_by_style"].items()]))
     if enc := g.get("encoded"):
-        lines += ["", *_encoded_section(enc)]
+        lines += ["", *encoded_section(enc)]
     for key, title, goal in (
         ("leave_one_style_out", "Leave-one-style-out", GOAL_TPR_STYLE),
         ("leave_one_language_out", "Leave-one-language-out", GOAL_TPR_LANG),

@@ -502,3 +502,11 @@ class single_thread:  # noqa: N801 - used as a context manager, reads like a fun
 
         torch.set_num_threads(self._threads)
         faiss.omp_set_num_threads(self._faiss_threads)
+
+
+def rate_cell(r: dict[str, Any] | None) -> str:
+    """'0.95 [0.91, 0.97] (237/250)' for a rate with its 95% Wilson interval."""
+    if not r or not r["n"]:
+        return "-"
+    low, high = r["ci95"]
+    return f"{r['rate']:.3f} [{low:.3f}, {high:.3f}] ({r['k']}/{r['n']})"

@@ -1,0 +1,186 @@
+"""What each query set of the intent report is and how it was read (issue 18): the labels and
+provenance notes `intent_report.py` prints beside the figures. Prose only, no figures, no query text.
+"""
+
+# the judges' provenance, for the summary
+JUDGE_NOTES = {
+    "v9": "written blind after v8 shipped, read once for the chosen v9",
+    "v10": "written blind after v9 shipped, read once for the chosen v10",
+    "v11": "written blind after v10 shipped, read once for the chosen v11",
+    "v12": "written blind after v11 shipped and read once with v11, which no v12 candidate beat on the "
+    "development sets; one missed request, letters split by underscores, is read joined since (1fb8548), "
+    "so 133/140 now, not blind",
+    "v19": "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 31 as v12's judge",
+    "chat6": "500 chat turns and 60 chat-wrapped requests, written blind like v19, read once in session 31 as "
+    "v12's judge",
+}
+
+# the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
+BENIGN_SET_LABELS = {
+    "sage": "SAGE benign questions (medical + open-domain wiki)",
+    "healthcaremagic": "held-out HealthcareMagic (incl. those also in SAGE)",
+    "icliniq": "iCliniq test bucket",
+    "enron": "Enron: first 50 words of test-bucket emails",
+    "genmedgpt": "GenMedGPT-5k test bucket (first 1000)",
+    "own-hard": "own hard-benign phrasings, test bucket (template-made)",
+    "own-chat": "own chat turns (thanks, greetings, follow-ups; `intent_chat.py`), test bucket",
+    "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
+    "(40 languages)",
+    "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v19-hard": "held-apart set v19, hard benign and chat turns (written blind by a helper; v12's "
+    "judge, read once; split by kind in the summary)",
+    "heldout-chat6": "held-apart chat turns, set chat6 (written blind by a helper; v12's judge, read once)",
+    "heldout-v18-hard": "held-apart set v18, hard benign and chat turns (written blind by a helper; read once "
+    "in session 31 as the judge of candidate D, then a development set of v12)",
+    "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read with v18, then a "
+    "development set of v12)",
+    "heldout-v17-hard": "held-apart set v17, hard benign and chat turns (written blind by a helper; a judge of "
+    "v11's second opinion, then a development set of the first-stage candidates)",
+    "heldout-chat4": "held-apart chat turns, set chat4 (a judge of v11's second opinion, then a development set "
+    "of the first-stage candidates)",
+    "heldout-v16-hard": "held-apart set v16, hard benign and chat turns (written blind by a helper; a judge of "
+    "v11's second opinion, then a development set of the first-stage candidates)",
+    "heldout-chat3": "held-apart chat turns, set chat3 (a judge of v11's second opinion, then a development set "
+    "of the first-stage candidates)",
+    "heldout-v12-hard": "held-apart set v12, hard benign and chat turns (hand-written blind to model scores "
+    "after v11 shipped; read once with the shipped v11; split by kind in the summary)",
+    "heldout-v11-hard": "held-apart set v11, hard benign and chat turns (hand-written blind to model scores "
+    "after v10 shipped; v11's judge, read once for the chosen v11; split by kind in the summary)",
+    "heldout-v10-hard": "held-apart set v10, hard benign and chat turns (hand-written blind to model scores "
+    "after v9 shipped; v10's judge, v11's development set; split by kind in the summary)",
+    "heldout-v9-hard": "held-apart set v9, hard benign and chat turns (hand-written blind to model scores "
+    "after v8 shipped; v9's judge, v10's and v11's development set; split by kind in the summary)",
+    "heldout-chat": "held-apart chat turns (hand-written blind to model scores; v8's judge, v9's to v11's "
+    "development set; rows equal to a training text left out)",
+    "heldout-v8-hard": "held-apart set v8, hard benign (hand-written blind to model scores; v8's judge, "
+    "v9's to v11's development set)",
+    "heldout-v7-hard": "held-apart set v7, hard benign (hand-written before v7; v8's development set)",
+    "heldout-v6-hard": "held-apart set v6, hard benign (hand-written before v6; v7's development set)",
+    "heldout-v5-hard": "held-apart set v5, hard benign (hand-written before v5; v6's development set)",
+    "heldout-v4-hard": "held-apart set v4, hard benign (hand-written and committed before any v4 change)",
+    "heldout-v3-hard": "held-apart set v3, hard benign (hand-written before model v3; reported once)",
+    "heldout-v2-hard": "held-apart set v2, hard benign (hand-written before model v2)",
+    "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
+}
+# each held-apart set's provenance: when it was written and what reading it has had
+HELDOUT_SET_NOTES = (
+    (
+        "v19",
+        "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, in v18's shape, and "
+        "read once that session as the judge of model v12 against v11, each with the shipped second opinion "
+        "(`intent_veto_judge_v19.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat6",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v19 and read once with it "
+        "(`intent_veto_judge_chat6.json`); the model's figures alone",
+    ),
+    (
+        "v18",
+        "written blind in session 29 by a helper that read only `benchmarks/data/README.md`, in v17's shape, and "
+        "read once in session 31 as the judge of first-stage candidate D against v11, each with the shipped "
+        "second opinion (`intent_veto_judge_v18.json`; D won there but failed the test-bucket gate); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat5",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v18 and read once with it "
+        "(`intent_veto_judge_chat5.json`); the model's figures alone",
+    ),
+    (
+        "v17",
+        "written blind in session 28 by a helper, read once in session 29 as the judge of the MiniLM second "
+        "opinion; then a development set of the first-stage candidates (session 30-31)",
+    ),
+    ("chat4", "chat turns and chat-wrapped requests, read as v17 was, and a development set since"),
+    (
+        "v16",
+        "written blind in session 28 by a helper, read once that session as the judge of the e5 second "
+        "opinion; then a development set of the first-stage candidates (session 30-31)",
+    ),
+    ("chat3", "chat turns and chat-wrapped requests, read as v16 was, and a development set since"),
+    (
+        "v12",
+        "written by hand after v11 shipped, blind to model scores, as the judge of a v12 model; no v12 "
+        "candidate beat v11 on the development sets, so it was read once with the shipped v11 (and the "
+        "guard's readings of invisible characters, ROT47, keyboard shifts and Braille, written before "
+        "it was read); requests in 43 languages, hard benign and chat turns",
+    ),
+    (
+        "v11",
+        "written by hand after v10 shipped, blind to model scores, and committed before any model-v11 change; "
+        "read once, for the v11 candidate chosen on the development sets v8, v9, v10 and chat; requests in "
+        "43 languages, hard benign and chat turns",
+    ),
+    (
+        "v10",
+        "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
+        "read once, for the v10 candidate chosen on the development sets v9 and chat; v11's development set; "
+        "requests in 30 languages, hard benign and chat turns",
+    ),
+    (
+        "v9",
+        "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
+        "read once, for the v9 candidate chosen on the development sets v8 and chat (its errors were then "
+        "studied for v10, whose development set it is, as it is v11's); paraphrases that avoid "
+        "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
+        "(60 of 120 non-English) and chat turns",
+    ),
+    (
+        "chat",
+        "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
+        "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
+        "by another session blind to model scores, committed before any v8 candidate with chat turns was "
+        "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's to v11's "
+        "development set",
+    ),
+    (
+        "v8",
+        "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
+        "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
+        "v7); v9's to v11's development set; format demands, role-play, fake "
+        "authority, chunk-walk and padded requests in 17 languages",
+    ),
+    (
+        "v7",
+        "written and committed before any model-v7 change; read once for v7; from v8 the development "
+        "set, so no longer a held-apart figure",
+    ),
+    (
+        "v6",
+        "written and committed before any model-v6 change; read once for v6; from v7 the development "
+        "set, so no longer a held-apart figure",
+    ),
+    (
+        "v5",
+        "written and committed before any model-v5 training change; read for the one v5 candidate "
+        "chosen without it (and for v3); from v6 the development set the v6 candidates were chosen on, "
+        "so no longer a held-apart figure",
+    ),
+    (
+        "v4",
+        "written and committed before any model-v4 training change, never read while training v4; the "
+        "three v5 candidates were compared on it; the styles of its extraction requests are in no training row",
+    ),
+    ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
+    ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
+    (
+        "v1",
+        "written before model v1; read once to diagnose v1 (it blocked 34% of its hard benign "
+        "questions), so it is no longer untouched for v2",
+    ),
+)
+SECOND_OPINION_NOTE = (
+    "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
+    "again with its second opinion (on by default since session 25; e5 refitted in session 28, MiniLM in "
+    "session 29, both on model v11's flags, and kept for v12, which was chosen and judged with them), which "
+    "can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
+    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
+    "and `_e5.json` rate the sets with it behind v11). The guard as shipped (v12 with that second opinion), "
+    "on blind sets v19 and chat6 read once (`intent_veto_judge_v19.json`, `_chat6.json`): hard benign "
+    "10/159 = 6.3% [3.5, 11.2] (goal <= 2%: **missed**), chat turns 18/500 = 3.6% [2.3, 5.6] on chat6 (goal "
+    "<= 1%: **missed**, above all follow-ups on the assistant's own answer) and 1/60 on v19, requests "
+    "120/140 = 85.7% [79.0, 90.6] and chat-wrapped requests 53/60; the guard before it (v11 with the same "
+    "second opinion) on the same rows: 13/159, 31/500, 2/60, 101/140 and 43/60; model card."
+)
