@@ -60,9 +60,10 @@ import intent_scoring as iscore
 import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
+from intent_verifier_fit import ENCODERS, SEED, fit, new_verifier
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_verifiers import E5Verifier, MiniLMVerifier, load_verifier
+from ragshield.guards.intent_verifiers import load_verifier
 from ragshield.guards.intent_veto import reads_routed, shipped_weights, verifier_logits
 from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
@@ -86,7 +87,6 @@ PAIRS = tuple(
     for part in "ab"
 )
 PAIR_TEST_SHARE = 15  # percent of the pairs (by pair, never one row of a pair) kept out as "pairs-test"
-SEED = 0
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 
@@ -135,101 +135,6 @@ def groups(corpus: isets.Corpus, data: Path, pairs: bool = True) -> dict[str, li
     attacks = ig.published_families(data) | ig.adaptive_sets(data, padding)
     out |= {name: [isets.Example(t, 1, name, "en", "family") for t in texts] for name, texts in attacks.items()}
     return out
-
-
-class MiniLMTraining(MiniLMVerifier):
-    """The MiniLM verifier (`ragshield.guards.intent_verifiers`) with its training hooks; it reads
-    the flags the router leaves to the English part."""
-
-    def prepare(self, examples: list[isets.Example]) -> None:
-        del examples  # the whole encoder runs at every step
-
-    def train_logits(self, examples: list[isets.Example], rows: np.ndarray) -> Any:
-        return self.logits_tensor([examples[i].text for i in rows], grad=True)
-
-
-class E5Training(E5Verifier):
-    """The e5 verifier with its training hooks; it reads routed flags. The layers below the
-    trainable ones are frozen, so their output is computed once per training text (`prepare`)."""
-
-    frozen: list[Any]
-
-    @property
-    def boundary(self) -> int:
-        return self.layer_count - len({n.split(".")[1] for n in self.trainable_names})
-
-    def prepare(self, examples: list[isets.Example]) -> None:
-        """Each training text's hidden states below the trainable layers (unpadded)."""
-        self.frozen = []
-        with self.torch.no_grad():
-            for start in range(0, len(examples), 64):
-                texts = [e.text for e in examples[start : start + 64]]
-                x, mask = self.encoder.embed_tokens(texts)
-                x = self.encoder.run_blocks(x, mask, 0, self.boundary)
-                self.frozen += [row[: int(m.sum())] for row, m in zip(x, mask, strict=True)]
-
-    def train_logits(self, examples: list[isets.Example], rows: np.ndarray) -> Any:
-        del examples
-        torch = self.torch
-        states = [self.frozen[i] for i in rows]
-        x = torch.nn.utils.rnn.pad_sequence(states, batch_first=True)
-        mask = torch.nn.utils.rnn.pad_sequence([torch.ones(len(s)) for s in states], batch_first=True)
-        x = self.encoder.run_blocks(x, mask, self.boundary, self.layer_count)
-        return self.head(self.encoder.pooled(x, mask)).squeeze(-1)
-
-
-ENCODERS: dict[str, type[MiniLMTraining] | type[E5Training]] = {"minilm": MiniLMTraining, "e5": E5Training}
-
-
-def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: int) -> Any:
-    """A verifier to fit, its head started where the first stage's (multilingual) embedding part is."""
-    head = (model.embed_weights, model.embed_bias) if encoder == "minilm" else (model.multi_weights, model.multi_bias)
-    if head[0] is None:
-        raise SystemExit("the shipped model has no multilingual part")
-    return ENCODERS[encoder](head_weight=head[0], head_bias=head[1], max_length=max_length, train_top=train_top)
-
-
-def fit(
-    verifier: Any, examples: list[isets.Example], *, epochs: float, lr: float, batch: int, prepared: bool = False
-) -> None:
-    """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
-    `prepared`: its frozen layers' output for `examples` is already there."""
-    torch = verifier.torch
-    labels = np.array([e.label for e in examples], dtype=np.float32)
-    hard = ("heldout-", "pairs")  # the hard-benign sources
-    weights = np.array([ti.HARD_BENIGN_WEIGHT if e.label == 0 and e.source.startswith(hard) else 1.0 for e in examples])
-    for label in (0, 1):  # both classes weigh the same
-        weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
-    if not prepared:
-        verifier.prepare(examples)
-    optimiser = torch.optim.AdamW(verifier.trainable(), lr=lr, weight_decay=0.01)
-    steps = math.ceil(len(examples) / batch * epochs)
-    warmup = max(1.0, 0.06 * steps)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, 1 - s / steps)
-    )
-    rng = np.random.default_rng(SEED)
-    verifier.train_mode(True)
-    started, step = time.time(), 0
-    while step < steps:
-        order = rng.permutation(len(examples))
-        for start in range(0, len(order), batch):
-            if step >= steps:
-                break
-            rows = order[start : start + batch]
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                verifier.train_logits(examples, rows),
-                torch.tensor(labels[rows]),
-                weight=torch.tensor(weights[rows], dtype=torch.float32),
-            )
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            step += 1
-            if step % 100 == 0:
-                print(f"  step {step}/{steps}, loss {loss.item():.3f}, {time.time() - started:.0f} s", flush=True)
-    verifier.train_mode(False)
 
 
 def read(verifier: Any, model: IntentModel, texts: list[str], reading: str = "pieces") -> list[float]:

@@ -29,6 +29,7 @@ import numpy as np
 import intent_scoring as iscore
 import intent_sets as isets
 import intent_verifier as iv
+import intent_verifier_fit as ivf
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
@@ -42,10 +43,10 @@ def left_out(
 ) -> dict[str, Any]:
     kept = [i for i, e in enumerate(training) if e.lang != language]
     own = [e for e in corpus.train if e.lang == language and e.source == "own"]
-    verifier = iv.new_verifier("e5", model, args.train_top, args.max_length)
+    verifier = ivf.new_verifier("e5", model, args.train_top, args.max_length)
     verifier.frozen = [frozen[i] for i in kept]
-    verifier.torch.manual_seed(iv.SEED)
-    iv.fit(verifier, [training[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
+    verifier.torch.manual_seed(ivf.SEED)
+    ivf.fit(verifier, [training[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
     texts = [e.text for e in own]
     flagged = np.asarray(iscore.probabilities(model, texts, iscore.Embedders())) >= model.threshold
     asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
@@ -96,11 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     model = IntentModel.load()
     corpus = ti.build_corpus(args.data)
     result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {"languages": {}}
-    result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": iv.SEED}
+    result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": ivf.SEED}
     todo = [lang for lang in args.languages.split(",") if lang not in result["languages"]]
     if todo:
         training = iv.training_rows(corpus, args.pairs)
-        base = iv.new_verifier("e5", model, args.train_top, args.max_length)
+        base = ivf.new_verifier("e5", model, args.train_top, args.max_length)
         base.prepare(training)
         for language in todo:
             result["languages"][language] = left_out(model, corpus, training, base.frozen, language, args)
