@@ -346,13 +346,24 @@ def run(
         if loo in wanted:
             result[LOO_KEYS[key]] = leave_one_out(corpus, embedder, key, loo_values(key))
             embedder.save()
-    for path in loo_files:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        result[LOO_KEYS[saved["key"]]] = {**result.get(LOO_KEYS[saved["key"]], {}), **saved["results"]}
-        if saved.get("note"):  # e.g. that the recipe was chosen on these runs, so they are not blind
-            result.setdefault("loo_notes", {})[LOO_KEYS[saved["key"]]] = saved["note"]
+    with_loo_files(result, loo_files)
     result["cost"] = measured_cost(corpus, model_path, n_cost)
     return result
+
+
+def with_loo_files(result: dict[str, Any], loo_files: tuple[Path, ...]) -> None:
+    """Put the leave-one-out results `main` wrote (`--loo ... --out X.json`, the shipped recipe's)
+    into `result`, the generalisation payload, over any earlier rows of the same values; a file's
+    note (such as that the recipe was chosen on these runs) replaces the key's note."""
+    for path in loo_files:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        key = LOO_KEYS[saved["key"]]
+        result[key] = {**result.get(key, {}), **saved["results"]}
+        notes = result.setdefault("loo_notes", {})
+        if saved.get("note"):  # e.g. that the recipe was chosen on these runs, so they are not blind
+            notes[key] = saved["note"]
+        else:
+            notes.pop(key, None)
 
 
 def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str, Any]:

@@ -378,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--report-only",
         action="store_true",
-        help="rebuild the report from the results JSON (refreshing the intent diagnostics' results in it)",
+        help="rebuild the report from the results JSON (refreshing the intent diagnostics' results in it, "
+        "and with --loo-from adding leave-one-out runs of the shipped recipe)",
     )
     parser.add_argument("--section", choices=("generalisation", "scenarios", "all"), default="all")
     parser.add_argument(
@@ -396,6 +397,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.report_only:
         payload = json.loads((args.results / "query_detection.json").read_text(encoding="utf-8"))
+        ig.with_loo_files(payload["generalisation"], tuple(args.loo_from))
         _with_diagnostics(payload, args.results)
         qs.write_json(args.results / "query_detection.json", payload)
         images = [f"query_detection_{sc['kb']}.png" for sc in payload["scenarios"]]

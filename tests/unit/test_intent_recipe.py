@@ -251,3 +251,27 @@ def test_each_training_row_weighs_what_its_source_is_given() -> None:
     }
     for (source, label), expected in rows.items():
         assert ti.row_weight(isets.Example("a text", label, "s", "en", source), **weights) == expected
+
+
+def test_leave_one_out_files_replace_the_rows_they_rerun_and_their_note(tmp_path: Path) -> None:
+    """`--loo-from` puts a rerun of the shipped recipe's leave-one-out into the report's payload:
+    the values it reran replace the old rows, the others stay, and an old note (such as "the recipe
+    was chosen on these runs") does not outlive the rows it described unless the file repeats it."""
+    import json
+
+    import intent_generalisation as ig
+
+    payload = {
+        "leave_one_style_out": {"direct": {"own": 0.5}, "pii": {"own": 0.7}},
+        "loo_notes": {"leave_one_style_out": "not blind"},
+    }
+    rerun = tmp_path / "loo_style.json"
+    rerun.write_text(json.dumps({"key": "style", "folds": 3, "title": "", "results": {"direct": {"own": 0.9}}}))
+    ig.with_loo_files(payload, (rerun,))
+    assert payload["leave_one_style_out"] == {"direct": {"own": 0.9}, "pii": {"own": 0.7}}
+    assert "leave_one_style_out" not in payload["loo_notes"]
+    noted = tmp_path / "loo_lang.json"
+    noted.write_text(json.dumps({"key": "lang", "results": {"ja": {"own": 0.8}}, "note": "chosen on ja"}))
+    ig.with_loo_files(payload, (noted,))
+    assert payload["leave_one_language_out"] == {"ja": {"own": 0.8}}
+    assert payload["loo_notes"]["leave_one_language_out"] == "chosen on ja"
