@@ -95,9 +95,12 @@ HELDOUT_SETS = {
     "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. None since v19 and chat6 judged v12: the
-# next change needs new blind sets
-UNREAD_JUDGES: dict[str, Path] = {}
+# but the judge (`intent_veto_judge.py --set NAME`), once. v20 was written blind in session 32 by a
+# helper that read only `benchmarks/data/README.md`, in v19's shape, as the judge of the second
+# opinion refitted on model v12 (the rule is in the model card)
+UNREAD_JUDGES: dict[str, Path] = {
+    "v20": REPO / "benchmarks" / "data" / "intent_heldout_v20.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
