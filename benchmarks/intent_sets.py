@@ -97,9 +97,11 @@ HELDOUT_SETS = {
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. v20 was written blind in session 32 by a
 # helper that read only `benchmarks/data/README.md`, in v19's shape, as the judge of the second
-# opinion refitted on model v12 (the rule is in the model card)
+# opinion refitted on model v12 (the rule is in the model card); chat7 (500 chat turns, 190 of them
+# follow-ups, and 60 chat-wrapped requests) in chat6's shape, by another such helper, for the same reading
 UNREAD_JUDGES: dict[str, Path] = {
     "v20": REPO / "benchmarks" / "data" / "intent_heldout_v20.jsonl",
+    "chat7": REPO / "benchmarks" / "data" / "intent_chat_heldout_v7.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
