@@ -158,7 +158,7 @@ def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
 
 
 def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
-    """The held-apart sets a model file says it trained on (its metadata, as `main` writes it)."""
+    """The held-apart sets a model file says it trained on (its metadata, as `train_intent.main` writes it)."""
     return tuple(model.meta.get("heldout_sets_trained_on", []))
 
 
@@ -180,7 +180,7 @@ def heldout(path: Path = HELDOUT) -> list[Example]:
     `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
     one (and read only for the one v5 candidate chosen without it), `HELDOUT_V6` before any v6
     one (read only for the chosen v6 candidate and v5). From v6, sets v1-v4 are training rows
-    (`TRAIN_HELDOUT`) and set v5 the development set."""
+    (`train_intent.TRAIN_HELDOUT`) and set v5 the development set."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout")
         for r in read_rows(path)

@@ -58,9 +58,9 @@ import numpy as np
 import intent_generalisation as ig
 import intent_scoring as iscore
 import intent_sets as isets
+import intent_verifier_fit as ivf
 import query_sets as qs
 import train_intent as ti
-from intent_verifier_fit import ENCODERS, SEED, fit, new_verifier
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import load_verifier
@@ -169,7 +169,7 @@ def development_trained_on(model: IntentModel) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    random.seed(SEED)
+    random.seed(ivf.SEED)
     model = IntentModel.load()
     if read := development_trained_on(model):
         raise SystemExit(
@@ -185,9 +185,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.weights:  # the file as it is, or with the line and reading asked for
         weights = dataclasses.replace(VetoWeights.load(args.weights), tau=args.tau, reading=args.reading)
     else:
-        trained = new_verifier(args.encoder, model, args.train_top, args.max_length)
-        trained.torch.manual_seed(SEED)
-        fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
+        trained = ivf.new_verifier(args.encoder, model, args.train_top, args.max_length)
+        trained.torch.manual_seed(ivf.SEED)
+        ivf.fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
         # the sets whose first-stage flags choose the line: a refit names its own, so a file says what it was fitted on
         settings |= {"pairs": len(training) - len(corpus.train), "development": list(DEVELOPMENT)}
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "settings": {
             k: shown_path(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in LOCAL_PATHS
         }
-        | {"taus": TAUS, "seed": SEED},
+        | {"taus": TAUS, "seed": ivf.SEED},
         "model": model.meta.get("model_version"),
         "threshold": model.threshold,
         "training_rows": len(training),
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument(
-        "--encoder", choices=tuple(ENCODERS), default="minilm", help="minilm: English flags; e5: routed"
+        "--encoder", choices=tuple(ivf.ENCODERS), default="minilm", help="minilm: English flags; e5: routed"
     )
     parser.add_argument("--train-top", type=int, default=2, help="top layers fine-tuned (MiniLM has 6, e5 12)")
     parser.add_argument("--epochs", type=float, default=2.0)
