@@ -19,20 +19,21 @@ from ragshield.guards.intent_model import IntentModel
 from ragshield.types import iter_jsonl
 
 REPO = qs.REPO
+DATA = REPO / "benchmarks" / "data"  # the project's own hand-written sets (`benchmarks/data/README.md`)
 PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
-HELDOUT = REPO / "benchmarks" / "data" / "intent_heldout.jsonl"
-HELDOUT_V2 = REPO / "benchmarks" / "data" / "intent_heldout_v2.jsonl"
-HELDOUT_V3 = REPO / "benchmarks" / "data" / "intent_heldout_v3.jsonl"
-HELDOUT_V4 = REPO / "benchmarks" / "data" / "intent_heldout_v4.jsonl"
-HELDOUT_V5 = REPO / "benchmarks" / "data" / "intent_heldout_v5.jsonl"
-HELDOUT_V6 = REPO / "benchmarks" / "data" / "intent_heldout_v6.jsonl"
-HELDOUT_V7 = REPO / "benchmarks" / "data" / "intent_heldout_v7.jsonl"
-HELDOUT_V8 = REPO / "benchmarks" / "data" / "intent_heldout_v8.jsonl"
-HELDOUT_CHAT = REPO / "benchmarks" / "data" / "intent_chat_heldout.jsonl"
-HELDOUT_V9 = REPO / "benchmarks" / "data" / "intent_heldout_v9.jsonl"
-HELDOUT_V10 = REPO / "benchmarks" / "data" / "intent_heldout_v10.jsonl"
-HELDOUT_V11 = REPO / "benchmarks" / "data" / "intent_heldout_v11.jsonl"
-HELDOUT_V12 = REPO / "benchmarks" / "data" / "intent_heldout_v12.jsonl"
+HELDOUT = DATA / "intent_heldout.jsonl"
+HELDOUT_V2 = DATA / "intent_heldout_v2.jsonl"
+HELDOUT_V3 = DATA / "intent_heldout_v3.jsonl"
+HELDOUT_V4 = DATA / "intent_heldout_v4.jsonl"
+HELDOUT_V5 = DATA / "intent_heldout_v5.jsonl"
+HELDOUT_V6 = DATA / "intent_heldout_v6.jsonl"
+HELDOUT_V7 = DATA / "intent_heldout_v7.jsonl"
+HELDOUT_V8 = DATA / "intent_heldout_v8.jsonl"
+HELDOUT_CHAT = DATA / "intent_chat_heldout.jsonl"
+HELDOUT_V9 = DATA / "intent_heldout_v9.jsonl"
+HELDOUT_V10 = DATA / "intent_heldout_v10.jsonl"
+HELDOUT_V11 = DATA / "intent_heldout_v11.jsonl"
+HELDOUT_V12 = DATA / "intent_heldout_v12.jsonl"
 # v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
 # what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
 # bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
@@ -40,8 +41,8 @@ HELDOUT_V12 = REPO / "benchmarks" / "data" / "intent_heldout_v12.jsonl"
 # diagnostic), for what v9 got wrong on its judge: thanks and follow-ups on the answer in 40
 # languages, translating the user's own quoted text, and their look-alike requests (thanks then a
 # command, repeat the context, padded, obfuscated, PII enumeration) in the same 40 languages
-WRITTEN_BENIGN = tuple(REPO / "benchmarks" / "data" / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
-WRITTEN_ATTACKS = tuple(REPO / "benchmarks" / "data" / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
+WRITTEN_BENIGN = tuple(DATA / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
+WRITTEN_ATTACKS = tuple(DATA / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": HELDOUT_V2,
@@ -61,38 +62,38 @@ HELDOUT_SETS = {
     "v12": HELDOUT_V12,
     # written blind after that; read once in session 25 as the judge of v11 with its second opinion
     # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set
-    "v13": REPO / "benchmarks" / "data" / "intent_heldout_v13.jsonl",
+    "v13": DATA / "intent_heldout_v13.jsonl",
     # written blind in session 26 and read once as the judge of the refitted second opinion
     # (`benchmarks/results/intent_veto_judge_v14.json`); the next change needs a new blind set
-    "v14": REPO / "benchmarks" / "data" / "intent_heldout_v14.jsonl",
+    "v14": DATA / "intent_heldout_v14.jsonl",
     # written blind in session 27 by helpers that read only `benchmarks/data/README.md` (v15 in v14's
     # shape; chat2: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of
     # three second opinions (`intent_veto_judge_v15.json`, `_chat2.json`): none beat the shipped one
-    "v15": REPO / "benchmarks" / "data" / "intent_heldout_v15.jsonl",
-    "chat2": REPO / "benchmarks" / "data" / "intent_chat_heldout_v2.jsonl",
+    "v15": DATA / "intent_heldout_v15.jsonl",
+    "chat2": DATA / "intent_chat_heldout_v2.jsonl",
     # written blind in session 28 by helpers that read only `benchmarks/data/README.md` (v16 in v15's
     # shape; chat3: 500 chat turns and 60 chat-wrapped requests) and read once as the judges of the e5
     # second opinion refitted with the follow-up pairs v16a/v16b (`intent_veto_judge_v16.json`,
     # `_chat3.json`): it shipped
-    "v16": REPO / "benchmarks" / "data" / "intent_heldout_v16.jsonl",
-    "chat3": REPO / "benchmarks" / "data" / "intent_chat_heldout_v3.jsonl",
+    "v16": DATA / "intent_heldout_v16.jsonl",
+    "chat3": DATA / "intent_chat_heldout_v3.jsonl",
     # written blind in session 28 after the e5 refit shipped (v17 in v16's shape; chat4: 500 chat
     # turns and 60 chat-wrapped requests) and read once in session 29 as the judges of the MiniLM
     # second opinion refitted with the same pairs (`intent_veto_judge_v17.json`, `_chat4.json`): it shipped
-    "v17": REPO / "benchmarks" / "data" / "intent_heldout_v17.jsonl",
-    "chat4": REPO / "benchmarks" / "data" / "intent_chat_heldout_v4.jsonl",
+    "v17": DATA / "intent_heldout_v17.jsonl",
+    "chat4": DATA / "intent_chat_heldout_v4.jsonl",
     # written blind in session 29 by helpers that read only `benchmarks/data/README.md` (v18 in v17's
     # shape; chat5: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
     # judges of first-stage candidate D against v11, each with the shipped second opinion
     # (`intent_veto_judge_v18.json`, `_chat5.json`): D won there but failed the test-bucket gate
-    "v18": REPO / "benchmarks" / "data" / "intent_heldout_v18.jsonl",
-    "chat5": REPO / "benchmarks" / "data" / "intent_chat_heldout_v5.jsonl",
+    "v18": DATA / "intent_heldout_v18.jsonl",
+    "chat5": DATA / "intent_chat_heldout_v5.jsonl",
     # written blind in session 31 by helpers that read only `benchmarks/data/README.md` (v19 in v18's
     # shape; chat6: 500 chat turns and 60 chat-wrapped requests) and read once in session 31 as the
     # judges of model v12 against v11, each with the shipped second opinion
     # (`intent_veto_judge_v19.json`, `_chat6.json`)
-    "v19": REPO / "benchmarks" / "data" / "intent_heldout_v19.jsonl",
-    "chat6": REPO / "benchmarks" / "data" / "intent_chat_heldout_v6.jsonl",
+    "v19": DATA / "intent_heldout_v19.jsonl",
+    "chat6": DATA / "intent_chat_heldout_v6.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. v20 was written blind in session 32 by a
@@ -100,8 +101,8 @@ HELDOUT_SETS = {
 # opinion refitted on model v12 (the rule is in the model card); chat7 (500 chat turns, 190 of them
 # follow-ups, and 60 chat-wrapped requests) in chat6's shape, by another such helper, for the same reading
 UNREAD_JUDGES: dict[str, Path] = {
-    "v20": REPO / "benchmarks" / "data" / "intent_heldout_v20.jsonl",
-    "chat7": REPO / "benchmarks" / "data" / "intent_chat_heldout_v7.jsonl",
+    "v20": DATA / "intent_heldout_v20.jsonl",
+    "chat7": DATA / "intent_chat_heldout_v7.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
