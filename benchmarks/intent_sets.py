@@ -22,18 +22,6 @@ REPO = qs.REPO
 DATA = REPO / "benchmarks" / "data"  # the project's own hand-written sets (`benchmarks/data/README.md`)
 PHRASINGS = REPO / "src" / "ragshield" / "data" / "intent_phrasings.jsonl"
 HELDOUT = DATA / "intent_heldout.jsonl"
-HELDOUT_V2 = DATA / "intent_heldout_v2.jsonl"
-HELDOUT_V3 = DATA / "intent_heldout_v3.jsonl"
-HELDOUT_V4 = DATA / "intent_heldout_v4.jsonl"
-HELDOUT_V5 = DATA / "intent_heldout_v5.jsonl"
-HELDOUT_V6 = DATA / "intent_heldout_v6.jsonl"
-HELDOUT_V7 = DATA / "intent_heldout_v7.jsonl"
-HELDOUT_V8 = DATA / "intent_heldout_v8.jsonl"
-HELDOUT_CHAT = DATA / "intent_chat_heldout.jsonl"
-HELDOUT_V9 = DATA / "intent_heldout_v9.jsonl"
-HELDOUT_V10 = DATA / "intent_heldout_v10.jsonl"
-HELDOUT_V11 = DATA / "intent_heldout_v11.jsonl"
-HELDOUT_V12 = DATA / "intent_heldout_v12.jsonl"
 # v9: training rows written by hand (helper sessions blind to every held-apart set and score) for
 # what v8 missed: non-English hard benign questions and chat turns, and requests that avoid the
 # bank's words, obfuscated, padded in other languages, PII enumeration and chat-wrapped
@@ -45,21 +33,21 @@ WRITTEN_BENIGN = tuple(DATA / f"intent_train_benign_{v}.jsonl" for v in ("v9", "
 WRITTEN_ATTACKS = tuple(DATA / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
 HELDOUT_SETS = {
     "v1": HELDOUT,
-    "v2": HELDOUT_V2,
-    "v3": HELDOUT_V3,
-    "v4": HELDOUT_V4,
-    "v5": HELDOUT_V5,
-    "v6": HELDOUT_V6,
-    "v7": HELDOUT_V7,
-    "v8": HELDOUT_V8,
-    "chat": HELDOUT_CHAT,  # chat turns (v8): the judge of the "Thank you." fix
-    "v9": HELDOUT_V9,
-    "v10": HELDOUT_V10,  # written blind after v9 shipped: v10's judge, v11's development set
-    "v11": HELDOUT_V11,  # written blind after v10 shipped: v11's judge
+    "v2": DATA / "intent_heldout_v2.jsonl",
+    "v3": DATA / "intent_heldout_v3.jsonl",
+    "v4": DATA / "intent_heldout_v4.jsonl",
+    "v5": DATA / "intent_heldout_v5.jsonl",
+    "v6": DATA / "intent_heldout_v6.jsonl",
+    "v7": DATA / "intent_heldout_v7.jsonl",
+    "v8": DATA / "intent_heldout_v8.jsonl",
+    "chat": DATA / "intent_chat_heldout.jsonl",  # chat turns (v8): the judge of the "Thank you." fix
+    "v9": DATA / "intent_heldout_v9.jsonl",
+    "v10": DATA / "intent_heldout_v10.jsonl",  # written blind after v9 shipped: v10's judge, v11's development set
+    "v11": DATA / "intent_heldout_v11.jsonl",  # written blind after v10 shipped: v11's judge
     # written blind after v11 shipped, for a v12 model; the v12 candidates of session 21 did not beat
     # v11 (`benchmarks/results/intent_v12_exploration.json`), so session 22 read it once as a second
     # judge of the shipped v11
-    "v12": HELDOUT_V12,
+    "v12": DATA / "intent_heldout_v12.jsonl",
     # written blind after that; read once in session 25 as the judge of v11 with its second opinion
     # (`benchmarks/results/intent_veto_judge_v13.json`): from then on a development set
     "v13": DATA / "intent_heldout_v13.jsonl",
@@ -177,10 +165,10 @@ def heldout_benign_name(version: str) -> str:
 
 def heldout(path: Path = HELDOUT) -> list[Example]:
     """A held-apart set written before training (never trained, tuned or calibrated on). The first
-    set (`HELDOUT`) was read once to diagnose model v1; `HELDOUT_V2` was written before v2,
-    `HELDOUT_V3` before v3, `HELDOUT_V4` before any v4 training change, `HELDOUT_V5` before any v5
-    one (and read only for the one v5 candidate chosen without it), `HELDOUT_V6` before any v6
-    one (read only for the chosen v6 candidate and v5). From v6, sets v1-v4 are training rows
+    set (`HELDOUT`) was read once to diagnose model v1; set v2 was written before v2, v3 before
+    v3, v4 before any v4 training change, v5 before any v5 one (and read only for the one v5
+    candidate chosen without it), v6 before any v6 one (read only for the chosen v6 candidate
+    and v5); `HELDOUT_SETS` says what each later one was read for. From v6, sets v1-v4 are training rows
     (`train_intent.TRAIN_HELDOUT`) and set v5 the development set."""
     return [
         Example(r["text"], 1 if r["label"] == "attack" else 0, r["style"], r["lang"], "heldout")
