@@ -171,10 +171,10 @@ def development_trained_on(model: IntentModel) -> list[str]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     random.seed(ivf.SEED)
     model = IntentModel.load()
-    if read := development_trained_on(model):
+    if fitted_on := development_trained_on(model):  # not `read`: that name is the reading function below
         raise SystemExit(
             f"model {model.meta.get('model_version')} trained on the development sets "
-            f"{', '.join(read)}: they cannot choose a second opinion's line for "
+            f"{', '.join(fitted_on)}: they cannot choose a second opinion's line for "
             "its flags. Name development sets it did not train on (DEVELOPMENT) before a refit or a measurement"
         )
     corpus = ti.build_corpus(args.data)
