@@ -66,6 +66,17 @@ BENIGN_SET_LABELS = {
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v20",
+        "written blind in session 32 by a helper that read only `benchmarks/data/README.md`, in v19's shape, and "
+        "read once that session as the judge of the e5 second opinion refitted on v12 against the shipped one "
+        "(`intent_veto_judge_v20.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat7",
+        "500 chat turns (190 follow-ups) and 60 chat-wrapped requests, written blind like v20 and read once with "
+        "it (`intent_veto_judge_chat7.json`); the model's figures alone",
+    ),
+    (
         "v19",
         "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, in v18's shape, and "
         "read once that session as the judge of model v12 against v11, each with the shipped second opinion "
@@ -173,14 +184,14 @@ HELDOUT_SET_NOTES = (
 )
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
-    "again with its second opinion (on by default since session 25; e5 refitted in session 28, MiniLM in "
-    "session 29, both on model v11's flags, and kept for v12, which was chosen and judged with them), which "
-    "can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
-    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier.json` "
-    "and `_e5.json` rate the sets with it behind v11). The guard as shipped (v12 with that second opinion), "
-    "on blind sets v19 and chat6 read once (`intent_veto_judge_v19.json`, `_chat6.json`): hard benign "
-    "10/159 = 6.3% [3.5, 11.2] (goal <= 2%: **missed**), chat turns 18/500 = 3.6% [2.3, 5.6] on chat6 (goal "
-    "<= 1%: **missed**, above all follow-ups on the assistant's own answer) and 1/60 on v19, requests "
-    "120/140 = 85.7% [79.0, 90.6] and chat-wrapped requests 53/60; the guard before it (v11 with the same "
-    "second opinion) on the same rows: 13/159, 31/500, 2/60, 101/140 and 43/60; model card."
+    "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
+    "session 29 on model v11's flags and kept for v12; e5, for routed flags, refitted on v12 in session 32), "
+    "which can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
+    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier_e5.json` "
+    "rates the sets with the e5 half behind v12, `intent_verifier.json` the MiniLM half behind v11). The guard "
+    "as shipped, on blind sets v20 and chat7 read once (`intent_veto_judge_v20.json`, `_chat7.json`): hard "
+    "benign 2/160 = 1.2% [0.3, 4.4] on v20 (goal <= 2%: met on this set; 10/159 = 6.3% on v19), chat turns "
+    "22/500 = 4.4% [2.9, 6.6] on chat7 (goal <= 1%: **missed**, above all follow-ups on the assistant's own "
+    "answer) and 2/59 on v20, requests 112/140 = 80.0% [72.6, 85.8] and chat-wrapped requests 51/60; with the "
+    "e5 half fitted on v11 the same rows gave 2/160, 25/500, 2/59, 112/140 and 51/60; model card."
 )

@@ -82,16 +82,17 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v19.json`, `_chat6.json`)
     "v19": DATA / "intent_heldout_v19.jsonl",
     "chat6": DATA / "intent_chat_heldout_v6.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. v20 was written blind in session 32 by a
-# helper that read only `benchmarks/data/README.md`, in v19's shape, as the judge of the second
-# opinion refitted on model v12 (the rule is in the model card); chat7 (500 chat turns, 190 of them
-# follow-ups, and 60 chat-wrapped requests) in chat6's shape, by another such helper, for the same reading
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 32 by helpers that read only `benchmarks/data/README.md` (v20 in v19's
+    # shape; chat7: 500 chat turns, 190 of them follow-ups, and 60 chat-wrapped requests) and read once
+    # that session as the judges of the e5 second opinion refitted on model v12, against the shipped
+    # one (`intent_veto_judge_v20.json`, `_chat7.json`): the refit shipped
     "v20": DATA / "intent_heldout_v20.jsonl",
     "chat7": DATA / "intent_chat_heldout_v7.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. None since v20 and chat7 judged the e5
+# refit (session 32): the next change needs new blind sets
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;

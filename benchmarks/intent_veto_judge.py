@@ -4,8 +4,9 @@ opinion, and by candidate guards (issue 18).
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set NEW_SET
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_judge.py --set v16 --again --candidate DIR
 
-The second opinion (`ragshield.guards.intent_veto`) was fitted on model v11's training rows and flags,
-its lines chosen on the development sets (`intent_verifier.DEVELOPMENT`); this reads a set written blind
+The second opinion (`ragshield.guards.intent_veto`) was fitted on a first stage's training rows and flags
+(MiniLM on v11's, e5 on v12's since session 32), its lines chosen on the development sets
+(`intent_verifier.DEVELOPMENT`); this reads a set written blind
 before it existed, through the guard as a user runs it (`ExtractionIntent`, the model's own operating
 point, no calibration), once. Writes `benchmarks/results/intent_veto_judge_<set>.json` (rates with 95%
 intervals, per style and language, and which rows each configuration gets wrong: indices, no text) and

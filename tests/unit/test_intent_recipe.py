@@ -180,7 +180,7 @@ def test_a_set_read_as_a_judge_moves_no_line() -> None:
     import intent_verifier as iv
 
     assert set(iv.READ_AS_JUDGES) <= set(isets.HELDOUT_SETS) and not set(iv.READ_AS_JUDGES) & set(iv.DEVELOPMENT)
-    judge = "v20"  # stands for a set read as a judge after DEVELOPMENT was fixed (none is yet)
+    judge = iv.READ_AS_JUDGES[-1]
 
     def rates(caught: int) -> dict[str, Any]:
         return {"fpr": {"k": 0, "n": 10}, "tpr": {"k": caught, "n": 10}}
@@ -194,13 +194,13 @@ def test_a_set_read_as_a_judge_moves_no_line() -> None:
         return {"sets": sets, "development": development}
 
     # line 0 has the fewest development false positives; what it loses on a judge does not count
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(iv, "READ_AS_JUDGES", (judge,))
-        assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
-        assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}
+    assert iv.chosen_line(result(0))["line"] == iv.chosen_line(result(9))["line"] == 0.0
+    assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 0}
     # the same loss on a set that was not a judge is a cost
-    assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 9}
-    assert iv.chosen_line(result(9))["line"] != 0.0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(iv, "READ_AS_JUDGES", ())
+        assert iv.chosen_line(result(9))["costs"]["0.0"] == {"fp": 5, "lost": 9}
+        assert iv.chosen_line(result(9))["line"] != 0.0
 
 
 def test_the_second_opinion_benchmark_refuses_development_sets_its_first_stage_trained_on() -> None:
