@@ -275,3 +275,17 @@ def test_leave_one_out_files_replace_the_rows_they_rerun_and_their_note(tmp_path
     ig.with_loo_files(payload, (noted,))
     assert payload["leave_one_language_out"] == {"ja": {"own": 0.8}}
     assert payload["loo_notes"]["leave_one_language_out"] == "chosen on ja"
+
+
+def test_the_shipped_e5_second_opinion_names_development_sets_the_first_stage_never_trained_on() -> None:
+    """The e5 file refitted in session 32 says in its header which sets chose its line; none may be a
+    set the packaged first stage trained on, or its line was chosen on flags that model barely raises."""
+    import intent_verifier as iv
+    from ragshield.guards.intent_veto import shipped_weights
+    from ragshield.guards.intent_veto_weights import VetoWeights
+
+    e5 = VetoWeights.load(shipped_weights("e5"))
+    model = iv.IntentModel.load()
+    assert e5.model_version == model.meta["model_version"]
+    assert tuple(e5.meta["development"]) == iv.DEVELOPMENT
+    assert not set(e5.meta["development"]) & set(isets.heldout_trained_on(model))
