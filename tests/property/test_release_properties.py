@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +91,10 @@ def _readings(part: str, view: str) -> list[str]:
 # found in a test run: three-character deltas of bare decimal codes (`32, `) carried no hint of an
 # escape on their own, so each reset the track and a name left as codes
 @example(seed=6, view="decimal-codes", delta=3, chunk_count=2, user_gives_name=False)
+# found in a test run: a letter cipher leaves digits as they are, and counted on letters alone a
+# copy of the asker's own record (their name public to them) passed with 11 words in a row
+@example(seed=2793, view="rot13", delta=5, chunk_count=1, user_gives_name=True)
+@example(seed=2793, view="atbash", delta=5, chunk_count=1, user_gives_name=True)
 def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
     seed: int, view: str, delta: int, chunk_count: int, user_gives_name: bool
 ) -> None:
@@ -233,16 +236,3 @@ def test_probing_every_few_positions_reports_exactly_the_runs_of_looking_up_ever
                 break
         reports.append(sink.calls)
     assert reports[0] == reports[1]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap, found by the property above in session 32: on the letter-cipher track (rot13, "
-    "atbash) a copy of the asker's own record passes with 11 words in a row (allowance 8), likely because "
-    "digits are not letters there and the asker's name is theirs to see; not fixed yet",
-)
-@pytest.mark.parametrize("view", ["rot13", "atbash"])
-def test_a_letter_cipher_copy_of_the_askers_own_record_stays_within_the_allowance(view: str) -> None:
-    test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii.hypothesis.inner_test(  # type: ignore[attr-defined]
-        seed=2793, view=view, delta=5, chunk_count=1, user_gives_name=True
-    )

@@ -297,6 +297,31 @@ def test_a_short_or_digit_bearing_pii_value_is_withheld_in_caesar_views(view: st
         assert not any(v in r for v in values for r in _every_reading(response.text)), (view, reply)
 
 
+# ten record words in a row, three of them numbers: eight of them letters
+_NUMBERED_COPY = "born 12/03/1961, lives at 42 Elm Street, Springfield. He reports"
+
+
+@pytest.mark.parametrize("view", ["rot13", "atbash"])
+def test_numbers_count_in_a_letter_cipher_copy(view: str) -> None:
+    # a letter cipher leaves digits as they are; counted on letters alone, this copy had 8 words
+    # (the allowance) and passed; the digits are chunk words too
+    reply = encode(_NUMBERED_COPY, view, random.Random(0))
+    assert longest_copied_words(decode(reply, view)) == 10  # the check can fail
+    response = pipeline(f"Sure: {reply} Bye.").answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text
+    for part in response.text.removeprefix("Sure: ").removesuffix(" Bye.").split(WITHHELD_MARKER):
+        assert longest_copied_words(decode(part.strip(), view)) <= ALLOWANCE, (view, response.text)
+
+
+@pytest.mark.parametrize("view", ["rot13", "atbash"])
+def test_a_letter_cipher_copy_that_leaves_its_numbers_out_counts_only_what_it_copies(view: str) -> None:
+    # the same words without their numbers are 8 words within the allowance: numbers a copy left
+    # out are not counted as if it had copied them
+    reply = encode(re.sub(r"[\d/]+,? ?", "", _NUMBERED_COPY), view, random.Random(0))
+    response = pipeline(f"Sure: {reply} Bye.").answer(retrieval().query)
+    assert response.text == f"Sure: {reply} Bye."
+
+
 class _FakeFrequentPiiStore(_FakePiiStore):
     """A fake PII store (unit tests only) whose values (the record's name, phone number and a
     clinic's web address) are each held by 50 chunks."""

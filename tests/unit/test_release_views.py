@@ -16,10 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragshield.encodings.ciphers import DECODERS
 from ragshield.guards.release.escapes import _escape_tail
-from ragshield.guards.release.fold import fold_text_at
+from ragshield.guards.release.fold import fold_cipher, fold_text_at
 from ragshield.guards.release.spelled import SpelledView
-from ragshield.guards.release.views import _WORDS, Views, letter_differences
+from ragshield.guards.release.views import (
+    _WORDS,
+    TextView,
+    Views,
+    cipher_differences,
+    letter_differences,
+    negated_differences,
+)
 
 
 class _Recorder:
@@ -104,6 +112,53 @@ def test_letter_differences_are_the_differences_mod_26(letters: str, previous: s
     joined = previous + letters
     expected = "".join(chr(97 + (ord(b) - ord(a)) % 26) for a, b in pairwise(joined))
     assert letter_differences(letters, previous) == expected
+
+
+_CIPHER_TEXT = st.text(alphabet="abcxyzABZ 0129-.,", max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_CIPHER_TEXT)
+def test_no_letter_cipher_changes_the_difference_stream_with_digits(text: str) -> None:
+    plain, _ = cipher_differences(*fold_cipher(text))
+    for shift in range(26):
+        shifted = "".join(chr((ord(c) - 97 + shift) % 26 + 97) if "a" <= c <= "z" else c for c in text.lower())
+        assert cipher_differences(*fold_cipher(shifted))[0] == plain
+    atbash, _ = cipher_differences(*fold_cipher(DECODERS["atbash"](text)))
+    assert atbash == negated_differences(plain)
+    assert sorted(c for c in plain if c.isdigit()) == sorted(c for c in text if c.isdigit())
+
+
+class _StreamRecorder:
+    """A fake track (tests only): records the symbols and owners fed to it."""
+
+    def __init__(self) -> None:
+        self.symbols: list[str] = []
+        self.owners: list[int] = []
+
+    def feed(self, symbols: str, owners: Sequence[int]) -> None:
+        self.symbols.append(symbols)
+        self.owners.extend(owners)
+
+    def reset(self) -> None:
+        """Nothing to forget."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcxyzABZ 0129-.,é²٣", max_size=60), st.lists(st.integers(1, 12), max_size=12))
+def test_the_digit_stream_does_not_depend_on_how_the_answer_is_split(text: str, cuts: list[int]) -> None:
+    streams = []
+    for sizes in ([len(text)], cuts):
+        view = TextView(_StreamRecorder(), _StreamRecorder(), caesar_digits=_StreamRecorder())  # type: ignore[arg-type]
+        offset = 0
+        for size in [*sizes, len(text)]:
+            piece = text[offset : offset + size]
+            view.feed(piece, offset)
+            offset += len(piece)
+        streams.append(("".join(view.caesar_digits.symbols), view.caesar_digits.owners))
+    assert streams[0] == streams[1]
+    symbols, owners = fold_cipher(text)
+    assert streams[0] == cipher_differences(symbols, owners)
 
 
 _TAIL_ALPHABET = "ab1_ \n\t\u00a0\u2003é中٣%&\\x-.,\u200b#+U"

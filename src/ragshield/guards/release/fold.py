@@ -17,7 +17,9 @@ copy matches whatever case, separators, look-alikes or leetspeak the answer wrot
   letters (0->o, 1/l/!/|->i, 3->e, 4/@->a, 5/$->s, 7/+->t, 8->b, 6/9->g, 2->z). Both sides fold, so
   a phone number still matches itself; `l` and `i` become one symbol.
 * the `letters` alphabet (`fold_letters`): ASCII letters only, no leetspeak (digits dropped), for the
-  Caesar-invariant and stride views, which need true letter positions.
+  Caesar-invariant view, which needs true letter positions.
+* the `cipher` alphabet (`fold_cipher`): ASCII letters and digits, no leetspeak, for the same view's
+  second stream: a letter cipher (rot13, atbash) leaves digits as they are, so they count there.
 
 Every function works per character, so the result never depends on how the stream was split.
 """
@@ -101,6 +103,11 @@ def _letter_symbol(char: str) -> str:
     return "".join(c for c in fold_char(char) if "a" <= c <= "z")
 
 
+@lru_cache(maxsize=65536)
+def _cipher_symbol(char: str) -> str:
+    return "".join(c for c in fold_char(char) if "a" <= c <= "z" or "0" <= c <= "9")
+
+
 class LazyOwners(Sequence[int]):
     """The source offsets of folded ASCII text's symbols, computed only when a match needs them."""
 
@@ -154,6 +161,7 @@ def _fold(text: str, owners: Sequence[int], fold: Callable[[str], str], ascii_ta
 
 _TEXT_ASCII = _ascii_table(_text_symbol)
 _LETTERS_ASCII = _ascii_table(_letter_symbol)
+_CIPHER_ASCII = _ascii_table(_cipher_symbol)
 
 
 def fold_text(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
@@ -170,6 +178,11 @@ def fold_text_at(text: str, owners: Sequence[int]) -> tuple[str, Sequence[int]]:
 def fold_letters(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
     """The `letters`-alphabet symbols (a-z) of `text` with their source offsets (see `fold_text`)."""
     return _fold(text, range(offset, offset + len(text)), _letter_symbol, _LETTERS_ASCII)
+
+
+def fold_cipher(text: str, offset: int = 0) -> tuple[str, Sequence[int]]:
+    """The `cipher`-alphabet symbols (a-z, 0-9) of `text` with their source offsets (see `fold_text`)."""
+    return _fold(text, range(offset, offset + len(text)), _cipher_symbol, _CIPHER_ASCII)
 
 
 def text_tables_after(mapping: dict[int, int]) -> tuple[dict[int, str | None], bytes]:

@@ -1,7 +1,8 @@
 """The sources one request's release guard matches: every retrieved chunk in every alphabet and direction.
 
 Per chunk (as the model saw it): its folded `text` symbols forward and reversed; its letters'
-consecutive differences forward, reversed and negated (Caesar shifts, atbash). Per PII value of the
+consecutive differences forward, reversed and negated (Caesar shifts, atbash), and for a chunk with
+digits the same with its digits kept in place (a cipher leaves them as they are). Per PII value of the
 retrieved records (when a PII store is set) that the user's message does not contain: its folded
 symbols forward and reversed. Public grams (frequent in the knowledge base, or in the user's
 message) are left out of every chunk table.
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragshield.guards.release.escapes import UnescapeView
-from ragshield.guards.release.fold import fold_letters, fold_text, text_symbols
+from ragshield.guards.release.fold import fold_cipher, fold_letters, fold_text, text_symbols
 from ragshield.guards.release.near import NearTrack, near_table
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
 from ragshield.guards.release.radix import SPECS, RadixView
@@ -27,7 +28,9 @@ from ragshield.guards.release.views import (
     TextView,
     UntaggedView,
     Views,
+    cipher_differences,
     letter_differences,
+    negated_differences,
 )
 from ragshield.types import RetrievalResult
 
@@ -46,10 +49,6 @@ def _word_of_char(text: str) -> list[int]:
     return words
 
 
-def _negated(differences: str) -> str:
-    return "".join(chr(97 + (-(ord(char) - 97)) % 26) for char in differences)
-
-
 @dataclass
 class RequestSources:
     """The indexed sources of one request and the facts the monitor reports."""
@@ -60,6 +59,7 @@ class RequestSources:
     differences: GramTable
     pii_differences: GramTable
     near: GramTable = field(default_factory=near_table)  # chunks forward, for copies with edits
+    digit_differences: GramTable | None = None  # chunks with digits, their differences with digits kept
     canonical: dict[str, str] = field(default_factory=dict)  # chunk id -> folded text symbols
     over_budget: set[str] = field(default_factory=set)
     pii_count: int = 0
@@ -74,7 +74,9 @@ class RequestSources:
         strides = [[group() for _ in range(2)]]  # every 2nd character: filler after each, doubled text
         caesar = group(tables=(self.differences, self.pii_differences))
         near = NearTrack(self.near, sink, self.text.m)
-        text_view = TextView(group(), caesar, strides, near)  # type: ignore[arg-type]
+        digits = self.digit_differences
+        caesar_digits = Track(digits, sink) if digits is not None and digits else None
+        text_view = TextView(group(), caesar, strides, near, caesar_digits)  # type: ignore[arg-type]
         plain = [text_view, UntaggedView(group()), Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
@@ -185,7 +187,8 @@ def _add_letters(
     words_by_char: list[int],
     public: list[bool],
 ) -> None:
-    """The Caesar sources of one chunk: its letters' differences forward, reversed and negated (atbash)."""
+    """The Caesar sources of one chunk: its letters' differences forward, reversed and negated
+    (atbash); for a chunk with digits, the same streams with its digits kept (`cipher_differences`)."""
     letters, letter_owners = fold_letters(text)
     if len(letters) < 2:
         return
@@ -196,6 +199,19 @@ def _add_letters(
     layouts = (forward, forward, backward, backward)
     for symbols, (source_canon, source_words) in zip(_caesar_forms(letters), layouts, strict=True):
         request.differences.add(Source.build(chunk_id, "chunk", symbols, source_canon, source_words, public))
+    cipher, cipher_owners = fold_cipher(text)
+    if len(cipher) == len(letters):  # no digits: the letters' sources above are the same stream
+        return
+    if request.digit_differences is None:
+        request.digit_differences = GramTable(request.differences.m)
+    for stream, stream_owners in (
+        cipher_differences(cipher, cipher_owners),
+        cipher_differences(cipher[::-1], list(cipher_owners)[::-1]),
+    ):
+        source_canon = [canonical_of_char.get(owner, 0) for owner in stream_owners]
+        source_words = [words_by_char[owner] for owner in stream_owners]
+        for symbols in (stream, negated_differences(stream)):
+            request.digit_differences.add(Source.build(chunk_id, "chunk", symbols, source_canon, source_words, public))
 
 
 _DIGIT = re.compile(r"\d")
@@ -250,4 +266,4 @@ def _shifted_spellings(value: str) -> set[str]:
 def _caesar_forms(letters: str) -> tuple[str, str, str, str]:
     """Letter differences of `letters`: forward, negated (atbash), reversed, reversed negated."""
     forward, backward = letter_differences(letters), letter_differences(letters[::-1])
-    return forward, _negated(forward), backward, _negated(backward)
+    return forward, negated_differences(forward), backward, negated_differences(backward)

@@ -7,6 +7,9 @@ Each view turns raw deltas into symbols with their raw offsets and feeds one or 
   The same view derives the `letters` stream and feeds it, as consecutive-letter differences
   (mod 26), to the Caesar track: every shift, rot13 included, and (with negated differences among
   the sources) atbash, match at once. Numbered lines match there too (digits are not letters).
+  When a retrieved chunk holds digits, a second Caesar track gets the same differences with the
+  answer's digits kept in place (`cipher_differences`): a cipher leaves digits as they are, so a
+  number copied between two enciphered words counts towards the run as the chunk word it is.
   Every 2nd raw character, at both phases, feeds a stride track: a filler character after every
   character, and doubled characters.
 * `UntaggedView`: HTML-like tags removed (a letter per `<b>` tag), then folded.
@@ -25,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragshield.guards.release.fold import fold_ascii, fold_letters, fold_text, fold_text_at, text_tables_after
+from ragshield.guards.release.fold import (
+    fold_ascii,
+    fold_cipher,
+    fold_letters,
+    fold_text,
+    fold_text_at,
+    text_tables_after,
+)
 from ragshield.guards.release.tracks import Track
 
 _TAG = re.compile(r"<[^<>]{0,40}>")
@@ -52,6 +62,38 @@ def letter_differences(letters: str, previous: str = "") -> str:
     return shifted.to_bytes(size, "big").translate(_MOD26).decode("ascii")
 
 
+_CIPHER_RUN = re.compile(r"[a-z]+|[0-9]+")
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+def cipher_differences(symbols: str, owners: Sequence[int], previous: str = "") -> tuple[str, list[int]]:
+    """`cipher`-alphabet symbols (a-z, 0-9) as a stream no letter cipher changes: each letter as its
+    difference from the letter before it (`letter_differences`, across any digits between them;
+    the first letter, with none before it, is dropped), each digit as itself. Returns the stream
+    and the owner of each of its symbols (a difference is owned by its later letter)."""
+    stream: list[str] = []
+    kept: list[int] = []
+    for run in _CIPHER_RUN.finditer(symbols):
+        start, end, piece = run.start(), run.end(), run.group()
+        if piece[0].isdigit():
+            stream.append(piece)
+        else:
+            stream.append(letter_differences(piece, previous))
+            if not previous:
+                start += 1
+            previous = piece[-1]
+        kept.extend(owners[index] for index in range(start, end))
+    return "".join(stream), kept
+
+
+def negated_differences(stream: str) -> str:
+    """A difference stream under atbash: each letter difference negated (mod 26), digits kept."""
+    return stream.translate(_NEGATE)
+
+
+_NEGATE = str.maketrans({chr(97 + value): chr(97 + (-value) % 26) for value in range(26)})
+
+
 @dataclass
 class TextView:
     """The folded answer (see the module docstring) for the text, Caesar and stride tracks."""
@@ -60,6 +102,7 @@ class TextView:
     caesar: Track
     strides: Sequence[Sequence[Track]] = ()  # strides[s - 2][phase], over raw characters (s = 2, 3, ...)
     near: Any = None  # a `NearTrack`: copies with an edit every few symbols
+    caesar_digits: Any = None  # a `Track` of differences with digits kept (None: no chunk has digits)
     _last_letter: str = ""
 
     def feed(self, delta: str, offset: int) -> None:
@@ -83,12 +126,19 @@ class TextView:
                 first = (phase - offset) % stride
                 track.feed(*fold_text_at(piece[first::stride], positions[first::stride]))
         letters, letter_owners = fold_letters(piece, offset)
+        previous = self._last_letter
         if letters:
-            differences = letter_differences(letters, self._last_letter)
+            differences = letter_differences(letters, previous)
             if len(differences) < len(letters):  # the answer's first letter has no difference
                 letter_owners = letter_owners[1:]
             self.caesar.feed(differences, letter_owners)
             self._last_letter = letters[-1]
+        if self.caesar_digits is not None:
+            if piece.isascii() and _ASCII_DIGIT.search(piece) is None:  # the common case: the letters' stream
+                if letters:
+                    self.caesar_digits.feed(differences, letter_owners)
+            else:
+                self.caesar_digits.feed(*cipher_differences(*fold_cipher(piece, offset), previous))
 
 
 @dataclass
