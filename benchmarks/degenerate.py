@@ -44,6 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from ragshield.config import USER_REPEAT_PENALTY
+from ragshield.metrics.cost import percentile
 from ragshield.metrics.intervals import wilson
 from ragshield.metrics.text import rouge_l
 from ragshield.metrics.utility import degenerate
@@ -89,15 +90,6 @@ VARIANTS: dict[str, Setting] = {
 def shared_data_dir() -> Path:
     override = os.environ.get("RAGSHIELD_SHARED_DATA")
     return Path(override) if override else REPO.parent / "shared" / "data"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    position = (len(ordered) - 1) * q
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 class Progress:

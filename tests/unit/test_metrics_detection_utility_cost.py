@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragshield.errors import ConfigError
 from ragshield.metrics.base import MetricInputError
-from ragshield.metrics.cost import added_latency, latency_summary
+from ragshield.metrics.cost import added_latency, latency_summary, percentile
 from ragshield.metrics.detection import auroc, detection_rates, tpr_at_fpr
 from ragshield.metrics.utility import bertscore_available, utility_metrics
 from ragshield.rag.embedding import HashingEmbedder
@@ -94,3 +97,16 @@ def test_latency_percentiles_and_added_latency() -> None:
     assert added["added_p50_ms"] == 10.0 and added["ratio_p50"] == pytest.approx(1.5)
     with pytest.raises(MetricInputError, match="total"):
         latency_summary([Response(Query("q"), "a", None)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=40),
+    st.floats(0.0, 1.0),
+)
+def test_percentile_is_numpys_linear_quantile(values: list[float], q: float) -> None:
+    assert percentile(values, q) == pytest.approx(float(np.quantile(values, q)), rel=1e-9, abs=1e-6)
+
+
+def test_percentile_of_nothing_is_missing_not_zero() -> None:
+    assert math.isnan(percentile([], 0.5))

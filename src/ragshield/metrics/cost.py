@@ -7,12 +7,24 @@ query is answered fast, which is part of the defense's real latency profile).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from ragshield.metrics.base import MetricInputError
 from ragshield.types import Response
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The `q` quantile (`q` in [0, 1]) of `values`, interpolated linearly between the two nearest
+    ranks (numpy's default); NaN for no values (shown as missing, never as 0)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    position = (len(ordered) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def latency_summary(responses: Sequence[Response]) -> dict[str, float | int]:
