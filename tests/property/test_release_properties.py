@@ -95,6 +95,9 @@ def _readings(part: str, view: str) -> list[str]:
 # copy of the asker's own record (their name public to them) passed with 11 words in a row
 @example(seed=2793, view="rot13", delta=5, chunk_count=1, user_gives_name=True)
 @example(seed=2793, view="atbash", delta=5, chunk_count=1, user_gives_name=True)
+# found by a longer random run (session 33): a phone number left as digits beside escaped letters
+# (`415\u002d7994`) was read as the bare character code 415, which cut the copy there
+@example(seed=268168, view="unicode-escapes", delta=16, chunk_count=3, user_gives_name=False)
 def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
     seed: int, view: str, delta: int, chunk_count: int, user_gives_name: bool
 ) -> None:

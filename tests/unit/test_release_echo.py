@@ -322,6 +322,18 @@ def test_a_letter_cipher_copy_that_leaves_its_numbers_out_counts_only_what_it_co
     assert response.text == f"Sure: {reply} Bye."
 
 
+def test_a_number_left_as_digits_among_escapes_is_read_as_itself() -> None:
+    # escapes decode bare decimal numbers too (`77 97 114`); the record's own numbers beside escaped
+    # letters are numbers, and read as codes they cut this copy (12 words) into runs the allowance
+    # let through: it was released whole before session 33
+    copy = "born 12/03/1961, lives at 42 Elm Street, Springfield. He reports chest pain"
+    reply = "".join(char if char.isdigit() or char == " " else f"\\u{ord(char):04x}" for char in copy)
+    assert "42" in reply and longest_copied_words(decode(reply, "unicode-escapes")) > ALLOWANCE
+    response = pipeline(f"Sure: {reply} Bye.", delta_chars=16).answer(retrieval().query)
+    for part in response.text.split(WITHHELD_MARKER):
+        assert longest_copied_words(decode(part, "unicode-escapes")) <= ALLOWANCE, response.text
+
+
 class _FakeFrequentPiiStore(_FakePiiStore):
     """A fake PII store (unit tests only) whose values (the record's name, phone number and a
     clinic's web address) are each held by 50 chunks."""

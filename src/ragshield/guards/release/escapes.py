@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ragshield.guards.release.fold import fold_text
 from ragshield.guards.release.views import HoldingView
@@ -99,8 +100,14 @@ _RECENT_CHARS = 24  # fed text kept to read the hint across pieces (three number
 @dataclass
 class UnescapeView(HoldingView):
     """The answer with escapes decoded twice, folded, for one track; an escape cut by the delta
-    boundary is held until the next delta."""
+    boundary is held until the next delta.
 
+    `marked`: a second track that reads the same text with marked escapes only (no bare number
+    read as a character code). A number the record itself holds (`415\\u002d7994`, a phone number
+    beside escaped letters) is a bare code to the first reading, which breaks the copy there.
+    """
+
+    marked: Any = None
     _recent: str = ""
 
     def _cut(self, text: str) -> int:
@@ -114,8 +121,17 @@ class UnescapeView(HoldingView):
         recent, self._recent = self._recent, (self._recent + text)[-_RECENT_CHARS:]
         if _UNESCAPE_HINT.search(recent + text) is None:  # nothing to decode: the text view sees it as it is
             self.track.reset()
+            if self.marked is not None:
+                self.marked.reset()
             return
-        once, owners = unescape(text, range(start, start + len(text)))
+        raw = range(start, start + len(text))
+        self._decode(self.track, text, raw, bare_numbers=True)
+        if self.marked is not None:
+            self._decode(self.marked, text, raw, bare_numbers=False)
+
+    @staticmethod
+    def _decode(track: Any, text: str, owners: Sequence[int], *, bare_numbers: bool) -> None:
+        once, owners = unescape(text, owners, bare_numbers=bare_numbers)
         twice, owners = unescape(once, owners, bare_numbers=False)
         symbols, positions = fold_text(twice)
-        self.track.feed(symbols, [owners[i] for i in positions])
+        track.feed(symbols, [owners[i] for i in positions])

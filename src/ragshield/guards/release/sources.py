@@ -77,7 +77,8 @@ class RequestSources:
         digits = self.digit_differences
         caesar_digits = Track(digits, sink) if digits is not None and digits else None
         text_view = TextView(group(), caesar, strides, near, caesar_digits)  # type: ignore[arg-type]
-        plain = [text_view, UntaggedView(group()), Rot47View(group()), UnescapeView(group(8)), SpelledView(group(8))]  # type: ignore[arg-type]
+        unescaped = UnescapeView(group(8), marked=group(8))  # type: ignore[arg-type]
+        plain = [text_view, UntaggedView(group()), Rot47View(group()), unescaped, SpelledView(group(8))]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
             inners = []
