@@ -90,9 +90,13 @@ HELDOUT_SETS = {
     "chat7": DATA / "intent_chat_heldout_v7.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. None since v20 and chat7 judged the e5
-# refit (session 32): the next change needs new blind sets
-UNREAD_JUDGES: dict[str, Path] = {}
+# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 33 by helpers
+# that read only `benchmarks/data/README.md` (v21 in v20's shape; chat8 in chat7's, with 10 of its
+# 60 requests inside a longer innocent turn), for the next change to the guard
+UNREAD_JUDGES: dict[str, Path] = {
+    "v21": DATA / "intent_heldout_v21.jsonl",
+    "chat8": DATA / "intent_chat_heldout_v8.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
