@@ -49,6 +49,16 @@ def _best_of(repeats: int, run: Callable[[], float]) -> float:
     return min(run() for _ in range(repeats))
 
 
+def _scan_seconds(matcher: CanaryMatcher, deltas: list[str]) -> float:
+    """Seconds one streaming scanner of `matcher` takes over `deltas`."""
+    scanner = matcher.scanner()
+    started = time.perf_counter()
+    for delta in deltas:
+        scanner.feed(delta)
+    scanner.flush()
+    return time.perf_counter() - started
+
+
 def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     canaries = new_canaries(6)  # k = 3 chunks x 2 canaries, the default
@@ -61,20 +71,10 @@ def bench_matcher(data: Path, seed: int) -> dict[str, Any]:
         megabytes = len(text.encode("utf-8")) / 1e6
 
         def incremental(deltas: list[str] = deltas) -> float:
-            scanner = matcher.scanner()
-            started = time.perf_counter()
-            for delta in deltas:
-                scanner.feed(delta)
-            scanner.flush()
-            return time.perf_counter() - started
+            return _scan_seconds(matcher, deltas)
 
         def exact_only(deltas: list[str] = deltas) -> float:
-            scanner = exact_matcher.scanner()
-            started = time.perf_counter()
-            for delta in deltas:
-                scanner.feed(delta)
-            scanner.flush()
-            return time.perf_counter() - started
+            return _scan_seconds(exact_matcher, deltas)
 
         def monitor(deltas: list[str] = deltas) -> float:
             watcher = CanaryMonitor({"chunk": canaries}, oracle_status="off")
