@@ -7,6 +7,9 @@ streaming matcher it checks.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import random
 import re
 
@@ -244,6 +247,38 @@ def test_retrieved_pii_never_reaches_a_stranger_even_alone_and_encoded() -> None
         assert WITHHELD_MARKER in response.text
         verdict = next(v for v in response.verdicts if v.guard == "context-echo")
         assert "Smith" not in str(verdict.to_dict())
+
+
+_GROUP_BYTES = {"base64": 3, "base32": 5, "base85": 4, "ascii85": 4}
+
+
+@pytest.mark.parametrize("encoding", list(_GROUP_BYTES))
+@pytest.mark.parametrize("last_bytes", [1, 2])
+def test_a_pii_value_in_a_blobs_last_short_group_is_withheld(encoding: str, last_bytes: int) -> None:
+    # a blob whose length is no whole number of groups ends in a shorter group (padded with `=`
+    # in base64 and base32, which the decoders' alphabets leave out): the phone number's last
+    # digits are there, and it was released whole before session 33
+    plain = "555-0142"
+    prefix = "Note" + "!" * ((last_bytes - len("Note ") - len(plain)) % _GROUP_BYTES[encoding]) + " "
+    encoder = {"base64": base64.b64encode, "base32": base64.b32encode, "base85": base64.b85encode}
+    encoded = encoder.get(encoding, base64.a85encode)(f"{prefix}{plain}".encode()).decode()
+    assert len(prefix + plain) % _GROUP_BYTES[encoding] == last_bytes
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    response = pipeline(f"Here: {encoded} ok?", echo=echo).answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text, encoded
+    for part in response.text.split(WITHHELD_MARKER):
+        for piece in part.split():
+            with contextlib.suppress(ValueError):
+                assert "5550142" not in text_symbols(blob_decode(piece, encoding)), response.text
+
+
+def blob_decode(piece: str, encoding: str) -> str:
+    """`piece` decoded as a blob of `encoding`, as a reader would (ValueError: not one)."""
+    decoders = {"base64": base64.b64decode, "base32": base64.b32decode, "base85": base64.b85decode}
+    try:
+        return decoders.get(encoding, base64.a85decode)(piece).decode("latin-1")
+    except binascii.Error as error:
+        raise ValueError(piece) from error
 
 
 class _FakeAddressStore(_FakePiiStore):

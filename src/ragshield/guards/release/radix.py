@@ -36,6 +36,8 @@ class RadixSpec:
     normalise: Callable[[str], str] = str
     min_run: int = 16
     line_prefix: bool = False  # each line starts with a length character (uuencode)
+    # the decoder of a blob's last, shorter group (its padding, if any, not in the alphabet), or None
+    tail: Callable[[str], bytes] | None = None
 
 
 def _uu(group: str) -> bytes:
@@ -49,13 +51,25 @@ def _bits(group: str) -> bytes:
     return int(group, 2).to_bytes(1, "big")
 
 
+def _padded(decode: Callable[[str], bytes], group: int) -> Callable[[str], bytes]:
+    """`decode` of a short last group, padded with `=` to a whole group."""
+    return lambda rest: decode(rest + "=" * (group - len(rest)))
+
+
 SPECS: tuple[RadixSpec, ...] = (
     RadixSpec(
-        "base64", r"A-Za-z0-9+/\-_", r"\n\r", 4, binascii.a2b_base64, lambda s: s.replace("-", "+").replace("_", "/")
+        "base64",
+        r"A-Za-z0-9+/\-_",
+        r"\n\r",
+        4,
+        binascii.a2b_base64,
+        lambda s: s.replace("-", "+").replace("_", "/"),
+        tail=_padded(binascii.a2b_base64, 4),
     ),
-    RadixSpec("base32", r"A-Za-z2-7", r"\n\r", 8, base64.b32decode, str.upper),
-    RadixSpec("base85", r"0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~", r"\n\r", 5, base64.b85decode),
-    RadixSpec("ascii85", r"!-u", r"\n\r", 5, base64.a85decode),
+    RadixSpec("base32", r"A-Za-z2-7", r"\n\r", 8, base64.b32decode, str.upper, tail=_padded(base64.b32decode, 8)),
+    # both decode a short last group themselves (no padding characters)
+    RadixSpec("base85", r"0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~", r"\n\r", 5, base64.b85decode, tail=base64.b85decode),
+    RadixSpec("ascii85", r"!-u", r"\n\r", 5, base64.a85decode, tail=base64.a85decode),
     RadixSpec("uuencode", r" -`", r"\n\r", 4, _uu, line_prefix=True),
     RadixSpec("hex", r"0-9A-Fa-f", r"\s,;:.%=&#\\xXuU+'\"\-", 2, bytes.fromhex, min_run=8),
     RadixSpec("binary", r"01", r"\s,;:.|_\-", 8, _bits, min_run=16),
@@ -185,6 +199,25 @@ class RadixView:
             self._next[phase] = start
             self._emit(phase, track, decoded, decoded_owners)
 
+    def _decode_tail(self) -> None:
+        """The blob ended: decode each alignment's last, shorter group (`=` padding is not in the
+        alphabet, so a padded blob ends there). Without it, a value in a blob's last one or two
+        bytes (a phone number's last digit) never reached the tracks whole."""
+        if self.spec.tail is None:
+            return
+        for phase, track in enumerate(self.tracks):
+            start = self._next[phase]
+            rest = self._run[start:]
+            if not 0 < len(rest) < self.spec.group:
+                continue
+            try:
+                data = self.spec.tail("".join(rest))
+            except (ValueError, binascii.Error):
+                continue
+            if data and all(byte in _PRINTABLE for byte in data):
+                text = data.decode("latin-1")
+                self._emit(phase, track, [text], [self._owners[start]] * len(text))
+
     def _emit(self, phase: int, track: Track, decoded: list[str], owners: list[int]) -> None:
         if not decoded:
             return
@@ -196,6 +229,7 @@ class RadixView:
     def _close_run(self) -> None:
         if self._run:
             if len(self._run) >= self.spec.min_run:  # decoding started: the tracks hold state
+                self._decode_tail()
                 for track in self.tracks:
                     track.reset()
             self._run, self._owners = [], []
