@@ -281,6 +281,17 @@ def blob_decode(piece: str, encoding: str) -> str:
         raise ValueError(piece) from error
 
 
+def test_a_phone_number_in_hyphen_joined_digit_words_is_withheld_however_the_stream_is_cut() -> None:
+    # one long token: the view held its last 24 characters, cut inside a word ("SEV" | "EN"), and at
+    # some delta sizes the number was released
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    reply = "Here you go, the number you asked for is FIVE-FIVE-FIVE-ZERO-ONE-FOUR-TWO, if that helps."
+    for delta in range(1, 25):
+        response = pipeline(reply, echo=echo, delta_chars=delta).answer(retrieval().query)
+        assert "FIVE-FIVE-FIVE-ZERO-ONE-FOUR-TWO" not in response.text, delta
+        assert WITHHELD_MARKER in response.text, delta
+
+
 class _FakeAddressStore(_FakePiiStore):
     """A fake PII store (unit tests only): a street address."""
 

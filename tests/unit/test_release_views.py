@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragshield.encodings.ciphers import DECODERS
+from ragshield.encodings.spelled import MORSE_MARKS
 from ragshield.guards.release.escapes import _escape_tail
 from ragshield.guards.release.fold import fold_cipher, fold_text_at
 from ragshield.guards.release.spelled import SpelledView
@@ -177,12 +178,33 @@ def test_the_held_tails_are_cut_where_their_definitions_say(text: str) -> None:
         run -= 2 if text[max(0, run - 2) : run] in ("&#", "U+", "u+") else int(text[run - 1] in "\\%&")
     marks = [found for found in (text.rfind(mark, floor) for mark in "%&\\") if found != -1]
     assert _escape_tail(text) == min([len(text), run, *marks])
-    # spelled view: the last token, unless the whole text is one token of 24 characters or more
-    last = len(text)
-    while last > 0 and not text[last - 1].isspace() and len(text) - last < 24:
-        last -= 1
-    expected = last if last > 0 or len(text) < 24 else len(text)
-    assert SpelledView(track=None)._cut(text) == expected  # type: ignore[arg-type]
+    assert SpelledView(track=None)._cut(text) == _spelled_cut(text)  # type: ignore[arg-type]
+
+
+def _spelled_cut(text: str) -> int:
+    """The spelled view's cut by its definition: the last whitespace-separated token if shorter than
+    24 characters; in a longer one, its last run of letters, digits or Morse marks if shorter than
+    24; else nothing held."""
+    token_start = len(text)
+    while token_start > 0 and not text[token_start - 1].isspace():
+        token_start -= 1
+    if len(text) - token_start < 24:
+        return token_start
+    run = len(text)
+    kinds = (str.isalpha, str.isdigit, lambda char: char in MORSE_MARKS)
+    same = next((kind for kind in kinds if kind(text[-1])), None)
+    while same is not None and run > token_start and same(text[run - 1]):
+        run -= 1
+    return run if same is not None and len(text) - run < 24 else len(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abZ1٣-._é%", min_size=20, max_size=70))
+def test_a_long_token_is_held_from_its_last_run_of_letters_digits_or_marks(token: str) -> None:
+    # digit words joined by hyphens (`THREE-ZERO-FIVE-...`) make one long token: cut inside a word,
+    # the word was read as two and a phone number spelled this way was released
+    text = f"call {token}"
+    assert SpelledView(track=None)._cut(text) == _spelled_cut(text)  # type: ignore[arg-type]
 
 
 _UNBOUNDED_WORDS = re.compile(r"\s*(?:(?=[^\s\d]*\d)\S++\s+[^\W\d_][^\s\d]*+\s+|[^\W\d_][^\s\d]*+(?:\s+|$))*")

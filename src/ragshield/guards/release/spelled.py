@@ -25,6 +25,7 @@ _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
 _LONGEST_SPELLED = 24
+_LAST_RUN = re.compile(rf"(?:[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+)\Z")  # the token `_TOKEN` reads last
 _SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
 _LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
 
@@ -59,12 +60,18 @@ class SpelledView(HoldingView):
     _pending: tuple[str, int] | None = None  # a word or dash after one, kept until the next token shows what it is
 
     def _cut(self, text: str) -> int:
-        # hold the last, maybe unfinished token (unless it is too long to be one); `str.split`
-        # splits where `\s` matches, at C speed from the end
+        # hold the last, maybe unfinished whitespace-separated token; `str.split` splits where `\s`
+        # matches, at C speed from the end. A longer one (`THREE-ZERO-FIVE-...`, digit words
+        # joined by hyphens) is held from the start of its last run of letters, digits or Morse
+        # marks: cut anywhere else, a word was read as two (`SEV` and `EN`) and the copy broke there
         if not text or text[-1].isspace():
             return len(text)
-        last = max(0, len(text) - _LONGEST_SPELLED, len(text) - len(text.rsplit(None, 1)[-1]))
-        return last if last > 0 or len(text) < _LONGEST_SPELLED else len(text)
+        token = text.rsplit(None, 1)[-1]
+        if len(token) < _LONGEST_SPELLED:
+            return len(text) - len(token)
+        floor = len(token) - _LONGEST_SPELLED
+        run = _LAST_RUN.search(token, floor)  # a run found at `floor` itself may go on before it: too long
+        return len(text) - len(run.group()) if run is not None and run.start() > floor else len(text)
 
     def _feed(self, text: str, start: int) -> None:
         if not text:
