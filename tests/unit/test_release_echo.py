@@ -269,7 +269,7 @@ def test_a_pii_value_in_a_blobs_last_short_group_is_withheld(encoding: str, last
     for part in response.text.split(WITHHELD_MARKER):
         for piece in part.split():
             with contextlib.suppress(ValueError):
-                assert "5550142" not in text_symbols(blob_decode(piece, encoding)), response.text
+                assert text_symbols("555-0142") not in text_symbols(blob_decode(piece, encoding)), response.text
 
 
 def blob_decode(piece: str, encoding: str) -> str:
@@ -290,6 +290,25 @@ def test_a_phone_number_in_hyphen_joined_digit_words_is_withheld_however_the_str
         response = pipeline(reply, echo=echo, delta_chars=delta).answer(retrieval().query)
         assert "FIVE-FIVE-FIVE-ZERO-ONE-FOUR-TWO" not in response.text, delta
         assert WITHHELD_MARKER in response.text, delta
+
+
+def test_a_wrapped_blobs_short_last_line_is_read_with_it() -> None:
+    # a blob wrapped in lines ends in a short line, which the gate took for an ordinary word and
+    # never gave the decoders: the phone number's last digit was there, and it was released
+    encoded = base64.b64encode("Reach him at 555-0142".encode("utf-16-le")).decode().rstrip("=")
+    wrapped = f"{encoded[:-3]}\n{encoded[-3:]}"
+    assert len(encoded[-3:]) < 12 and not any(char.isdigit() for char in encoded[-3:])
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    for delta in (1, 5, 16):
+        response = pipeline(f"Here: {wrapped} ok?", echo=echo, delta_chars=delta).answer(retrieval().query)
+        assert response.text.endswith(" ok?"), response.text  # the span ends with the blob
+        assert WITHHELD_MARKER in response.text, delta
+        for part in response.text.split(WITHHELD_MARKER):
+            blob = "".join(part.split()).removeprefix("Here:").removesuffix("ok?")
+            if len(blob) % 4 == 1:  # a lone character left of a group decodes to nothing
+                blob = blob[:-1]
+            decoded = base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-16-le", "ignore")
+            assert text_symbols("555-0142") not in text_symbols(decoded), response.text
 
 
 class _FakeAddressStore(_FakePiiStore):

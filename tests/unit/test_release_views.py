@@ -103,8 +103,10 @@ def test_the_words_shortcut_agrees_with_the_gate_at_every_cut() -> None:
 
 def test_a_lone_number_in_a_sentence_reaches_no_decoder_and_two_in_a_row_do() -> None:
     assert _gated(Views(), "take 400 mg twice a day ", [64]) == [("flush", "", ())]
-    fed = [chunk for kind, chunk, _ in _gated(Views(), "bytes 4a 6f 72 ok ", [64]) if kind == "feed"]
-    assert "".join(fed).split() == ["4a", "6f", "72"]
+    # the first word after a blob reaches the decoders too (it may be a wrapped blob's last line),
+    # then they are interrupted; the words after it do not
+    fed = [chunk for kind, chunk, _ in _gated(Views(), "bytes 4a 6f 72 ok then more ", [64]) if kind == "feed"]
+    assert "".join(fed).split() == ["4a", "6f", "72", "ok"]
 
 
 @settings(max_examples=200, deadline=None)

@@ -216,7 +216,11 @@ class RadixView:
                 continue
             if data and all(byte in _PRINTABLE for byte in data):
                 text = data.decode("latin-1")
-                self._emit(phase, track, [text], [self._owners[start]] * len(text))
+                # owned so that a span ends with the blob: a track ends a symbol's span a whole
+                # group after its owner, which from the short group's start reached past the blob
+                # into the next word
+                owner = self._owners[-1] + 1 - self.spec.group
+                self._emit(phase, track, [text], [owner] * len(text))
 
     def _emit(self, phase: int, track: Track, decoded: list[str], owners: list[int]) -> None:
         if not decoded:

@@ -254,7 +254,8 @@ class Views:
     binary bytes), and runs of two or more short tokens with digits (`4a 6f`, `01001010 01101111`),
     with the whitespace between them. Ordinary words, and a lone number in a sentence, never reach
     a decoder, which keeps the cost of natural text low; an ordinary word between two blobs
-    interrupts them.
+    interrupts them (the first word after a blob reaches the decoders before they are
+    interrupted: it may be the blob's last, short line).
     """
 
     plain: list[Any] = field(default_factory=list)
@@ -351,6 +352,9 @@ class Views:
                 self._state = _HOT
             return
         if self._state == _HOT:
+            # the first word after a blob may be its last, short line (a wrapped blob's remainder,
+            # `MQA`): the decoders read it too, and their own alphabets say where the blob ends
+            self._encode(token, self._token_offset)
             for view in self.encoded:
                 view.interrupt()
         self._state, self._held = _COLD, []
