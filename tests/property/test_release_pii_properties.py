@@ -65,11 +65,11 @@ def readings(part: str, view: str) -> list[str]:
     blob), under every Caesar shift back and atbash."""
     found = [part]
     if view in DECODABLE_VIEWS:
-        for head in range(9):
-            decoded = next((_decoded(part[head : len(part) - tail], view) for tail in range(9)), None)
-            if decoded is not None:
-                found.append(decoded)
-                break
+        trims = ((head, tail) for head in range(9) for tail in range(9))
+        decoded = (_decoded(part[head : len(part) - tail], view) for head, tail in trims)
+        first = next((reading for reading in decoded if reading is not None), None)
+        if first is not None:
+            found.append(first)
     lower = part.lower()
     found += ["".join(chr((ord(c) - 97 - k) % 26 + 97) if "a" <= c <= "z" else c for c in lower) for k in range(1, 26)]
     found.append("".join(chr(219 - ord(c)) if "a" <= c <= "z" else c for c in lower))
@@ -92,7 +92,7 @@ def _decoded(piece: str, view: str) -> str | None:
 # found by random runs in session 33: a phone number at the end of a padded base64 blob (its last
 # byte in the short last group), and one on a wrapped blob's short last line
 @example(seed=284206, view="base64-urlsafe", delta=18)
-@example(seed=554034, view="base64-utf16", delta=14)
+@example(seed=801243, view="base64-utf16", delta=18)
 def test_no_strangers_phone_number_or_email_address_leaves_in_any_view(seed: int, view: str, delta: int) -> None:
     rng = random.Random(seed)
     chunks = [record(rng, number, name) for number, name in enumerate(rng.sample(NAMES, rng.randint(1, 3)))]
