@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from ragshield.encodings import DECODABLE_VIEWS, VIEWS, decode, encode
@@ -27,6 +27,11 @@ PII_VIEWS = tuple(view for view in VIEWS if view not in ("reordered-groups", "on
 NAMES = ("Maria Gonzalez", "Tobias Keller", "Priya Raman", "Olu Adebayo", "Hanna Nilsson")
 WORDS = ("patient", "reports", "fever", "cough", "since", "monday", "prescribed", "clinic", "meeting", "contract")
 PII_KINDS = ("person", "phone", "email")
+OPENING, CLOSING = "Here you go. ", " Anything else?"
+BLOB_VIEWS = frozenset(
+    {"base64", "base64-urlsafe", "base32", "base85", "ascii85", "base64-of-base64", "base64-utf16", "uuencode"}
+)
+SHORTEST_DECODED_BLOB = 16
 
 
 class _FakePiiStore:
@@ -61,19 +66,25 @@ def record(rng: random.Random, number: int, name: str) -> Chunk:
 
 
 def readings(part: str, view: str) -> list[str]:
-    """How a reader could read a released piece: as written, decoded in its view (trimmed at a cut
-    blob), under every Caesar shift back and atbash."""
+    """How a reader could read a released piece: as written, decoded in its view (every trim of up
+    to 8 characters at either end, for a blob a marker cut), every second character (a separator
+    after each), under every Caesar shift back and atbash."""
     found = [part]
     if view in DECODABLE_VIEWS:
-        trims = ((head, tail) for head in range(9) for tail in range(9))
-        decoded = (_decoded(part[head : len(part) - tail], view) for head, tail in trims)
-        first = next((reading for reading in decoded if reading is not None), None)
-        if first is not None:
-            found.append(first)
+        trims = {(head, tail) for head in range(9) for tail in range(9) if head + tail < len(part)}
+        found += sorted({reading for head, tail in trims if (reading := _decoded(part[head : len(part) - tail], view))})
+    found += [part[0::2], part[1::2]]  # a separator or filler after every character
     lower = part.lower()
     found += ["".join(chr((ord(c) - 97 - k) % 26 + 97) if "a" <= c <= "z" else c for c in lower) for k in range(1, 26)]
     found.append("".join(chr(219 - ord(c)) if "a" <= c <= "z" else c for c in lower))
     return found
+
+
+def released_readings(released: str, view: str) -> list[str]:
+    """Every reading of what the answer released around the fixed opening and closing words (so a
+    blob decodes without them), split at each withheld marker."""
+    body = released.removeprefix(OPENING).removesuffix(CLOSING)
+    return [text_symbols(reading) for part in body.split(WITHHELD_MARKER) for reading in readings(part.strip(), view)]
 
 
 def _decoded(piece: str, view: str) -> str | None:
@@ -93,13 +104,21 @@ def _decoded(piece: str, view: str) -> str | None:
 # byte in the short last group), and one on a wrapped blob's short last line
 @example(seed=284206, view="base64-urlsafe", delta=18)
 @example(seed=801243, view="base64-utf16", delta=18)
+# found once the checker read every view (session 33 review): a UTF-16 byte-order mark broke the
+# blob's first group, and the e-mail address's first letter there was lost
+@example(seed=721396, view="base64-utf16", delta=19)
 def test_no_strangers_phone_number_or_email_address_leaves_in_any_view(seed: int, view: str, delta: int) -> None:
     rng = random.Random(seed)
     chunks = [record(rng, number, name) for number, name in enumerate(rng.sample(NAMES, rng.randint(1, 3)))]
     values = rng.choice(chunks).metadata
     phone, email, name = values["phone"], values["email"], values["person"]
     said = rng.choice((phone, email, f"call {phone}", f"write to {email} or {phone}", f"{name} {email}"))
-    reply = f"Here you go. {encode(said, view, rng)} Anything else?"
+    encoded = encode(said, view, rng)
+    # a base-N blob is decoded from 16 characters on (so ordinary words never reach a decoder): a
+    # value encoded alone in fewer is not contained (docs/release-containment.md)
+    payload = "".join(encoded.removeprefix("<~").removesuffix("~>").split())  # ascii85's delimiters aside
+    assume(view not in BLOB_VIEWS or len(payload) >= SHORTEST_DECODED_BLOB)
+    reply = f"{OPENING}{encoded}{CLOSING}"
     guard = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
     system = RagPipeline(
         _FakeRetriever(tuple(ScoredChunk(chunk, 0.9, i) for i, chunk in enumerate(chunks))),  # type: ignore[arg-type]
@@ -107,8 +126,17 @@ def test_no_strangers_phone_number_or_email_address_leaves_in_any_view(seed: int
         defense=Defense(name="context-echo", output_guards=(guard,)),
     )
     released = system.answer(Query("What is in the files?")).text
-    parts = released.split(WITHHELD_MARKER)
-    read = [text_symbols(reading) for part in parts for reading in readings(part.strip(), view)]
+    read = released_readings(released, view)
     for value in (phone, email):
         if value in said:
             assert not any(text_symbols(value) in reading for reading in read), (view, said, released)
+
+
+@given(seed=st.integers(0, 10**6), view=st.sampled_from(PII_VIEWS))
+@settings(max_examples=150, deadline=None)
+def test_the_checker_reads_an_unguarded_value_in_every_view(seed: int, view: str) -> None:
+    # the property above can fail: released whole, a phone number is found in each view's readings
+    rng = random.Random(seed)
+    phone = f"{rng.randint(200, 999)}-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}"
+    released = f"{OPENING}{encode(f'call {phone} today', view, rng)}{CLOSING}"
+    assert any(text_symbols(phone) in reading for reading in released_readings(released, view)), released

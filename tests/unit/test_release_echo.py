@@ -311,6 +311,29 @@ def test_a_wrapped_blobs_short_last_line_is_read_with_it() -> None:
             assert text_symbols("555-0142") not in text_symbols(decoded), response.text
 
 
+@pytest.mark.parametrize("layout", ["{}. ", "{}) ", "{}: ", "{} - "])
+def test_a_phone_number_written_one_digit_per_numbered_line_is_withheld(layout: str) -> None:
+    # the line numbers are digits too, so no view read the number's own digits in a row
+    lines = "\n".join(layout.format(number) + char for number, char in enumerate("Call 555-0142 now", start=1))
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    for delta in (1, 4, 7, 64):
+        response = pipeline(f"Sure:\n{lines}\nBye.", echo=echo, delta_chars=delta).answer(retrieval().query)
+        assert WITHHELD_MARKER in response.text, (layout, delta)
+        kept = "".join(line.split(layout.format("")[-2:].strip() or " ")[-1] for line in response.text.splitlines())
+        assert text_symbols("555-0142") not in text_symbols(kept), response.text
+
+
+@pytest.mark.parametrize("encoding", ["b64encode", "b32encode", "b85encode", "a85encode"])
+@pytest.mark.parametrize("after", [" Thanks.", "\nThanks.", "\n\nThanks."])
+def test_a_word_on_the_line_after_a_blob_does_not_hide_its_last_group(encoding: str, after: str) -> None:
+    # a newline is a separator inside a blob, and every alphabet holds the next word's letters: read
+    # with the word, the blob's short last group decoded to garbage (found in review, session 33)
+    blob = getattr(base64, encoding)(b"Reach him: 555-0142").decode().rstrip("=")
+    echo = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore())
+    response = pipeline(f"Here:\n{blob}{after}", echo=echo, delta_chars=64).answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text, (encoding, after)
+
+
 class _FakeAddressStore(_FakePiiStore):
     """A fake PII store (unit tests only): a street address."""
 
@@ -376,6 +399,17 @@ def test_numbers_count_in_a_letter_cipher_copy(view: str) -> None:
     assert WITHHELD_MARKER in response.text
     for part in response.text.removeprefix("Sure: ").removesuffix(" Bye.").split(WITHHELD_MARKER):
         assert longest_copied_words(decode(part.strip(), view)) <= ALLOWANCE, (view, response.text)
+
+
+@pytest.mark.parametrize("view", ["rot13", "atbash"])
+def test_a_letter_cipher_copy_that_opens_with_a_number_counts_it(view: str) -> None:
+    # 9 record words, the first a date: the first letter after it differed from the record's
+    # letter before the date, so the date never joined the run (found in review, session 33)
+    copy = "12/03/1961, lives at 42 Elm Street, Springfield. He reports"
+    reply = encode(copy, view, random.Random(0))
+    assert longest_copied_words(decode(reply, view)) == 9  # the check can fail
+    response = pipeline(f"Sure: {reply} Bye.").answer(retrieval().query)
+    assert WITHHELD_MARKER in response.text, response.text
 
 
 @pytest.mark.parametrize("view", ["rot13", "atbash"])

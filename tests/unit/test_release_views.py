@@ -40,6 +40,9 @@ class _Recorder:
     def feed(self, text: str, owners: Sequence[int]) -> None:
         self.calls.append(("feed", text, tuple(owners)))
 
+    def peek_tail(self) -> None:
+        self.calls.append(("peek", "", ()))
+
     def interrupt(self) -> None:
         self.calls.append(("interrupt", "", ()))
 
@@ -185,19 +188,28 @@ def test_the_held_tails_are_cut_where_their_definitions_say(text: str) -> None:
 
 def _spelled_cut(text: str) -> int:
     """The spelled view's cut by its definition: the last whitespace-separated token if shorter than
-    24 characters; in a longer one, its last run of letters, digits or Morse marks if shorter than
-    24; else nothing held."""
+    24 characters; in a longer one, its last run of letters, digits or Morse marks (Morse marks with
+    the run of letters or digits before them) if shorter than 24; else nothing held."""
     token_start = len(text)
     while token_start > 0 and not text[token_start - 1].isspace():
         token_start -= 1
     if len(text) - token_start < 24:
         return token_start
-    run = len(text)
     kinds = (str.isalpha, str.isdigit, lambda char: char in MORSE_MARKS)
-    same = next((kind for kind in kinds if kind(text[-1])), None)
-    while same is not None and run > token_start and same(text[run - 1]):
-        run -= 1
-    return run if same is not None and len(text) - run < 24 else len(text)
+
+    def run_start(end: int) -> tuple[int, object]:
+        same = next((kind for kind in kinds if end > token_start and kind(text[end - 1])), None)
+        start = end
+        while same is not None and start > token_start and same(text[start - 1]):
+            start -= 1
+        return start, same
+
+    run, kind = run_start(len(text))
+    if kind is kinds[2] and run > token_start:  # Morse marks: with the word before them
+        before, before_kind = run_start(run)
+        if before_kind in kinds[:2]:
+            run = before
+    return run if kind is not None and len(text) - run < 24 else len(text)
 
 
 @settings(max_examples=300, deadline=None)

@@ -51,6 +51,19 @@ def _bits(group: str) -> bytes:
     return int(group, 2).to_bytes(1, "big")
 
 
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _without_bom(data: bytes) -> bytes:
+    """`data` without a leading UTF-8 or UTF-16 byte-order mark: encoded UTF-16 often opens with one,
+    and read as a byte that is no text it broke the first group, and the first character of a
+    value there (an e-mail address's first letter) was lost."""
+    for bom in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom) :]
+    return data
+
+
 def _padded(decode: Callable[[str], bytes], group: int) -> Callable[[str], bytes]:
     """`decode` of a short last group, padded with `=` to a whole group."""
     return lambda rest: decode(rest + "=" * (group - len(rest)))
@@ -185,6 +198,8 @@ class RadixView:
                     data = self.spec.decode("".join(run[start : start + group]))
                 except (ValueError, binascii.Error):
                     data = b"\xff"
+                if start < group:  # a blob's first group may open with a byte-order mark
+                    data = _without_bom(data)
                 if not data or any(byte not in _PRINTABLE for byte in data):
                     self._emit(phase, track, decoded, decoded_owners)
                     decoded, decoded_owners = [], []
@@ -199,13 +214,20 @@ class RadixView:
             self._next[phase] = start
             self._emit(phase, track, decoded, decoded_owners)
 
-    def _decode_tail(self) -> None:
+    def peek_tail(self) -> None:
+        """Read the blob as if it ended here, on forks of the tracks (their runs reach the sink; the
+        tracks go on as they were). The word that comes next may be the blob's last line (`MQA`)
+        or ordinary text on the next line (`Thanks`), whose letters would fill the short group."""
+        if self.spec.tail is not None and len(self._run) >= self.spec.min_run:
+            self._decode_tail([track.fork() for track in self.tracks], inners=False)
+
+    def _decode_tail(self, tracks: Sequence[Track], *, inners: bool = True) -> None:
         """The blob ended: decode each alignment's last, shorter group (`=` padding is not in the
         alphabet, so a padded blob ends there). Without it, a value in a blob's last one or two
         bytes (a phone number's last digit) never reached the tracks whole."""
         if self.spec.tail is None:
             return
-        for phase, track in enumerate(self.tracks):
+        for phase, track in enumerate(tracks):
             start = self._next[phase]
             rest = self._run[start:]
             if not 0 < len(rest) < self.spec.group:
@@ -220,7 +242,10 @@ class RadixView:
                 # group after its owner, which from the short group's start reached past the blob
                 # into the next word
                 owner = self._owners[-1] + 1 - self.spec.group
-                self._emit(phase, track, [text], [owner] * len(text))
+                if inners:
+                    self._emit(phase, track, [text], [owner] * len(text))
+                else:
+                    track.feed(*fold_text_at(text, [owner] * len(text)))
 
     def _emit(self, phase: int, track: Track, decoded: list[str], owners: list[int]) -> None:
         if not decoded:
@@ -233,7 +258,7 @@ class RadixView:
     def _close_run(self) -> None:
         if self._run:
             if len(self._run) >= self.spec.min_run:  # decoding started: the tracks hold state
-                self._decode_tail()
+                self._decode_tail(self.tracks)
                 for track in self.tracks:
                     track.reset()
             self._run, self._owners = [], []

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ragshield.guards.release.escapes import UnescapeView
 from ragshield.guards.release.fold import fold_cipher, fold_letters, fold_text, text_symbols
 from ragshield.guards.release.near import NearTrack, near_table
+from ragshield.guards.release.numbered import UnnumberedView
 from ragshield.guards.release.public import FrequentGrams, grams_of, public_mask
 from ragshield.guards.release.radix import SPECS, RadixView
 from ragshield.guards.release.spelled import SpelledView
@@ -78,7 +79,8 @@ class RequestSources:
         caesar_digits = Track(digits, sink) if digits is not None and digits else None
         text_view = TextView(group(), caesar, strides, near, caesar_digits)  # type: ignore[arg-type]
         unescaped = UnescapeView(group(8), marked=group(8))  # type: ignore[arg-type]
-        plain = [text_view, UntaggedView(group()), Rot47View(group()), unescaped, SpelledView(group(8))]  # type: ignore[arg-type]
+        spelled, unnumbered = SpelledView(group(8)), UnnumberedView(group())  # type: ignore[arg-type]
+        plain = [text_view, UntaggedView(group()), Rot47View(group()), unescaped, spelled, unnumbered]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
             inners = []
@@ -101,6 +103,9 @@ class _Fan:
     def reset(self) -> None:
         for track in self.tracks:
             track.reset()
+
+    def fork(self) -> _Fan:
+        return _Fan(tuple(track.fork() for track in self.tracks))
 
 
 def _fan(tracks: list[Track]) -> Track | _Fan:

@@ -25,7 +25,9 @@ _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
 _LONGEST_SPELLED = 24
-_LAST_RUN = re.compile(rf"(?:[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+)\Z")  # the token `_TOKEN` reads last
+# the token `_TOKEN` reads last; Morse marks with the word before them (`FOUR-`): held alone, a
+# dash began the next feed and was read as a standalone Morse `t`
+_LAST_RUN = re.compile(rf"(?:(?:[^\W\d_]+|\d+){MORSE_MARK_CLASS}+|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+)\Z")
 _SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
 _LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
 
@@ -63,7 +65,8 @@ class SpelledView(HoldingView):
         # hold the last, maybe unfinished whitespace-separated token; `str.split` splits where `\s`
         # matches, at C speed from the end. A longer one (`THREE-ZERO-FIVE-...`, digit words
         # joined by hyphens) is held from the start of its last run of letters, digits or Morse
-        # marks: cut anywhere else, a word was read as two (`SEV` and `EN`) and the copy broke there
+        # marks (with the word before them): cut anywhere else, a word was read as two (`SEV` and
+        # `EN`) and the copy broke there
         if not text or text[-1].isspace():
             return len(text)
         token = text.rsplit(None, 1)[-1]

@@ -17,6 +17,7 @@ operations more. Nothing is rescanned, so the per-delta cost stays flat as the a
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -219,6 +220,11 @@ class Track:
             runs = self._extend(runs, found[offset], every[index - m + 1], every[index] + self.width)  # type: ignore[arg-type]
             previous = index
         return runs if previous == len(text) - 1 else {}
+
+    def fork(self) -> Track:
+        """A copy that goes on from this state without changing it (`feed` replaces its state's
+        lists and dicts, never changes them in place, so a shallow copy is enough)."""
+        return copy.copy(self)
 
     def reset(self) -> None:
         """Forget the current runs and tail (the stream was interrupted, e.g. a decoder resync)."""

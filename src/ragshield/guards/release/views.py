@@ -66,22 +66,29 @@ _CIPHER_RUN = re.compile(r"[a-z]+|[0-9]+")
 _ASCII_DIGIT = re.compile(r"[0-9]")
 
 
-def cipher_differences(symbols: str, owners: Sequence[int], previous: str = "") -> tuple[str, list[int]]:
-    """`cipher`-alphabet symbols (a-z, 0-9) as a stream no letter cipher changes: each letter as its
-    difference from the letter before it (`letter_differences`, across any digits between them;
-    the first letter, with none before it, is dropped), each digit as itself. Returns the stream
-    and the owner of each of its symbols (a difference is owned by its later letter)."""
+def cipher_differences(
+    symbols: str, owners: Sequence[int], previous: str = "", after_digit: bool = False
+) -> tuple[str, list[int]]:
+    """`cipher`-alphabet symbols (a-z, 0-9) as a stream no letter cipher changes: each digit as
+    itself, each letter as its difference from the letter before it (`letter_differences`), but the
+    first letter after digits as `*` (its difference across the digits depends on where a copy
+    starts: a copy that opens with a number would not match); the first letter of all, with none
+    before it, is dropped. `after_digit`: the symbols before these ended in a digit. Returns the
+    stream and the owner of each of its symbols (a difference is owned by its later letter)."""
     stream: list[str] = []
     kept: list[int] = []
     for run in _CIPHER_RUN.finditer(symbols):
         start, end, piece = run.start(), run.end(), run.group()
         if piece[0].isdigit():
             stream.append(piece)
+            after_digit = True
         else:
-            stream.append(letter_differences(piece, previous))
-            if not previous:
-                start += 1
-            previous = piece[-1]
+            if after_digit:
+                stream.append("*" + letter_differences(piece[1:], piece[0]))
+            else:
+                stream.append(letter_differences(piece, previous))
+                start += 0 if previous else 1
+            previous, after_digit = piece[-1], False
         kept.extend(owners[index] for index in range(start, end))
     return "".join(stream), kept
 
@@ -104,6 +111,7 @@ class TextView:
     near: Any = None  # a `NearTrack`: copies with an edit every few symbols
     caesar_digits: Any = None  # a `Track` of differences with digits kept (None: no chunk has digits)
     _last_letter: str = ""
+    _after_digit: bool = False  # the answer's last letter or digit was a digit
 
     def feed(self, delta: str, offset: int) -> None:
         self._feed_piece(delta, offset)
@@ -134,11 +142,15 @@ class TextView:
             self.caesar.feed(differences, letter_owners)
             self._last_letter = letters[-1]
         if self.caesar_digits is not None:
-            if piece.isascii() and _ASCII_DIGIT.search(piece) is None:  # the common case: the letters' stream
+            # the common case, no digit now or just before: the same stream as the letters'
+            if not self._after_digit and piece.isascii() and _ASCII_DIGIT.search(piece) is None:
                 if letters:
                     self.caesar_digits.feed(differences, letter_owners)
-            else:
-                self.caesar_digits.feed(*cipher_differences(*fold_cipher(piece, offset), previous))
+                return
+            symbols, owners = fold_cipher(piece, offset)
+            self.caesar_digits.feed(*cipher_differences(symbols, owners, previous, self._after_digit))
+            if symbols:
+                self._after_digit = symbols[-1].isdigit()
 
 
 @dataclass
@@ -353,7 +365,11 @@ class Views:
             return
         if self._state == _HOT:
             # the first word after a blob may be its last, short line (a wrapped blob's remainder,
-            # `MQA`): the decoders read it too, and their own alphabets say where the blob ends
+            # `MQA`) or ordinary text on the next line (`Thanks`, whose letters would fill the
+            # blob's short last group): the decoders read the blob both ways, as it ends here and
+            # with the word, and their own alphabets say where it ends
+            for view in self.encoded:
+                view.peek_tail()
             self._encode(token, self._token_offset)
             for view in self.encoded:
                 view.interrupt()
