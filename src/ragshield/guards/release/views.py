@@ -77,6 +77,7 @@ def cipher_differences(
     stream and the owner of each of its symbols (a difference is owned by its later letter)."""
     stream: list[str] = []
     kept: list[int] = []
+    owned = list(owners)  # once: a `LazyOwners` costs a Python call per index
     for run in _CIPHER_RUN.finditer(symbols):
         start, end, piece = run.start(), run.end(), run.group()
         if piece[0].isdigit():
@@ -89,7 +90,7 @@ def cipher_differences(
                 stream.append(letter_differences(piece, previous))
                 start += 0 if previous else 1
             previous, after_digit = piece[-1], False
-        kept.extend(owners[index] for index in range(start, end))
+        kept.extend(owned[start:end])
     return "".join(stream), kept
 
 
