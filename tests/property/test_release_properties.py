@@ -98,6 +98,9 @@ def _readings(part: str, view: str) -> list[str]:
 # found by a longer random run (session 33): a phone number left as digits beside escaped letters
 # (`415\u002d7994`) was read as the bare character code 415, which cut the copy there
 @example(seed=268168, view="unicode-escapes", delta=16, chunk_count=3, user_gives_name=False)
+# found by a longer random run (session 34): the spelled view read ICAO's `X-ray` as the words `x`
+# and `ray`, so a NATO copy broke at every x and its next run started with a fresh allowance
+@example(seed=968008, view="nato", delta=21, chunk_count=3, user_gives_name=False)
 def test_released_text_holds_no_run_beyond_the_allowance_and_no_strangers_pii(
     seed: int, view: str, delta: int, chunk_count: int, user_gives_name: bool
 ) -> None:

@@ -265,9 +265,29 @@ class _Symbols:
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
     for size in (1, 5, len(answer)):  # however the answer is split
-        track = _Symbols()
-        view = SpelledView(track=track)  # type: ignore[arg-type]
-        for start in range(0, len(answer), size):
-            view.feed(answer[start : start + size], start)
-        view.flush()
-        assert track.symbols == fold_text_at(reading, list(range(len(reading))))[0], size
+        assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size
+
+
+def _spelled_reading(answer: str, size: int) -> str:
+    """What the spelled view feeds its track for `answer` in deltas of `size` characters."""
+    track = _Symbols()
+    view = SpelledView(track=track)  # type: ignore[arg-type]
+    for start in range(0, len(answer), size):
+        view.feed(answer[start : start + size], start)
+    view.flush()
+    return track.symbols
+
+
+@pytest.mark.parametrize(
+    ("answer", "reading"),
+    [
+        # ICAO spells x with a hyphen: read as two words, a NATO copy broke at every x (session 34)
+        ("Alfa Mike Oscar X-ray India Charlie India Lima Lima India November", "amoxicillin"),
+        ("Echo x-ray Tango Romeo Alfa", "extra"),
+        # in prose it is the word it is, also before digit words
+        ("an X-ray of one two", "anxrayof12"),
+    ],
+)
+def test_the_spelled_view_reads_x_ray_as_x_after_a_spelled_word(answer: str, reading: str) -> None:
+    for size in (1, 5, len(answer)):
+        assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size

@@ -19,7 +19,11 @@ from ragshield.guards.release.views import HoldingView
 # and reading them), lower case: the view folds case anyway
 _SPELLED = {word.lower().replace("-", ""): symbol.lower() for word, symbol in NATO_READ.items()}
 _MORSE = {code: char.lower() for char, code in MORSE.items()}
-_TOKEN = re.compile(rf"[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
+# `X-ray` is one token (ICAO spells it with a hyphen): split at the hyphen it was read as the words
+# `x` and `ray`, and a NATO copy broke at every x (found by a long random sweep, session 34). It is
+# read as `x` only after a spelled word: in prose ("an X-ray of the knee") it is the word it is
+_HYPHENED = {word.lower(): symbol.lower() for word, symbol in NATO_READ.items() if "-" in word}
+_TOKEN = re.compile(rf"(?i:x-ray)|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
@@ -99,6 +103,8 @@ class SpelledView(HoldingView):
                 char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
                 if char is None:
                     continue  # unknown Morse or punctuation: nothing
+            elif "-" in token:
+                char = _HYPHENED.get(token.lower()) if after_spelled else None
             else:
                 char = _SPELLED.get(token.lower())
             spelled = not morse and char is not None
