@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -180,6 +181,19 @@ def longest_near_copied_words(released: str, source: str) -> int:
 @example(seed=1233, delta=1)
 @example(seed=7717, delta=1)
 def test_a_copy_with_an_edit_every_few_characters_holds_no_run_beyond_the_allowance(seed: int, delta: int) -> None:
+    _check_near_copy(seed, delta)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="documented limit (docs/release-containment.md): a near-copy chain ends at its last seed, so short "
+    "edited words at a copy's ends ('esk kqee' for 'desk knee') are not counted; 11 words leave, 8 of them seeded",
+)
+def test_short_edited_words_at_the_ends_of_a_near_copy_are_counted() -> None:
+    _check_near_copy(152917, 24)  # found by a 600 s sweep in session 34 (1 of 3,379 draws)
+
+
+def _check_near_copy(seed: int, delta: int) -> None:
     rng = random.Random(seed)
     chunks = [Chunk(f"c{i}", f"d{i}", _chunk_text(rng, name)) for i, name in enumerate(rng.sample(NAMES, 2))]
     hits = tuple(ScoredChunk(chunk, 0.9 - 0.1 * i, i) for i, chunk in enumerate(chunks))
