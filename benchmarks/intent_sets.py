@@ -88,21 +88,25 @@ HELDOUT_SETS = {
     # one (`intent_veto_judge_v20.json`, `_chat7.json`): the refit shipped
     "v20": DATA / "intent_heldout_v20.jsonl",
     "chat7": DATA / "intent_chat_heldout_v7.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 33 by helpers
-# that read only `benchmarks/data/README.md` (v21 in v20's shape; chat8 in chat7's, with 10 of its
-# 60 requests inside a longer innocent turn), for the next change to the guard
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 33 by helpers that read only `benchmarks/data/README.md` (v21 in v20's
+    # shape; chat8 in chat7's, with 10 of its 60 requests inside a longer innocent turn) and read once
+    # in session 34 as the judges of candidate L against v12, each with the shipped second opinion
+    # (`intent_veto_judge_v21.json`, `_chat8.json`): L won there, then blocked a benign user and did
+    # not ship (`intent_v13_exploration.json`)
     "v21": DATA / "intent_heldout_v21.jsonl",
     "chat8": DATA / "intent_chat_heldout_v8.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. None now: the next change to the guard
+# needs new ones
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
 # v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
 # v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
-# v12's judges, sets v19 and chat6, read once in session 31)
+# v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
+# session 34, which did not ship)
 JUDGES = ("v19", "chat6")
 
 

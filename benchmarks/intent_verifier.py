@@ -75,8 +75,8 @@ TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lowe
 DEVELOPMENT = ("v8", "v10", "v16", "v17", "v18", "v19", "chat3", "chat4", "chat5", "chat6")
 # blind sets read once as judges since DEVELOPMENT was fixed: rated, but in no line's costs, so that a
 # line is chosen as before they were read (v11's refits kept v16, chat3, v17 and chat4 here; v20 and
-# chat7 judged the e5 refit on v12 in session 32)
-READ_AS_JUDGES: tuple[str, ...] = ("v20", "chat7")
+# chat7 judged the e5 refit on v12 in session 32; v21 and chat8 a first-stage candidate in session 34)
+READ_AS_JUDGES: tuple[str, ...] = ("v20", "chat7", "v21", "chat8")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
