@@ -29,9 +29,10 @@ half of the flags.
 Every benign and request set of `intent_generalisation.evaluate_shipped` is rated, the first stage
 alone (results key "first_stage") and with the veto at each `tau`; the development sets, whose totals
 choose a line (`chosen_line`), are the held-apart sets the first stage did not train on
-(`DEVELOPMENT`). Sets read once as the judges of a refit that shipped after `DEVELOPMENT` was fixed
-(`READ_AS_JUDGES`) are rated but kept out of those totals and of the requests lost that a line costs,
-so that the line is chosen as it was before they were read; the sets not yet read
+(`DEVELOPMENT`). Sets read once as judges after `DEVELOPMENT` was fixed (of the e5 refit that
+shipped, and of a first-stage candidate that did not: `READ_AS_JUDGES`) are rated but kept out of
+those totals and of the requests lost that a line costs, so that the line is chosen as it was before
+they were read; the sets not yet read
 (`intent_sets.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
 (`meta["development"]`, and `model_version`: the first stage whose flags chose its line).
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a

@@ -284,10 +284,15 @@ def _spelled_reading(answer: str, size: int) -> str:
         # ICAO spells x with a hyphen: read as two words, a NATO copy broke at every x (session 34)
         ("Alfa Mike Oscar X-ray India Charlie India Lima Lima India November", "amoxicillin"),
         ("Echo x-ray Tango Romeo Alfa", "extra"),
+        # after a word parting two spelled words, with a typographic hyphen, and in a long token
+        # of words joined by hyphens, however the deltas cut it (found in review)
+        ("Alfa Mike break X-ray India Charlie", "amxic"),
+        ("Alfa Mike Oscar X\u2010ray India Charlie", "amoxic"),
+        ("Alfa-Mike-Oscar-Papa-Golf-Hotel-X-ray-India-Charlie", "amopghxic"),
         # in prose it is the word it is, also before digit words
         ("an X-ray of one two", "anxrayof12"),
     ],
 )
 def test_the_spelled_view_reads_x_ray_as_x_after_a_spelled_word(answer: str, reading: str) -> None:
-    for size in (1, 5, len(answer)):
+    for size in range(1, len(answer) + 1):
         assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size

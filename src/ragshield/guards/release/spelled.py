@@ -19,19 +19,27 @@ from ragshield.guards.release.views import HoldingView
 # and reading them), lower case: the view folds case anyway
 _SPELLED = {word.lower().replace("-", ""): symbol.lower() for word, symbol in NATO_READ.items()}
 _MORSE = {code: char.lower() for char, code in MORSE.items()}
-# `X-ray` is one token (ICAO spells it with a hyphen): split at the hyphen it was read as the words
-# `x` and `ray`, and a NATO copy broke at every x (found by a long random sweep, session 34). It is
-# read as `x` only after a spelled word: in prose ("an X-ray of the knee") it is the word it is
+# `X-ray` is one token (ICAO spells it with a hyphen, which writers also set as U+2010, U+2011 or an
+# en dash): split there it was read as the words `x` and `ray`, and a NATO copy broke at every x
+# (found by a long random sweep, session 34). It is read as `x` only after a spelled word or a word
+# parting two (`pending`): in prose ("an X-ray of the knee") it is the word it is
+_HYPHENS = "-\u2010\u2011\u2013"
 _HYPHENED = {word.lower(): symbol.lower() for word, symbol in NATO_READ.items() if "-" in word}
-_TOKEN = re.compile(rf"(?i:x-ray)|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
+_TO_HYPHEN = str.maketrans(dict.fromkeys(_HYPHENS, "-"))
+_X_RAY = rf"(?<![^\W\d_])(?i:x[{_HYPHENS}]ray)"
+_TOKEN = re.compile(rf"{_X_RAY}|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
 _LONGEST_SPELLED = 24
 # the token `_TOKEN` reads last; Morse marks with the word before them (`FOUR-`): held alone, a
-# dash began the next feed and was read as a standalone Morse `t`
-_LAST_RUN = re.compile(rf"(?:(?:[^\W\d_]+|\d+){MORSE_MARK_CLASS}+|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+)\Z")
+# dash began the next feed and was read as a standalone Morse `t`; an `X-ray` whole or begun (`X-r`),
+# with the marks after it: cut inside, `X-` was fed and `ray` read later as a word of its own
+_LAST_RUN = re.compile(
+    rf"(?:(?<![^\W\d_])(?i:x[{_HYPHENS}](?:r(?:a(?:y{MORSE_MARK_CLASS}*)?)?)?)"
+    rf"|(?:[^\W\d_]+|\d+){MORSE_MARK_CLASS}+|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+)\Z"
+)
 _SPELLED_BYTES = frozenset(word.encode("ascii") for word in _SPELLED)
 _LETTER_RUNS = bytes(code if 97 <= code <= 122 else 32 for code in range(256))  # a-z kept, the rest a space
 
@@ -103,8 +111,8 @@ class SpelledView(HoldingView):
                 char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
                 if char is None:
                     continue  # unknown Morse or punctuation: nothing
-            elif "-" in token:
-                char = _HYPHENED.get(token.lower()) if after_spelled else None
+            elif len(token) == 5 and token[1] in _HYPHENS:  # `X-ray` (`_TOKEN`'s only such token)
+                char = _HYPHENED.get(token.lower().translate(_TO_HYPHEN)) if after_spelled or pending else None
             else:
                 char = _SPELLED.get(token.lower())
             spelled = not morse and char is not None
