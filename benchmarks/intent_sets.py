@@ -97,9 +97,11 @@ HELDOUT_SETS = {
     "chat8": DATA / "intent_chat_heldout_v8.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 34 by a helper
-# that read only `benchmarks/data/README.md` (chat9 in chat8's shape), for the next change to the guard
+# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 34 by helpers
+# that read only `benchmarks/data/README.md` (v22 in v21's shape; chat9 in chat8's), for the next
+# change to the guard
 UNREAD_JUDGES: dict[str, Path] = {
+    "v22": DATA / "intent_heldout_v22.jsonl",
     "chat9": DATA / "intent_chat_heldout_v9.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
