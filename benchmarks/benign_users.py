@@ -60,12 +60,18 @@ OUT = qs.REPO / "benchmarks" / "results" / "benign_users.json"
 REFUSED = ("blocked", "refused")
 
 
-def unseen_hard_set() -> qs.QuerySet:
+def unseen_hard_set(versions: list[str] | None = None) -> qs.QuerySet:
     """The benign rows of every held-apart set the shipped intent model did not train on, but the
-    chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on."""
+    chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on.
+    `versions` names the sets instead (to read two models on the same users)."""
     trained = set(isets.heldout_trained_on(IntentModel.load()))
-    versions = [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
-    texts = [e.text for version in versions for e in isets.heldout(isets.HELDOUT_SETS[version]) if e.label == 0]
+    versions = versions or [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
+    known = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
+    if unknown := [v for v in versions if v not in known]:
+        raise SystemExit(f"benign_users: unknown held-apart sets {unknown}; known: {sorted(known)}")
+    if seen := [v for v in versions if v in trained]:
+        print(f"benign_users: the shipped model trained on {seen}: its flags there are not a test", file=sys.stderr)
+    texts = [e.text for version in versions for e in isets.heldout(known[version]) if e.label == 0]
     note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} (not trained on)"
     return qs.QuerySet("intent-unseen-hard", "benign-stress", texts, note)
 
@@ -146,20 +152,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--user-queries", type=int, default=20, help="requests per simulated user")
     parser.add_argument("--sets", nargs="*", help="only these query sets (the others' rows are kept from the file)")
     parser.add_argument("--hard-per-set", type=int, default=1300, help="rows of intent-unseen-hard (at most)")
+    parser.add_argument(
+        "--hard-sets", nargs="*", help="held-apart sets of intent-unseen-hard (default: those not trained on)"
+    )
     parser.add_argument("--count-at", type=float, help="shield's intent count_at (default: shield's own)")
     parser.add_argument("--label", default="", help="suffix of the set names in the file (a second setting)")
     parser.add_argument("--out", type=Path, default=OUT, help="the results file (default: %(default)s)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         sys.exit(f"benign_users: no data folder at {args.data} (pass --data)")
+    hard_set = unseen_hard_set(args.hard_sets)  # before the indexes load: an unknown set name fails at once
     scenarios, embedder = qs.load_scenarios(args.data, args.cache, args.kbs)
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.sets and args.out.exists() else {}
     payload: dict[str, Any] = {"load_before": os.getloadavg()[0], "per_user": args.user_queries, "kbs": {}}
     for scenario in scenarios:
         index_dir = args.cache / {"healthcaremagic": "healthcaremagic-600", "enron": "enron-1500"}[scenario.kb]
         rows: dict[str, Any] = dict(previous.get("kbs", {}).get(scenario.kb, {}))
-        stress = (unseen_hard_set(),)
-        for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), *stress]:
+        for query_set in [*scenario.of_kind("benign", "benign-stress", "attack", "adaptive"), hard_set]:
             if args.sets and query_set.name not in args.sets:
                 continue
             limit = args.per_set if query_set.kind.startswith("benign") else args.attack_per_set
