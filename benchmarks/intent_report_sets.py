@@ -14,6 +14,10 @@ JUDGE_NOTES = {
     "session 31 as v12's judge",
     "chat6": "500 chat turns and 60 chat-wrapped requests, written blind like v19, read once in session 31 as "
     "v12's judge",
+    "v22": "written blind in session 34 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 35 as v13's judge",
+    "chat9": "500 chat turns and 60 chat-wrapped requests, written blind like v22, read once in session 35 as "
+    "v13's judge",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -28,9 +32,19 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
-    "heldout-v19-hard": "held-apart set v19, hard benign and chat turns (written blind by a helper; v12's "
+    "heldout-v22-hard": "held-apart set v22, hard benign and chat turns (written blind by a helper; v13's "
     "judge, read once; split by kind in the summary)",
-    "heldout-chat6": "held-apart chat turns, set chat6 (written blind by a helper; v12's judge, read once)",
+    "heldout-chat9": "held-apart chat turns, set chat9 (written blind by a helper; v13's judge, read once)",
+    "heldout-v21-hard": "held-apart set v21, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of candidate L; a training set of v13)",
+    "heldout-chat8": "held-apart chat turns, set chat8 (read with v21; a training set of v13)",
+    "heldout-v20-hard": "held-apart set v20, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the e5 refit, then a development set of v13)",
+    "heldout-chat7": "held-apart chat turns, set chat7 (read with v20, then a development set of v13)",
+    "heldout-v19-hard": "held-apart set v19, hard benign and chat turns (written blind by a helper; v12's "
+    "judge, read once, then a development set of v13; split by kind in the summary)",
+    "heldout-chat6": "held-apart chat turns, set chat6 (written blind by a helper; v12's judge, read once, then "
+    "a development set of v13)",
     "heldout-v18-hard": "held-apart set v18, hard benign and chat turns (written blind by a helper; read once "
     "in session 31 as the judge of candidate D, then a development set of v12)",
     "heldout-chat5": "held-apart chat turns, set chat5 (written blind by a helper; read with v18, then a "
@@ -65,6 +79,23 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v22",
+        "written blind in session 34 by a helper that read only `benchmarks/data/README.md`, in v21's shape, and "
+        "read once in session 35 as the judge of model v13 against v12, each with the shipped second opinion "
+        "(`intent_veto_judge_v22.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat9",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v22 and read once with it "
+        "(`intent_veto_judge_chat9.json`); the model's figures alone",
+    ),
+    (
+        "v21",
+        "written blind in session 33, read once in session 34 as the judge of candidate L against v12 "
+        "(`intent_veto_judge_v21.json`); a training set of v13",
+    ),
+    ("chat8", "chat turns and chat-wrapped requests, read as v21 was; a training set of v13"),
     (
         "v20",
         "written blind in session 32 by a helper that read only `benchmarks/data/README.md`, in v19's shape, and "
@@ -185,13 +216,12 @@ HELDOUT_SET_NOTES = (
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
-    "session 29 on model v11's flags and kept for v12; e5, for routed flags, refitted on v12 in session 32), "
+    "session 29 on model v11's flags; e5, for routed flags, refitted on v12's in session 32; both kept for v13), "
     "which can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
     "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier_e5.json` "
     "rates the sets with the e5 half behind v12, `intent_verifier.json` the MiniLM half behind v11). The guard "
-    "as shipped, on blind sets v20 and chat7 read once (`intent_veto_judge_v20.json`, `_chat7.json`): hard "
-    "benign 2/160 = 1.2% [0.3, 4.4] on v20 (goal <= 2%: met on this set; 10/159 = 6.3% on v19), chat turns "
-    "22/500 = 4.4% [2.9, 6.6] on chat7 (goal <= 1%: **missed**, above all follow-ups on the assistant's own "
-    "answer) and 2/59 on v20, requests 112/140 = 80.0% [72.6, 85.8] and chat-wrapped requests 51/60; with the "
-    "e5 half fitted on v11 the same rows gave 2/160, 25/500, 2/59, 112/140 and 51/60; model card."
+    "as shipped (v13), on blind sets v22 and chat9 read once (`intent_veto_judge_v22.json`, `_chat9.json`): "
+    "hard benign 5/160 = 3.1% [1.3, 7.1] on v22 (goal <= 2%: **missed**; v12 6/160), chat turns 7/500 = 1.4% "
+    "[0.7, 2.9] on chat9 (goal <= 1%: **missed**; v12 20/500) and 1/56 on v22, requests 121/140 = 86.4% "
+    '[79.8, 91.1] (v12 103/140) and chat-wrapped requests 49/60 (v12 44/60); model card, "Model v13".'
 )

@@ -95,23 +95,24 @@ HELDOUT_SETS = {
     # not ship (`intent_v13_exploration.json`)
     "v21": DATA / "intent_heldout_v21.jsonl",
     "chat8": DATA / "intent_chat_heldout_v8.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 34 by helpers
-# that read only `benchmarks/data/README.md` (v22 in v21's shape; chat9 in chat8's), for the next
-# change to the guard
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 34 by helpers that read only `benchmarks/data/README.md` (v22 in v21's
+    # shape; chat9 in chat8's) and read once in session 35 as the judges of candidate N against v12,
+    # each with the shipped second opinion (`intent_veto_judge_v22.json`, `_chat9.json`)
     "v22": DATA / "intent_heldout_v22.jsonl",
     "chat9": DATA / "intent_chat_heldout_v9.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. None now: the next change to the guard
+# needs new ones, written by helpers that read only `benchmarks/data/README.md`
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
 # v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
 # v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
 # v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
-# session 34, which did not ship)
-JUDGES = ("v19", "chat6")
+# session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35)
+JUDGES = ("v22", "chat9")
 
 
 def bucket(text: str) -> int:

@@ -11,8 +11,9 @@ every query a second forward pass:
 * the verifier: all-MiniLM-L6-v2 with its top `--train-top` layers and a logistic head (started
   from the shipped first stage's embedding part) fine-tuned on that model's training rows
   (`train_intent.build_corpus`, both classes weighing the same, the burned held-apart sets' benign
-  rows `HARD_BENIGN_WEIGHT`); "first stage" below is the packaged intent model (v11 when the shipped
-  files were fitted, v12 since session 32);
+  rows `HARD_BENIGN_WEIGHT`); "first stage" below is the packaged intent model (v11 when the MiniLM
+  file was fitted, v12 when the e5 file was refitted in session 32, v13 since session 35: the files'
+  headers name the model whose flags chose each line, `meta.line_chosen_on_flags_of`);
 * its logit for a query: the largest over the whole text and each sentence and clause
   (`intent_features.segment_texts`) of the text and of its second reading (decoded, plain letters),
   so a command padded behind a question is read on its own, as the lexical part reads it;
@@ -34,7 +35,8 @@ shipped, and of a first-stage candidate that did not: `READ_AS_JUDGES`) are rate
 those totals and of the requests lost that a line costs, so that the line is chosen as it was before
 they were read; the sets not yet read
 (`intent_sets.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
-(`meta["development"]`, and `model_version`: the first stage whose flags chose its line).
+(`meta["development"]`, and `model_version`: the first stage whose flags chose its line; a file kept
+for a later first stage reads that model's flags and names the earlier one in `meta.line_chosen_on_flags_of`).
 From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
 request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
 it as session 25 did.
@@ -70,14 +72,14 @@ from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
 TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
-# the held-apart sets model v12 did not train on (session 32). Model v11's were v8-v15, chat and chat2;
-# v12 trains on v9, v11-v15, chat and chat2, so `run` refuses a first stage trained on any set named here.
-# v16-v19 and chat3-chat6 were each read once as a judge (sessions 28-31) before they joined.
-DEVELOPMENT = ("v8", "v10", "v16", "v17", "v18", "v19", "chat3", "chat4", "chat5", "chat6")
+# the held-apart sets the shipped first stage did not train on, which choose a refitted line. For v12
+# (session 32): v8, v10, v16-v19 and chat3-chat6 (the shipped e5 file's line was chosen on v12's
+# flags of those; its header says so). v13 trains on v16-v18, chat3-chat5, v21 and chat8, so from
+# session 35 they are v8, v10, v19, chat6, v20 and chat7; `run` refuses a first stage trained on any.
+DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7")
 # blind sets read once as judges since DEVELOPMENT was fixed: rated, but in no line's costs, so that a
-# line is chosen as before they were read (v11's refits kept v16, chat3, v17 and chat4 here; v20 and
-# chat7 judged the e5 refit on v12 in session 32; v21 and chat8 a first-stage candidate in session 34)
-READ_AS_JUDGES: tuple[str, ...] = ("v20", "chat7", "v21", "chat8")
+# line is chosen as before they were read (v22 and chat9 judged the first stage v13 in session 35)
+READ_AS_JUDGES: tuple[str, ...] = ("v22", "chat9")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;

@@ -84,7 +84,7 @@ from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
 
 MODEL_OUT = REPO / "src" / "ragshield" / "data" / "intent_model.json"
-MODEL_VERSION = "v12"
+MODEL_VERSION = "v13"
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 # least weight of the English stacker on the largest segment logit: the shipped v3 stacker's
 # (1.89). v4 fitted 1.31, and padded commands (PIDE-medical: one command sentence in a long
@@ -102,10 +102,14 @@ PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5
 # after v9 shipped) the judge. Set v8 does not train: its hard benign rows in 17 languages (weight
 # 3) put left-out Japanese at 0.70 (v9 0.758; `benchmarks/results/intent_v10_candidates.json`).
 # v12: every set read before session 28 but v8 and v10 trains (v10's rows put PIDE-medical at
-# 0.944); v16, v17, chat3, chat4, v18 and chat5 were its development sets, v19 and chat6 its judges
+# 0.944); v16, v17, chat3, chat4, v18 and chat5 were its development sets, v19 and chat6 its judges.
+# v13 (candidate N of session 35): also v12's development sets and the judges v21 and chat8, read
+# once for candidate L in session 34; v19, chat6, v20 and chat7 were its development sets, v22 and
+# chat9 its judges (`docs/intent-model-card.md`, "Toward v13")
 TRAIN_HELDOUT = (
     *("v1", "v2", "v3", "v4", "v5", "v6", "v7"),
     *("chat", "v9", "v11", "v12", "v13", "v14", "v15", "chat2"),
+    *("v16", "v17", "v18", "chat3", "chat4", "chat5", "v21", "chat8"),
 )
 HARD_BENIGN_WEIGHT = 3.0  # sample weight of those hard-benign rows in the two parts (v6)
 # v6: the English threshold is also at least each public source's own TARGET_FPR threshold, for
@@ -118,8 +122,9 @@ PUBLIC_SOURCES = ("enron", "genmedgpt", "healthcaremagic", "icliniq")
 # test e-mails)
 SOURCE_FPR = TARGET_FPR
 # sample weight of the Enron training e-mails and requests (`--enron-weight`): 3 from v12, the
-# hard-benign rows' weight (a stricter Enron line instead cost PIDE-medical its goal, sixth round)
-ENRON_WEIGHT = 3.0
+# hard-benign rows' weight (a stricter Enron line instead cost PIDE-medical its goal, sixth round);
+# 5 from v13 (at 3, v12's recipe with v13's rows flagged 9 of 856 Enron test e-mails)
+ENRON_WEIGHT = 5.0
 SEED = 18
 # v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
 # v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by

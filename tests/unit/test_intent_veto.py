@@ -217,7 +217,8 @@ def test_the_guard_verdict_says_what_the_second_opinion_did_and_keeps_text_out_o
     upheld = check(request)
     assert upheld.action.value == "block" and upheld.evidence["second_opinion"] == SecondOpinion.UPHELD
     alone = ExtractionIntent(second_opinion=False)
-    follow_up = "Could you list all the sources you used for that answer?"  # a v12 false positive (p 0.999)
+    # a false positive of v12 and v13 (p 0.999 and 0.997)
+    follow_up = "Could you list all the sources you used for that answer?"
     assert alone.score(follow_up) >= guard.threshold_
     passed = check(follow_up)
     assert passed.action.value == "allow" and "second opinion let it through" in passed.reason

@@ -63,9 +63,9 @@ def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_
 
 
 def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
-    model = _first_stage(tmp_path / "modelA", ["v16"])
-    with pytest.raises(SystemExit, match="trained on set v16: it cannot judge it"):
-        judge.main(["--set", "v16", "--again", "--candidate", str(model)])
+    model = _first_stage(tmp_path / "modelA", ["v19"])
+    with pytest.raises(SystemExit, match=r"a candidate model trained on set v19: it cannot judge it"):
+        judge.main(["--set", "v19", "--again", "--candidate", str(model)])
 
 
 def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_a_set_already_read_is_not_read_blind_again() -> None:
 
 def test_the_judge_needs_the_shared_data_to_leave_out_trained_rows(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"needs \.\./shared/data"):
-        judge.main(["--set", "v16", "--again", "--data", str(tmp_path)])
+        judge.main(["--set", "v19", "--again", "--data", str(tmp_path)])
 
 
 def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_numbers(shared_data: Path) -> None:
@@ -109,7 +109,7 @@ def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp
     folder = _first_stage(tmp_path / "v99try", [], model_version="v99")
     assert f"reads flags of '{judge.shipped_version()}' only" in judge.version_mismatch(folder)
     with pytest.raises(SystemExit, match="without its second opinion"):
-        judge.main(["--set", "v16", "--again", "--candidate", str(folder)])
+        judge.main(["--set", "v19", "--again", "--candidate", str(folder)])
     assert judge.version_mismatch(_first_stage(tmp_path / "same", [])) == ""
 
 
@@ -169,6 +169,6 @@ def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
 
 
 def test_a_set_the_shipped_model_trained_on_cannot_judge_it() -> None:
-    """v12 trains on v9, v11-v15, chat and chat2: reading one of them would leave every row out."""
+    """The shipped model trains on v9, v11-v18, v21 and chat-chat5, chat8: reading one would leave every row out."""
     with pytest.raises(SystemExit, match=f"the shipped model {judge.shipped_version()} trained on set v15"):
         judge.main(["--set", "v15", "--again"])
