@@ -102,9 +102,11 @@ HELDOUT_SETS = {
     "chat9": DATA / "intent_chat_heldout_v9.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. None now: the next change to the guard
-# needs new ones, written by helpers that read only `benchmarks/data/README.md`
-UNREAD_JUDGES: dict[str, Path] = {}
+# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 35 by helpers
+# that read only `benchmarks/data/README.md` (chat10 in chat9's shape), for the next change to the guard
+UNREAD_JUDGES: dict[str, Path] = {
+    "chat10": DATA / "intent_chat_heldout_v10.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
