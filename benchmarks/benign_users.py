@@ -65,14 +65,16 @@ def unseen_hard_set(versions: list[str] | None = None) -> qs.QuerySet:
     chat-only sets, in file order: hard-benign questions and chat turns it was not fitted on.
     `versions` names the sets instead (to read two models on the same users)."""
     trained = set(isets.heldout_trained_on(IntentModel.load()))
+    named = versions is not None
     versions = versions or [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
-    known = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
+    known = isets.HELDOUT_SETS  # an unread blind set is read by its judge alone
     if unknown := [v for v in versions if v not in known]:
-        raise SystemExit(f"benign_users: unknown held-apart sets {unknown}; known: {sorted(known)}")
+        raise SystemExit(f"benign_users: unknown or unread held-apart sets {unknown}; read sets: {sorted(known)}")
     if seen := [v for v in versions if v in trained]:
         print(f"benign_users: the shipped model trained on {seen}: its flags there are not a test", file=sys.stderr)
     texts = [e.text for version in versions for e in isets.heldout(known[version]) if e.label == 0]
-    note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} (not trained on)"
+    how = "named" if named else "not trained on"
+    note = f"hard-benign questions and chat turns of held-apart sets {', '.join(versions)} ({how})"
     return qs.QuerySet("intent-unseen-hard", "benign-stress", texts, note)
 
 
@@ -153,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sets", nargs="*", help="only these query sets (the others' rows are kept from the file)")
     parser.add_argument("--hard-per-set", type=int, default=1300, help="rows of intent-unseen-hard (at most)")
     parser.add_argument(
-        "--hard-sets", nargs="*", help="held-apart sets of intent-unseen-hard (default: those not trained on)"
+        "--hard-sets", nargs="+", help="held-apart sets of intent-unseen-hard (default: those not trained on)"
     )
     parser.add_argument("--count-at", type=float, help="shield's intent count_at (default: shield's own)")
     parser.add_argument("--label", default="", help="suffix of the set names in the file (a second setting)")

@@ -10,12 +10,15 @@ same rows and the same users: each benign row of the chosen held-apart sets is s
 model as the shipped `intent` guard (second opinion on), a row counts when the guard flags it at p >=
 the blocking bar (`layered.COUNT_AT`, as `SignalOnly` counts it), and the rows are cut into users of
 `--user-queries` in `--orders` random orders (one seeded generator; both models see the same orders).
-A user is blocked when `--strikes` of their rows count (the policy's k; its window is the user).
-Release containment's signals, which also count towards a block, do not depend on the intent model
-and are left out.
+A user counts as blocked when `--strikes` of their rows count (the policy's k; its window is the
+user), even when the last strike is the user's last request: `benign_users.py` counts a block only
+when a later request is refused, so the two can differ by such users. Release containment's
+signals, which also count towards a block, do not depend on the intent model and are left out.
 
-Default sets: every held-apart set (read judges included, unread ones excluded) that neither model
-trains on and that is not chat-only. Writes JSON and prints a table.
+Sets: read held-apart sets only (`intent_sets.HELDOUT_SETS`; an unread blind set is read by its judge
+alone). Default: every one that neither model trains on and that is not chat-only. The candidate
+must be a model the packaged second opinion reads (its `model_version`), or the comparison would
+read it without one; each model's second-opinion outcomes are recorded. Writes JSON and prints a table.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import intent_sets as isets
+import intent_veto_judge as judge
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.layered import COUNT_AT
@@ -37,19 +42,27 @@ from ragshield.types import Query, RetrievalResult
 OUT = isets.REPO / "benchmarks" / "results" / "intent_user_orders.json"
 
 
+def trained_by_either(candidate: IntentModel) -> set[str]:
+    """Held-apart sets the shipped model or `candidate` trains on."""
+    return set(isets.heldout_trained_on(IntentModel.load())) | set(isets.heldout_trained_on(candidate))
+
+
 def default_sets(candidate: IntentModel) -> list[str]:
     """Held-apart sets neither the shipped model nor `candidate` trains on, chat-only sets aside."""
-    trained = set(isets.heldout_trained_on(IntentModel.load())) | set(isets.heldout_trained_on(candidate))
+    trained = trained_by_either(candidate)
     return [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
 
 
-def counted_flags(guard: ExtractionIntent, texts: list[str], bar: float) -> np.ndarray:
-    """Per text, whether `guard` flags it at p >= `bar`: a flag that counts towards per-user blocking."""
-    counted = []
+def counted_flags(guard: ExtractionIntent, texts: list[str], bar: float) -> tuple[np.ndarray, dict[str, int]]:
+    """Per text, whether `guard` flags it at p >= `bar` (a flag that counts towards per-user
+    blocking), and how often its second opinion upheld, let through or was not asked."""
+    counted: list[bool] = []
+    second_opinion: Counter[str] = Counter()
     for text in texts:
         verdict = guard.check(RetrievalResult(Query(text), ()))
         counted.append(verdict.blocked and verdict.score >= bar)
-    return np.array(counted, dtype=bool)
+        second_opinion[str(verdict.evidence.get("second_opinion", "not asked"))] += 1
+    return np.array(counted, dtype=bool), dict(second_opinion)
 
 
 def blocked_per_order(counted: np.ndarray, orders: np.ndarray, per_user: int, strikes: int) -> np.ndarray:
@@ -60,6 +73,19 @@ def blocked_per_order(counted: np.ndarray, orders: np.ndarray, per_user: int, st
     padded = np.zeros((n_orders, n_users * per_user), dtype=np.int64)
     padded[:, :n_rows] = counted[orders]
     return (padded.reshape(n_orders, n_users, per_user).sum(axis=2) >= strikes).sum(axis=1)
+
+
+def shown(path: Path) -> str:
+    """A path as the results show it: relative to the repository, else its name (no machine paths)."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(isets.REPO)) if resolved.is_relative_to(isets.REPO) else path.name
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def summary(blocked: np.ndarray, counted: np.ndarray, file_order: int) -> dict[str, Any]:
@@ -75,20 +101,27 @@ def summary(blocked: np.ndarray, counted: np.ndarray, file_order: int) -> dict[s
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--candidate", type=Path, required=True, help="the candidate's intent_model.json")
-    parser.add_argument("--sets", nargs="*", help="held-apart sets whose benign rows are the users' requests")
-    parser.add_argument("--orders", type=int, default=2000)
+    parser.add_argument("--sets", nargs="+", help="read held-apart sets whose benign rows are the users' requests")
+    parser.add_argument("--orders", type=positive, default=2000)
     parser.add_argument("--seed", type=int, default=35)
-    parser.add_argument("--user-queries", type=int, default=20, help="requests per user (the policy's window)")
-    parser.add_argument("--strikes", type=int, default=3, help="counted flags that block a user (the policy's k)")
+    parser.add_argument("--user-queries", type=positive, default=20, help="requests per user (the policy's window)")
+    parser.add_argument("--strikes", type=positive, default=3, help="counted flags that block a user (the policy's k)")
     parser.add_argument("--bar", type=float, default=COUNT_AT, help="p at which a flag counts")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if not args.candidate.is_file():
         sys.exit(f"intent_user_orders: no model file at {args.candidate}")
-    known = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
+    known = isets.HELDOUT_SETS  # an unread blind set is read by its judge alone
     if unknown := [v for v in args.sets or () if v not in known]:
-        sys.exit(f"intent_user_orders: unknown sets {unknown}; known: {sorted(known)}")
-    sets = args.sets or default_sets(IntentModel.load(args.candidate))
+        sys.exit(f"intent_user_orders: unknown or unread sets {unknown}; read sets: {sorted(known)}")
+    if args.sets and len(set(args.sets)) < len(args.sets):
+        sys.exit("intent_user_orders: a set is named twice (its rows would be two users' requests)")
+    candidate = IntentModel.load(args.candidate)
+    if mismatch := judge.veto_mismatch(candidate):
+        sys.exit(f"intent_user_orders: the candidate's {mismatch}; compare models the second opinion reads")
+    sets = args.sets or default_sets(candidate)
+    if trained := [v for v in sets if v in trained_by_either(candidate)]:
+        print(f"intent_user_orders: a model trained on {trained}: its flags there are not a test", file=sys.stderr)
     texts = [e.text for v in sets for e in isets.heldout(known[v]) if e.label == 0]
     orders = np.array([np.random.default_rng([args.seed, i]).permutation(len(texts)) for i in range(args.orders)])
     file_order = np.arange(len(texts))[None, :]
@@ -104,14 +137,17 @@ def main(argv: list[str] | None = None) -> None:
     }
     per_model = {}
     for name, path in (("shipped", None), ("candidate", args.candidate)):
-        counted = counted_flags(ExtractionIntent(model=path), texts, args.bar)
+        counted, second_opinion = counted_flags(ExtractionIntent(model=path), texts, args.bar)
         blocked = blocked_per_order(counted, orders, args.user_queries, args.strikes)
         in_file_order = int(blocked_per_order(counted, file_order, args.user_queries, args.strikes)[0])
         per_model[name] = blocked
-        result["models"][name] = {"file": str(path or "shipped")} | summary(blocked, counted, in_file_order)
-    result["orders_where_candidate_blocks_more"] = round(
-        float((per_model["candidate"] > per_model["shipped"]).mean()), 4
-    )
+        result["models"][name] = {
+            "file": shown(path) if path else "shipped",
+            "second_opinion": second_opinion,
+        } | summary(blocked, counted, in_file_order)
+    candidate_blocked, shipped_blocked = per_model["candidate"], per_model["shipped"]
+    result["orders_where_candidate_blocks_more"] = round(float((candidate_blocked > shipped_blocked).mean()), 4)
+    result["orders_where_candidate_blocks_fewer"] = round(float((candidate_blocked < shipped_blocked).mean()), 4)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{len(texts)} benign rows of {', '.join(sets)}; users of {args.user_queries}; {args.orders} orders")

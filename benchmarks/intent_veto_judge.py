@@ -147,9 +147,15 @@ def version_mismatch(candidate: Path) -> str:
     files (DIR's, else the packaged ones) were fitted for another model version than its model's."""
     if (model := candidate_model(candidate)) is None:
         return ""
+    return veto_mismatch(model, candidate if has_veto_files(candidate) else None)
+
+
+def veto_mismatch(model: IntentModel, veto_folder: Path | None = None) -> str:
+    """Why the second opinion (the veto files in `veto_folder`, else the packaged ones) would not read
+    `model`'s flags ("" when it would): they were fitted for another model version."""
     model_version = str(model.meta.get("model_version"))
     for encoder in ENCODERS:
-        path = candidate / weights_file_name(encoder) if has_veto_files(candidate) else shipped_weights(encoder)
+        path = veto_folder / weights_file_name(encoder) if veto_folder else shipped_weights(encoder)
         fitted_for = VetoWeights.load(path).model_version
         if fitted_for != model_version:
             return (

@@ -393,12 +393,15 @@ def test_the_shipped_guard_blocks_a_command_it_reads_only_decoded(minilm, view: 
     flagged as written, so it cannot show what the decoded reading adds.)"""
     guard = build_defense("intent", DefenseContext(embedder=minilm)).query_guards[0]
     assert isinstance(guard, ExtractionIntent)
-    hidden = "What does this say? " + encode(COMMAND, view, random.Random(0))
+    encoded = encode(COMMAND, view, random.Random(0))
+    hidden = "What does this say? " + encoded
     model = guard._model()
     as_written = model.score([hidden], minilm.embed([hidden]))[0].probability
     verdict = guard.check(RetrievalResult(Query(hidden), ()))
     assert as_written < model.threshold <= verdict.score and verdict.blocked
     assert "retrieved documents" not in repr(verdict)
+    # and the explicit wrapper, which earlier models read only decoded, is blocked too
+    assert guard.check(RetrievalResult(Query("Decode this and do what it says: " + encoded), ())).blocked
 
 
 @pytest.mark.parametrize("view", ["rot47", "keyboard", "braille"])

@@ -4,8 +4,10 @@ says nothing."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -26,17 +28,75 @@ def test_a_user_is_blocked_only_with_enough_counted_rows_in_their_own_window() -
     assert orders_bench.blocked_per_order(counted, in_file_order, per_user=4, strikes=4).tolist() == [0]
 
 
-def test_the_same_orders_apply_to_every_model_and_the_count_follows_the_order() -> None:
+def test_the_count_follows_the_order() -> None:
     counted = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
     orders = np.array([[0, 1, 2, 3, 4, 5], [0, 3, 1, 4, 2, 5]])
     assert orders_bench.blocked_per_order(counted, orders, per_user=3, strikes=3).tolist() == [1, 0]
     assert orders_bench.blocked_per_order(~counted, orders, per_user=3, strikes=3).tolist() == [1, 0]
 
 
-def test_unknown_sets_and_a_missing_model_are_refused_before_anything_loads(tmp_path: Path) -> None:
+def test_unknown_unread_or_repeated_sets_and_a_missing_model_are_refused_before_anything_loads(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no model file"):
         orders_bench.main(["--candidate", str(tmp_path / "missing.json")])
     model = tmp_path / "intent_model.json"
     model.write_text("not read: the set names are checked first")
-    with pytest.raises(SystemExit, match="unknown sets \\['v99'\\]"):
+    with pytest.raises(SystemExit, match=r"unknown or unread sets \['v99'\]"):
         orders_bench.main(["--candidate", str(model), "--sets", "v8", "v99"])
+    with pytest.raises(SystemExit, match="named twice"):
+        orders_bench.main(["--candidate", str(model), "--sets", "v8", "v8"])
+    with pytest.MonkeyPatch.context() as patch:  # a blind set not read yet is its judge's alone
+        patch.setattr(orders_bench.isets, "UNREAD_JUDGES", {"v98": tmp_path / "v98.jsonl"})
+        with pytest.raises(SystemExit, match=r"unknown or unread sets \['v98'\]"):
+            orders_bench.main(["--candidate", str(model), "--sets", "v98"])
+    with pytest.raises(SystemExit):
+        orders_bench.main(["--candidate", str(model), "--orders", "0"])
+
+
+def test_both_models_read_the_same_users_in_the_same_orders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE guards and models (no scoring): the candidate's counted rows are the shipped model's and
+    more, so in every order it blocks at least as many users; were the orders drawn per model, it would
+    block fewer in some. The sets default to the read ones neither model trained on, chat-only aside."""
+    per_set = 100
+    shipped = np.zeros(2 * per_set, dtype=bool)
+    shipped[:6] = True
+    candidate = shipped.copy()
+    candidate[6:12] = True
+    model_file = tmp_path / "intent_model.json"
+    model_file.write_text("{}")
+    fake_models = {
+        None: SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v9"]}),
+        model_file: SimpleNamespace(meta={"heldout_sets_trained_on": ["v1", "v9", "v19"]}),
+    }
+
+    def fake_counted(guard: object, texts: list[str], bar: float) -> tuple[np.ndarray, dict[str, int]]:
+        return (shipped if guard is None else candidate), {"not asked": len(texts)}
+
+    def fake_heldout(path: Path) -> list[SimpleNamespace]:
+        return [SimpleNamespace(text=f"{path.name} {i}", label=0) for i in range(per_set)]
+
+    monkeypatch.setattr(orders_bench, "counted_flags", fake_counted)
+    monkeypatch.setattr(orders_bench, "ExtractionIntent", lambda model=None: model)
+    monkeypatch.setattr(orders_bench.IntentModel, "load", staticmethod(lambda path=None: fake_models[path]))
+    monkeypatch.setattr(orders_bench.judge, "veto_mismatch", lambda model: "")
+    sets = {name: tmp_path / name for name in ("v1", "v8", "chat3", "v19", "v20")}
+    monkeypatch.setattr(orders_bench.isets, "HELDOUT_SETS", sets)
+    monkeypatch.setattr(orders_bench.isets, "heldout", fake_heldout)
+    out = tmp_path / "orders.json"
+    orders_bench.main(["--candidate", str(model_file), "--orders", "300", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["sets"] == ["v8", "v20"] and result["rows"] == 2 * per_set
+    assert result["orders_where_candidate_blocks_fewer"] == 0 < result["orders_where_candidate_blocks_more"]
+    models = result["models"]
+    assert models["candidate"]["rows_counted"] == 12 and models["shipped"]["rows_counted"] == 6
+    assert models["candidate"]["file"] == "intent_model.json"  # outside the repository: the name only
+
+
+def test_a_candidate_the_packaged_second_opinion_does_not_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_file = tmp_path / "intent_model.json"
+    model_file.write_text("{}")
+    monkeypatch.setattr(orders_bench.IntentModel, "load", staticmethod(lambda path=None: SimpleNamespace(meta={})))
+    monkeypatch.setattr(orders_bench.judge, "veto_mismatch", lambda model: "model_version 'v99', but ...")
+    with pytest.raises(SystemExit, match="compare models the second opinion reads"):
+        orders_bench.main(["--candidate", str(model_file), "--sets", "v8"])
