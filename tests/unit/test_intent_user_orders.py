@@ -100,3 +100,29 @@ def test_a_candidate_the_packaged_second_opinion_does_not_read_is_refused(
     monkeypatch.setattr(orders_bench.judge, "veto_mismatch", lambda model: "model_version 'v99', but ...")
     with pytest.raises(SystemExit, match="compare models the second opinion reads"):
         orders_bench.main(["--candidate", str(model_file), "--sets", "v8"])
+
+
+def test_the_blocking_bar_benchmark_counts_each_bar_on_the_same_flags_and_orders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAKE scores (no model): a row counts at a bar when it was flagged at p >= the bar, so a
+    higher bar counts fewer rows and, on the same orders, never blocks more users."""
+    import intent_blocking_bar as bar_bench
+
+    scores = np.zeros(100)
+    scores[:12] = [0.975, 0.975, 0.975, 0.975, 0.985, 0.985, 0.985, 0.985, 0.995, 0.995, 0.995, 0.995]
+    monkeypatch.setattr(bar_bench, "flag_scores", lambda guard, texts: scores)
+    monkeypatch.setattr(bar_bench, "ExtractionIntent", lambda: None)
+    monkeypatch.setattr(bar_bench.isets, "HELDOUT_SETS", {"v8": tmp_path / "v8"})
+    monkeypatch.setattr(
+        bar_bench.isets, "heldout", lambda path: [SimpleNamespace(text=str(i), label=0) for i in range(100)]
+    )
+    out = tmp_path / "bars.json"
+    bar_bench.main(["--sets", "v8", "--orders", "400", "--user-queries", "10", "--out", str(out)])
+    bars = json.loads(out.read_text())["bars"]
+    assert [bars[b]["rows_counted"] for b in ("0.97", "0.98", "0.99")] == [12, 8, 4]
+    means = [bars[b]["mean_blocked_users_per_order"] for b in ("0.97", "0.98", "0.99")]
+    assert means == sorted(means, reverse=True) and means[0] > means[2]
+    assert bars["0.97"]["blocked_in_file_order"] == 1  # rows 0-9 hold ten counted, rows 10-19 only two
+    with pytest.raises(SystemExit, match="a bar is a probability"):
+        bar_bench.main(["--bars", "1.0", "--out", str(out)])
