@@ -82,13 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     users = -(-len(texts) // args.user_queries)
     print(f"{len(texts)} benign rows of {', '.join(sets)} ({result['flagged']} flagged); {users} users of")
     print(f"{args.user_queries}; {args.orders} orders")
-    print("| bar | rows counted | blocked users per order (mean) | orders with a block | in file order |")
-    print("|---|---|---|---|---|")
-    for bar, row in result["bars"].items():
-        print(
-            f"| {bar} | {row['rows_counted']} | {row['mean_blocked_users_per_order']} | "
-            f"{row['orders_with_a_blocked_user']} | {row['blocked_in_file_order']} |"
-        )
+    orders_bench.print_table("bar", result["bars"])
     print(f"wrote {args.out}")
 
 

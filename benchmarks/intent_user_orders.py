@@ -98,6 +98,17 @@ def summary(blocked: np.ndarray, counted: np.ndarray, file_order: int) -> dict[s
     }
 
 
+def print_table(first: str, rows: dict[str, dict[str, Any]]) -> None:
+    """The summaries (`summary`) as a markdown table, one row per model or bar."""
+    print(f"| {first} | rows counted | blocked users per order (mean) | orders with a block | in file order |")
+    print("|---|---|---|---|---|")
+    for name, row in rows.items():
+        print(
+            f"| {name} | {row['rows_counted']} | {row['mean_blocked_users_per_order']} | "
+            f"{row['orders_with_a_blocked_user']} | {row['blocked_in_file_order']} |"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--candidate", type=Path, required=True, help="the candidate's intent_model.json")
@@ -151,13 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{len(texts)} benign rows of {', '.join(sets)}; users of {args.user_queries}; {args.orders} orders")
-    print("| model | rows counted | blocked users per order (mean) | orders with a block | in file order |")
-    print("|---|---|---|---|---|")
-    for name, row in result["models"].items():
-        print(
-            f"| {name} | {row['rows_counted']} | {row['mean_blocked_users_per_order']} | "
-            f"{row['orders_with_a_blocked_user']} | {row['blocked_in_file_order']} |"
-        )
+    print_table("model", result["models"])
     print(f"wrote {args.out}")
 
 
