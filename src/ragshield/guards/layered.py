@@ -21,14 +21,15 @@ the side effects of ibuprofen", docs/results/query_detection.md), and refusing t
 refuse benign users; release containment, not the guess, is what keeps records in. Only intent
 signals count towards per-user blocking (a confidently flagged query, a canary exposed in an
 obfuscated form, an oracle violation); redactions alone do not, so a benign user whose answer quoted
-a record is not blocked. A flag counts only at p >= `count_at` (default `COUNT_AT`, 0.97; never
-below the guard's own threshold, so after `ragshield calibrate` the bar is the higher of the two):
-of the 878 hard-benign questions and chat turns of the intent model's development sets, 11 (1.3%)
-reach it against 34 (3.9%) at the flagging threshold, while requests still reach it 60-91% of the
-time, so an attacker is still blocked after a few more answers and a user who asks only such
-questions is blocked by chance far less often (a window of 20 reaching 3 flags: 0.2% against
-4.0%). That is a trade: wordings that score between the threshold and the bar are answered and
-contained but never block their sender on the query flag alone. A flag below the bar still puts
+a record is not blocked. A flag counts only at p >= `count_at` (default `COUNT_AT`, 0.99 from intent
+model v13, 0.97 before; never below the guard's own threshold, so after `ragshield calibrate` the bar
+is the higher of the two): of the 2,494 hard-benign questions and chat turns of the read held-apart
+sets v13 does not train on, 14 reach it against 51 flagged (25 at 0.97); cut into 125 users of 20
+in random orders, they hold a user blocked by chance in 2% of the orders (11% at 0.97;
+`benchmarks/intent_blocking_bar.py`), while all 103 simulated attackers are still blocked,
+after a median of 3 answers as at 0.97 (`benchmarks/benign_users.py`). That is a trade: wordings
+that score between the threshold and the bar are answered and contained but never block their
+sender on the query flag alone. A flag below the bar still puts
 canaries in the request's context. The per-user policy itself is the system's (`policy:` in the
 config; `serve` turns it on).
 
@@ -75,9 +76,9 @@ DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "canary-rag": {"on_violation": "redact", "per_chunk": "auto"},  # and `when` (see CANARY_WHEN)
 }
 # the intent probability at or above which a flag also counts towards per-user blocking (see the
-# module docstring; chosen on the intent model's development sets, `intent: {count_at: 0}` counts
-# every flag)
-COUNT_AT = 0.97
+# module docstring; 0.97 chosen on model v11's development sets, 0.99 for v13 by the rule in the
+# intent model card, "The blocking bar for v13"; `intent: {count_at: 0}` counts every flag)
+COUNT_AT = 0.99
 
 
 @forwards(LAYERS)
