@@ -291,6 +291,11 @@ def _spelled_reading(answer: str, size: int) -> str:
         ("Alfa-Mike-Oscar-Papa-Golf-Hotel-X-ray-India-Charlie", "amopghxic"),
         # in prose it is the word it is, also before digit words
         ("an X-ray of one two", "anxrayof12"),
+        # with a space for the hyphen, inside a NATO copy only (session 35), at its end too
+        ("Alfa Mike Oscar X ray India Charlie", "amoxic"),
+        ("Alfa Mike Oscar x RAY", "amox"),
+        ("an X ray of one two", "anxrayof12"),
+        ("Alfa Mike X rays", "amxrays"),
     ],
 )
 def test_the_spelled_view_reads_x_ray_as_x_after_a_spelled_word(answer: str, reading: str) -> None:
