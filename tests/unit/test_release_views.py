@@ -261,6 +261,12 @@ class _Symbols:
         ("Sierra Tango one four zero zero Smith Street", "st1400smithstreet"),
         # Morse after NATO words keeps its first letter
         ("Alfa Bravo .- -...", "abab"),
+        # the same word between every pair of NATO words parts them from its second time (session 35)
+        ("Alfa stop Bravo stop Charlie stop Delta", "astopbcd"),
+        ("Alfa stop Bravo stop Charlie stop // stop Delta stop Echo", "astopbcde"),
+        ("Alfa \u2014 Bravo \u2014 Charlie", "atbc"),
+        # in prose a repeated word after a lone NATO word stays the text's own
+        ("Oscar said hello and Victor said hi", "osaidhelloandvsaidhi"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:

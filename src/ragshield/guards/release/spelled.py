@@ -75,6 +75,7 @@ class SpelledView(HoldingView):
     _streak: int = 0  # NATO letter words read so far in a row (one parting word between words allowed)
     _after_spelled: bool = False  # the last token read was a NATO or digit word
     _pending: tuple[str, int] | None = None  # a word or dash after one, kept until the next token shows what it is
+    _separator: str = ""  # the word read as text right after a lone spelled word: it may part every pair
 
     def _cut(self, text: str) -> int:
         # hold the last, maybe unfinished whitespace-separated token; `str.split` splits where `\s`
@@ -104,7 +105,7 @@ class SpelledView(HoldingView):
             self._recent = ""
         chars: list[str] = []
         owners: list[int] = []
-        streak, after_spelled, pending = self._streak, self._after_spelled, self._pending
+        streak, after_spelled, pending, separator = self._streak, self._after_spelled, self._pending, self._separator
         for match in _TOKEN.finditer(text):
             token = match.group()
             morse = token[0] in MORSE_MARKS
@@ -125,6 +126,8 @@ class SpelledView(HoldingView):
                 owners.append(pending[1])
                 pending, after_spelled, streak = None, True, streak + 1
                 continue
+            if pending is not None and not spelled and token.lower() == pending[0].lower():
+                continue  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
             if pending is not None:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
                 # spelled in NATO words parts them: read as nothing, so the letters stay one run;
@@ -133,15 +136,22 @@ class SpelledView(HoldingView):
                     chars.append(pending[0])
                     owners.extend([pending[1]] * len(pending[0]))
                 pending = None
-            elif after_spelled and streak >= 2 and ((not morse and char is None) or (morse and len(token) == 1)):
+            elif (
+                after_spelled
+                and (streak >= 2 or token.lower() == separator)
+                and ((not morse and char is None) or (morse and len(token) == 1))
+            ):
+                # after two NATO words, or the same word again after one (`Alfa stop Bravo stop ...`:
+                # a word between every pair never lets two stand together)
                 pending, after_spelled = (token, start + match.start()), False
                 continue
             if not spelled:
+                separator = token.lower() if after_spelled else ""
                 streak = 0
             elif char is not None and char.isalpha():
                 streak += 1  # NATO letter words make the streak; digit words keep it
             after_spelled = spelled
             chars.append(token if char is None else char)
             owners.extend([start + match.start()] * len(chars[-1]))
-        self._streak, self._after_spelled, self._pending = streak, after_spelled, pending
+        self._streak, self._after_spelled, self._pending, self._separator = streak, after_spelled, pending, separator
         self.track.feed(*fold_text_at("".join(chars), owners))
