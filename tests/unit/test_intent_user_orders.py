@@ -118,8 +118,10 @@ def test_the_blocking_bar_benchmark_counts_each_bar_on_the_same_flags_and_orders
         bar_bench.isets, "heldout", lambda path: [SimpleNamespace(text=str(i), label=0) for i in range(100)]
     )
     out = tmp_path / "bars.json"
-    bar_bench.main(["--sets", "v8", "--orders", "400", "--user-queries", "10", "--out", str(out)])
+    bars_asked = ["--bars", "0.97", "0.972", "0.98", "0.99"]
+    bar_bench.main(["--sets", "v8", *bars_asked, "--orders", "400", "--user-queries", "10", "--out", str(out)])
     bars = json.loads(out.read_text())["bars"]
+    assert bars["0.97"] == bars["0.972"]  # the same rows counted: the same users in the same orders
     assert [bars[b]["rows_counted"] for b in ("0.97", "0.98", "0.99")] == [12, 8, 4]
     means = [bars[b]["mean_blocked_users_per_order"] for b in ("0.97", "0.98", "0.99")]
     assert means == sorted(means, reverse=True) and means[0] > means[2]

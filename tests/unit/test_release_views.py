@@ -265,12 +265,17 @@ class _Symbols:
         ("Alfa stop Bravo stop Charlie stop Delta", "astopbcd"),
         ("Alfa stop Bravo stop Charlie stop // stop Delta stop Echo", "astopbcde"),
         ("Alfa \u2014 Bravo \u2014 Charlie", "atbc"),
-        # in prose a repeated word after a lone NATO word stays the text's own
-        ("Oscar said hello and Victor said hi", "osaidhelloandvsaidhi"),
+        # in prose a word repeated after a lone NATO word stays the text's own, and digit words alone
+        # never make a parting word
+        ("Oscar said hello and Victor said Tango", "osaidhelloandvsaidt"),
+        ("one and two and three", "1and2and3"),
+        ("Alfa stop one stop two stop Bravo", "astop12b"),
+        # and X ray inside such a copy is the x
+        ("Alfa stop Bravo stop X ray stop Charlie stop Delta", "astopbxcd"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
-    for size in (1, 5, len(answer)):  # however the answer is split
+    for size in range(1, len(answer) + 1):  # however the answer is split
         assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size
 
 

@@ -128,6 +128,10 @@ class SpelledView(HoldingView):
                 continue
             if pending is not None and not spelled and token.lower() == pending[0].lower():
                 continue  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
+            if pending is not None and token in _X and pending[0] not in _X:
+                # a parting word before `X ray` (`Bravo stop X ray`): the x may follow, so it waits in its place
+                pending = (token, start + match.start())
+                continue
             if pending is not None:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
                 # spelled in NATO words parts them: read as nothing, so the letters stay one run;
@@ -146,7 +150,8 @@ class SpelledView(HoldingView):
                 pending, after_spelled = (token, start + match.start()), False
                 continue
             if not spelled:
-                separator = token.lower() if after_spelled else ""
+                # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
+                separator = token.lower() if after_spelled and streak >= 1 else ""
                 streak = 0
             elif char is not None and char.isalpha():
                 streak += 1  # NATO letter words make the streak; digit words keep it
