@@ -27,18 +27,8 @@ import intent_sets as isets
 import intent_user_orders as orders_bench
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
-from ragshield.types import Query, RetrievalResult
 
 OUT = isets.REPO / "benchmarks" / "results" / "intent_blocking_bar.json"
-
-
-def flag_scores(guard: ExtractionIntent, texts: list[str]) -> np.ndarray:
-    """Per text, the guard's probability when it flags the text, else 0 (a score no bar reaches)."""
-    scores = []
-    for text in texts:
-        verdict = guard.check(RetrievalResult(Query(text), ()))
-        scores.append(verdict.score if verdict.blocked else 0.0)
-    return np.array(scores)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,14 +48,14 @@ def main(argv: list[str] | None = None) -> None:
     if unknown := [v for v in sets if v not in isets.HELDOUT_SETS]:
         sys.exit(f"intent_blocking_bar: unknown or unread sets {unknown}; read sets: {sorted(isets.HELDOUT_SETS)}")
     texts = [e.text for v in sets for e in isets.heldout(isets.HELDOUT_SETS[v]) if e.label == 0]
-    scores = flag_scores(ExtractionIntent(), texts)
+    scores, _ = orders_bench.flag_scores(ExtractionIntent(), texts)
     orders = np.array([np.random.default_rng([args.seed, i]).permutation(len(texts)) for i in range(args.orders)])
     file_order = np.arange(len(texts))[None, :]
     result: dict[str, Any] = {
         "model_version": IntentModel.load().meta.get("model_version"),
         "sets": sets,
         "rows": len(texts),
-        "flagged": int((scores > 0).sum()),
+        "flagged": int((~np.isnan(scores)).sum()),
         "orders": args.orders,
         "seed": args.seed,
         "user_queries": args.user_queries,

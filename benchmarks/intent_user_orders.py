@@ -53,16 +53,23 @@ def default_sets(candidate: IntentModel) -> list[str]:
     return [v for v in isets.HELDOUT_SETS if v not in trained and not v.startswith("chat")]
 
 
-def counted_flags(guard: ExtractionIntent, texts: list[str], bar: float) -> tuple[np.ndarray, dict[str, int]]:
-    """Per text, whether `guard` flags it at p >= `bar` (a flag that counts towards per-user
-    blocking), and how often its second opinion upheld, let through or was not asked."""
-    counted: list[bool] = []
+def flag_scores(guard: ExtractionIntent, texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Per text, the guard's probability when it flags the text (NaN when it does not: no bar counts
+    it), and how often its second opinion upheld, let through or was not asked."""
+    scores: list[float] = []
     second_opinion: Counter[str] = Counter()
     for text in texts:
         verdict = guard.check(RetrievalResult(Query(text), ()))
-        counted.append(verdict.blocked and verdict.score >= bar)
+        scores.append(verdict.score if verdict.blocked else np.nan)
         second_opinion[str(verdict.evidence.get("second_opinion", "not asked"))] += 1
-    return np.array(counted, dtype=bool), dict(second_opinion)
+    return np.array(scores), dict(second_opinion)
+
+
+def counted_flags(guard: ExtractionIntent, texts: list[str], bar: float) -> tuple[np.ndarray, dict[str, int]]:
+    """Per text, whether `guard` flags it at p >= `bar` (a flag that counts towards per-user
+    blocking), and the second opinion's outcomes (`flag_scores`)."""
+    scores, second_opinion = flag_scores(guard, texts)
+    return scores >= bar, second_opinion
 
 
 def blocked_per_order(counted: np.ndarray, orders: np.ndarray, per_user: int, strikes: int) -> np.ndarray:

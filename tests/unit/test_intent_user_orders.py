@@ -109,9 +109,9 @@ def test_the_blocking_bar_benchmark_counts_each_bar_on_the_same_flags_and_orders
     higher bar counts fewer rows and, on the same orders, never blocks more users."""
     import intent_blocking_bar as bar_bench
 
-    scores = np.zeros(100)
+    scores = np.full(100, np.nan)  # not flagged
     scores[:12] = [0.975, 0.975, 0.975, 0.975, 0.985, 0.985, 0.985, 0.985, 0.995, 0.995, 0.995, 0.995]
-    monkeypatch.setattr(bar_bench, "flag_scores", lambda guard, texts: scores)
+    monkeypatch.setattr(bar_bench.orders_bench, "flag_scores", lambda guard, texts: (scores, {}))
     monkeypatch.setattr(bar_bench, "ExtractionIntent", lambda: None)
     monkeypatch.setattr(bar_bench.isets, "HELDOUT_SETS", {"v8": tmp_path / "v8"})
     monkeypatch.setattr(

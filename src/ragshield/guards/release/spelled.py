@@ -26,9 +26,6 @@ _MORSE = {code: char.lower() for char, code in MORSE.items()}
 _HYPHENS = "-\u2010\u2011\u2013"
 _HYPHENED = {word.lower(): symbol.lower() for word, symbol in NATO_READ.items() if "-" in word}
 _TO_HYPHEN = str.maketrans(dict.fromkeys(_HYPHENS, "-"))
-# `X ray` with a space is read as x only as a word parting two NATO words would be (`pending`), so
-# inside a copy spelled in NATO words; in prose ("an X ray") it is the two words it is
-_X, _RAY = frozenset("xX"), frozenset({"ray", "Ray", "RAY"})
 _X_RAY = rf"(?<![^\W\d_])(?i:x[{_HYPHENS}]ray)"
 _TOKEN = re.compile(rf"{_X_RAY}|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
 _RECENT_CHARS = 160
@@ -120,15 +117,16 @@ class SpelledView(HoldingView):
             else:
                 char = _SPELLED.get(token.lower())
             spelled = not morse and char is not None
-            if pending is not None and pending[0] in _X and token in _RAY:
-                # `X ray`, the space set for ICAO's hyphen, inside a copy spelled in NATO words: the x
+            if pending is not None and pending[0] in ("x", "X") and token.lower() == "ray":
+                # `X ray`, the space set for ICAO's hyphen, where a word parting two NATO words would be
+                # (`pending`): the x; in prose ("an X ray") `X` is never pending, so it stays two words
                 chars.append("x")
                 owners.append(pending[1])
                 pending, after_spelled, streak = None, True, streak + 1
                 continue
             if pending is not None and not spelled and token.lower() == pending[0].lower():
                 continue  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
-            if pending is not None and token in _X and pending[0] not in _X:
+            if pending is not None and token in ("x", "X") and pending[0] not in ("x", "X"):
                 # a parting word before `X ray` (`Bravo stop X ray`): the x may follow, so it waits in its place
                 pending = (token, start + match.start())
                 continue
