@@ -104,10 +104,12 @@ HELDOUT_SETS = {
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 35 by helpers
 # that read only `benchmarks/data/README.md` (v23 in v22's shape, chat10 in chat9's), for the next
-# change to the guard
+# change to the guard; v24 (in v23's shape) and chat11 (in chat10's) in session 36, for the change after
 UNREAD_JUDGES: dict[str, Path] = {
     "v23": DATA / "intent_heldout_v23.jsonl",
     "chat10": DATA / "intent_chat_heldout_v10.jsonl",
+    "v24": DATA / "intent_heldout_v24.jsonl",
+    "chat11": DATA / "intent_chat_heldout_v11.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
