@@ -100,14 +100,16 @@ HELDOUT_SETS = {
     # each with the shipped second opinion (`intent_veto_judge_v22.json`, `_chat9.json`)
     "v22": DATA / "intent_heldout_v22.jsonl",
     "chat9": DATA / "intent_chat_heldout_v9.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 35 by helpers
-# that read only `benchmarks/data/README.md` (v23 in v22's shape, chat10 in chat9's), for the next
-# change to the guard; v24 (in v23's shape) and chat11 (in chat10's) in session 36, for the change after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 35 (v23 in v22's shape, chat10 in chat9's) and read once in session 36,
+    # for v13 alone: no candidate of the v14 round reached the judges (`intent_veto_judge_v23.json`,
+    # `_chat10.json`; `intent_v14_exploration.json`)
     "v23": DATA / "intent_heldout_v23.jsonl",
     "chat10": DATA / "intent_chat_heldout_v10.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
+# that read only `benchmarks/data/README.md` (v24 in v23's shape, chat11 in chat10's)
+UNREAD_JUDGES: dict[str, Path] = {
     "v24": DATA / "intent_heldout_v24.jsonl",
     "chat11": DATA / "intent_chat_heldout_v11.jsonl",
 }

@@ -71,15 +71,18 @@ from ragshield.guards.intent_veto import reads_routed, shipped_weights, verifier
 from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
-TAUS = (0.0, -1.0, -2.0)  # logits: 0 is the verifier's own class boundary, lower vetoes less
+# logits: 0 is the verifier's own class boundary, lower vetoes less; +1.0 from session 36 (v13's
+# false positives on its blind sets were routed flags the e5 line let stand)
+TAUS = (1.0, 0.0, -1.0, -2.0)
 # the held-apart sets the shipped first stage did not train on, which choose a refitted line. For v12
 # (session 32): v8, v10, v16-v19 and chat3-chat6 (the shipped e5 file's line was chosen on v12's
 # flags of those; its header says so). v13 trains on v16-v18, chat3-chat5, v21 and chat8, so from
 # session 35 they are v8, v10, v19, chat6, v20 and chat7; `run` refuses a first stage trained on any.
-DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7")
+# Session 36 adds v13's judges v22, chat9, v23 and chat10, read: every read set v13 does not train on
+DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10")
 # blind sets read once as judges since DEVELOPMENT was fixed: rated, but in no line's costs, so that a
-# line is chosen as before they were read (v22 and chat9 judged the first stage v13 in session 35)
-READ_AS_JUDGES: tuple[str, ...] = ("v22", "chat9")
+# line is chosen as before they were read (none while session 36's line is chosen)
+READ_AS_JUDGES: tuple[str, ...] = ()
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
