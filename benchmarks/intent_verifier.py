@@ -304,13 +304,14 @@ def chosen_line(result: dict[str, Any], reading: str = "veto") -> dict[str, Any]
 
 def both_vetoes(english: dict[str, Any], routed: dict[str, Any]) -> dict[str, Any]:
     """Per set and pair of `tau` ("english|routed"), the first stage's flags less what the MiniLM veto (English
-    flags) and the e5 veto (routed flags) let through: they read disjoint flags, so removals add up."""
+    flags) and the e5 veto (routed flags) let through: they read disjoint flags, so removals add up. Each
+    veto's lines are those its results were rated at (results rated before a line was added lack it)."""
     out: dict[str, Any] = {}
     for name, row in routed["sets"].items():
         if name not in english["sets"]:
             continue
         out[name] = {}
-        for tau_english, tau_routed in itertools.product((str(t) for t in TAUS), repeat=2):
+        for tau_english, tau_routed in itertools.product(english["sets"][name]["veto"], row["veto"]):
             rates = {}
             for kind, own in row["first_stage"].items():
                 kept = english["sets"][name]["veto"][tau_english][kind]["k"] + row["veto"][tau_routed][kind]["k"]
