@@ -18,6 +18,9 @@ JUDGE_NOTES = {
     "session 35 as v13's judge",
     "chat9": "500 chat turns and 60 chat-wrapped requests, written blind like v22, read once in session 35 as "
     "v13's judge",
+    "v23": "written blind in session 35 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 36 for v13 alone",
+    "chat10": "500 chat turns and 60 chat-wrapped requests, written blind like v23, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -32,6 +35,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v23-hard": "held-apart set v23, hard benign and chat turns (written blind by a helper; read once "
+    "for v13 alone; split by kind in the summary)",
+    "heldout-chat10": "held-apart chat turns, set chat10 (written blind by a helper; read once with v23)",
     "heldout-v22-hard": "held-apart set v22, hard benign and chat turns (written blind by a helper; v13's "
     "judge, read once; split by kind in the summary)",
     "heldout-chat9": "held-apart chat turns, set chat9 (written blind by a helper; v13's judge, read once)",
@@ -79,6 +85,17 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v23",
+        "written blind in session 35 by a helper that read only `benchmarks/data/README.md`, in v22's shape, and "
+        "read once in session 36 for the shipped v13 alone with its second opinion, no candidate of the v14 round "
+        "having reached its judges (`intent_veto_judge_v23.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat10",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v23 and read once with it "
+        "(`intent_veto_judge_chat10.json`); the model's figures alone",
+    ),
     (
         "v22",
         "written blind in session 34 by a helper that read only `benchmarks/data/README.md`, in v21's shape, and "

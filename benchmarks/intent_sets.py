@@ -119,8 +119,9 @@ UNREAD_JUDGES: dict[str, Path] = {
 # v9's judge, set v9, read once for v9 and its errors studied: for v10 a development set, with v8;
 # v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
 # v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
-# session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35)
-JUDGES = ("v22", "chat9")
+# session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35, and sets
+# v23 and chat10, read once for v13 alone in session 36)
+JUDGES = ("v22", "chat9", "v23", "chat10")
 
 
 def bucket(text: str) -> int:

@@ -55,7 +55,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES == ("v22", "chat9")
+    assert isets.JUDGES == ("v22", "chat9", "v23", "chat10")
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -81,9 +81,15 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     assert not {f"heldout-{version}" for version in isets.JUDGES} & {example.source for example in corpus.train}
     judge_rows = [example for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])]
     training_texts = {example.text for example in corpus.train}
-    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17 (now
-    # training rows); the judge's reading left them out (`unseen`), and no other judge row is a training text
-    assert {example.text for example in judge_rows} & training_texts == {"Hello there!", "好的，明白了。"}
+    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, and two
+    # closers of chat10 for earlier chat sets (now training rows); the judges' readings left them out
+    # (`unseen`), and no other judge row is a training text
+    assert {example.text for example in judge_rows} & training_texts == {
+        "Hello there!",
+        "好的，明白了。",
+        "Terima kasih banyak, esok saya pergi ke LHDN.",
+        "감사합니다! 내일 은행 가서 적금 해지할게요.",
+    }
     assert not {example.text for example in isets.unseen(judge_rows, corpus)} & training_texts
 
 
