@@ -108,10 +108,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
-# that read only `benchmarks/data/README.md` (v24 in v23's shape, chat11 in chat10's)
+# that read only `benchmarks/data/README.md` (v24 in v23's shape, chat11 in chat10's; v25 in v24's and
+# chat12 in chat11's, written while v24 and chat11 waited to judge this session's second opinion)
 UNREAD_JUDGES: dict[str, Path] = {
     "v24": DATA / "intent_heldout_v24.jsonl",
     "chat11": DATA / "intent_chat_heldout_v11.jsonl",
+    "v25": DATA / "intent_heldout_v25.jsonl",
+    "chat12": DATA / "intent_chat_heldout_v12.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
