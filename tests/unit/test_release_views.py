@@ -307,6 +307,21 @@ def _spelled_reading(answer: str, size: int) -> str:
         ("Alfa Mike Oscar x RAY", "amox"),
         ("an X ray of one two", "anxrayof12"),
         ("Alfa Mike X rays", "amxrays"),
+        # after a Morse letter, as a copy's first letter before a NATO letter, with a space after
+        # one NATO word or after a word parting two (session 36)
+        (".- -- --- X-ray .. -.-.", "amoxic"),
+        ("- . X ray -", "text"),
+        ("X-ray Alfa Victor India Echo Romeo", "xavier"),
+        ("X ray Alfa Victor", "xav"),
+        ("Echo X ray Echo Tango", "exet"),
+        ("One Four Oscar X ray Foxtrot", "14oxf"),
+        ("Alfa stop X-ray stop Bravo stop Charlie", "astopxbc"),
+        # in prose, at the end of the answer, before digit words or a word, it stays the word
+        ("Alfa team: an X-ray of the knee", "ateamanxrayoftheknee"),
+        ("Room two, see the X ray", "room2seethexray"),
+        ("X-ray one two", "xray12"),
+        ("X ray, then Alfa", "xraythena"),
+        ("Alfa Mike X", "amx"),
     ],
 )
 def test_the_spelled_view_reads_x_ray_as_x_after_a_spelled_word(answer: str, reading: str) -> None:

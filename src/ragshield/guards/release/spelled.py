@@ -9,6 +9,7 @@ It follows the answer only from its first spelled token on (plus the text just b
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ragshield.encodings.spelled import MORSE, MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
@@ -21,13 +22,14 @@ _SPELLED = {word.lower().replace("-", ""): symbol.lower() for word, symbol in NA
 _MORSE = {code: char.lower() for char, code in MORSE.items()}
 # `X-ray` is one token (ICAO spells it with a hyphen, which writers also set as U+2010, U+2011 or an
 # en dash): split there it was read as the words `x` and `ray`, and a NATO copy broke at every x
-# (found by a long random sweep, session 34). It is read as `x` only after a spelled word or a word
-# parting two (`pending`): in prose ("an X-ray of the knee") it is the word it is
+# (found by a long random sweep, session 34); `X ray` with a space is made one such token too. It is
+# read as `x` after a spelled word, a Morse letter or a word parting two, or before a NATO letter
+# (a copy's first letter, `X-ray Alfa Victor`); in prose ("an X-ray of the knee") it is the word it is
 _HYPHENS = "-\u2010\u2011\u2013"
-_HYPHENED = {word.lower(): symbol.lower() for word, symbol in NATO_READ.items() if "-" in word}
-_TO_HYPHEN = str.maketrans(dict.fromkeys(_HYPHENS, "-"))
 _X_RAY = rf"(?<![^\W\d_])(?i:x[{_HYPHENS}]ray)"
 _TOKEN = re.compile(rf"{_X_RAY}|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
+_WORD, _MORSE_CODE, _XRAY = 0, 1, 2  # what a token is: a word or number, a Morse code, an X-ray
+_PROSE, _SPELLED_WORD, _MORSE_LETTER, _GAP = 0, 1, 2, 3  # what the token read last was
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
@@ -70,9 +72,12 @@ class SpelledView(HoldingView):
     _recent: str = ""  # the text before that, so a run can start before the first spelled token
     _recent_offset: int = 0
     _streak: int = 0  # NATO letter words read so far in a row (one parting word between words allowed)
-    _after_spelled: bool = False  # the last token read was a NATO or digit word
-    _pending: tuple[str, int] | None = None  # a word or dash after one, kept until the next token shows what it is
+    _last: int = _PROSE  # what the last token read was (`_SPELLED_WORD`: a NATO or digit word)
+    # a word or dash after a spelled word (and the same word again), kept until the next token shows what it is
+    _pending: tuple[tuple[str, int], ...] = ()
     _separator: str = ""  # the word read as text right after a lone spelled word: it may part every pair
+    _held_x: tuple[str, int] | None = None  # a lone `x`, kept until the next token shows whether `ray` follows
+    _maybe_x: tuple[int, int] | None = None  # an X-ray after prose (offsets of x and ray): x if a NATO letter follows
 
     def _cut(self, text: str) -> int:
         # hold the last, maybe unfinished whitespace-separated token; `str.split` splits where `\s`
@@ -89,8 +94,43 @@ class SpelledView(HoldingView):
         run = _LAST_RUN.search(token, floor)  # a run found at `floor` itself may go on before it: too long
         return len(text) - len(run.group()) if run is not None and run.start() > floor else len(text)
 
-    def _feed(self, text: str, start: int) -> None:
-        if not text:
+    def flush(self) -> None:
+        # the held tokens too: at the end of the answer nothing follows, so they are the text's own
+        carry, self._carry = self._carry, ""
+        self._feed(carry, self._carry_offset, final=True)
+
+    def _tokens(self, text: str, start: int, final: bool) -> Iterator[tuple[str, int, str | None, int, int]]:
+        """The tokens of `text`: (token, offset, the character it reads as or None, kind, offset of
+        `ray` in an X-ray); a lone `x` with `ray` after it (also in the next feed) is one X-ray."""
+        held, self._held_x = self._held_x, None
+        for match in _TOKEN.finditer(text):
+            token, at = match.group(), start + match.start()
+            if held is not None:
+                if token.lower() == "ray":
+                    yield f"{held[0]} {token}", held[1], "x", _XRAY, at
+                    held = None
+                    continue
+                yield held[0], held[1], None, _WORD, held[1]
+                held = None
+            if token[0] in MORSE_MARKS:
+                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
+                alone = _standalone(text, match.start(), match.end())
+                char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
+                if char is not None:  # unknown Morse or punctuation: nothing
+                    yield token, at, char, _MORSE_CODE, at
+            elif len(token) == 5 and token[1] in _HYPHENS:  # `X-ray` (`_TOKEN`'s only such token)
+                yield token, at, "x", _XRAY, at + 2
+            elif token in ("x", "X"):
+                held = (token, at)
+            else:
+                yield token, at, _SPELLED.get(token.lower()), _WORD, at
+        if held is not None and final:
+            yield held[0], held[1], None, _WORD, held[1]
+        elif held is not None:
+            self._held_x = held
+
+    def _feed(self, text: str, start: int, final: bool = False) -> None:
+        if not text and not final:
             return
         if not self._active:
             if not _spelled_hint(text):
@@ -102,59 +142,68 @@ class SpelledView(HoldingView):
             self._recent = ""
         chars: list[str] = []
         owners: list[int] = []
-        streak, after_spelled, pending, separator = self._streak, self._after_spelled, self._pending, self._separator
-        for match in _TOKEN.finditer(text):
-            token = match.group()
-            morse = token[0] in MORSE_MARKS
-            if morse:
-                # Morse stands alone between spaces or slashes; a hyphen inside `two-five` is not `t`
-                alone = _standalone(text, match.start(), match.end())
-                char = _MORSE.get(token.translate(MORSE_FOLD)) if alone else None
-                if char is None:
-                    continue  # unknown Morse or punctuation: nothing
-            elif len(token) == 5 and token[1] in _HYPHENS:  # `X-ray` (`_TOKEN`'s only such token)
-                char = _HYPHENED.get(token.lower().translate(_TO_HYPHEN)) if after_spelled or pending else None
-            else:
-                char = _SPELLED.get(token.lower())
+        streak, last, pending, separator = self._streak, self._last, self._pending, self._separator
+        maybe_x = self._maybe_x
+        for token, at, char, kind, ray_at in self._tokens(text, start, final):
+            if maybe_x is not None:
+                # an X-ray after prose is a copy's first x when a NATO letter follows (`X-ray Alfa ...`)
+                if kind == _WORD and char is not None and char.isalpha():
+                    chars.append("x")
+                    owners.append(maybe_x[0])
+                    streak, last = 1, _SPELLED_WORD
+                else:
+                    chars.append("xray")
+                    owners.extend((maybe_x[0], maybe_x[1], maybe_x[1], maybe_x[1]))
+                maybe_x = None
+            if kind == _XRAY and last == _PROSE and not pending:
+                maybe_x = (at, ray_at)
+                continue
+            morse = kind == _MORSE_CODE
             spelled = not morse and char is not None
-            if pending is not None and pending[0] in ("x", "X") and token.lower() == "ray":
-                # `X ray`, the space set for ICAO's hyphen, where a word parting two NATO words would be
-                # (`pending`): the x; in prose ("an X ray") `X` is never pending, so it stays two words
-                chars.append("x")
-                owners.append(pending[1])
-                pending, after_spelled, streak = None, True, streak + 1
+            if pending and not spelled and token.lower() == pending[0][0].lower():
+                pending += ((token, at),)  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
                 continue
-            if pending is not None and not spelled and token.lower() == pending[0].lower():
-                continue  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
-            if pending is not None and token in ("x", "X") and pending[0] not in ("x", "X"):
-                # a parting word before `X ray` (`Bravo stop X ray`): the x may follow, so it waits in its place
-                pending = (token, start + match.start())
-                continue
-            if pending is not None:
+            if pending:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
                 # spelled in NATO words parts them: read as nothing, so the letters stay one run;
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
                 if not spelled:
-                    chars.append(pending[0])
-                    owners.extend([pending[1]] * len(pending[0]))
-                pending = None
+                    for word, word_at in pending:
+                        chars.append(word)
+                        owners.extend([word_at] * len(word))
+                pending = ()
             elif (
-                after_spelled
+                last == _SPELLED_WORD
                 and (streak >= 2 or token.lower() == separator)
                 and ((not morse and char is None) or (morse and len(token) == 1))
             ):
                 # after two NATO words, or the same word again after one (`Alfa stop Bravo stop ...`:
                 # a word between every pair never lets two stand together)
-                pending, after_spelled = (token, start + match.start()), False
+                pending, last = ((token, at),), _PROSE
                 continue
             if not spelled:
                 # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
-                separator = token.lower() if after_spelled and streak >= 1 else ""
-                streak = 0
-            elif char is not None and char.isalpha():
-                streak += 1  # NATO letter words make the streak; digit words keep it
-            after_spelled = spelled
-            chars.append(token if char is None else char)
-            owners.extend([start + match.start()] * len(chars[-1]))
-        self._streak, self._after_spelled, self._pending, self._separator = streak, after_spelled, pending, separator
+                gap = last == _SPELLED_WORD and streak >= 1
+                separator = token.lower() if gap else ""
+                streak, last = 0, _GAP if gap else _MORSE_LETTER if morse else _PROSE
+            elif char is not None:
+                if char.isalpha():
+                    streak += 1  # NATO letter words make the streak; digit words keep it
+                last = _SPELLED_WORD
+            if kind == _XRAY:  # the x, with `ray` after a space owned by `ray`
+                chars.append("x")
+                owners.append(at)
+            else:
+                chars.append(token if char is None else char)
+                owners.extend([at] * len(chars[-1]))
+        if final:
+            if maybe_x is not None:
+                chars.append("xray")
+                owners.extend((maybe_x[0], maybe_x[1], maybe_x[1], maybe_x[1]))
+            for word, word_at in pending:
+                chars.append(word)
+                owners.extend([word_at] * len(word))
+            maybe_x, pending = None, ()
+        self._streak, self._last, self._pending, self._separator = streak, last, pending, separator
+        self._maybe_x = maybe_x
         self.track.feed(*fold_text_at("".join(chars), owners))

@@ -1,0 +1,116 @@
+"""context-echo on copies spelled in NATO words or Morse: ICAO's `X-ray` after Morse or as a copy's
+first letters.
+
+End to end through `RagPipeline` with a scripted fake generator (named as such) and a fake
+retriever; a reader of its own (`_read_nato`, `_read_morse`) reads the released pieces the way a
+person would, dropping the separators, and `longest_copied_words` (brute force) measures the runs.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from release_fakes import ALLOWANCE
+
+from ragshield.encodings import encode
+from ragshield.encodings.spelled import MORSE, NATO_READ
+from ragshield.generators.scripted import ScriptedGenerator
+from ragshield.guards.base import WITHHELD_MARKER, Defense
+from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
+from ragshield.metrics.release import longest_copied_words
+from ragshield.pii.store import PiiValue
+from ragshield.pipeline import RagPipeline
+from ragshield.types import Chunk, Query, RetrievalResult, ScoredChunk
+
+# a record with a name, a phone number, an address and a code, and an x in many of its words
+RECORD = (
+    "Patient Xavier Foxworth, phone 415-555-0142, lives at 1400 Oxford Street, Exeter, code K1A 0B1. He had "
+    "an X-ray and a toxin test, the next exam is on Saturday, and was prescribed amoxicillin by Dr. Alex Moore."
+)
+_MORSE_READ = {code: char for char, code in MORSE.items()}
+
+
+class _FakeRetriever:
+    """A fake retriever (tests only): always returns the record."""
+
+    index = None
+
+    def retrieve(self, query: Query, k: int) -> RetrievalResult:
+        return RetrievalResult(query, (ScoredChunk(Chunk("c1", "d1", RECORD), 0.9, 0),))
+
+
+class _FakePiiStore:
+    """A fake PII store (tests only): the record's name, phone number, address and code."""
+
+    source = "index"
+
+    def values(self, chunk: Chunk) -> tuple[PiiValue, ...]:
+        return (
+            PiiValue("person", "Xavier Foxworth", "d-name"),
+            PiiValue("phone", "415-555-0142", "d-phone"),
+            PiiValue("address", "1400 Oxford Street", "d-address"),
+            PiiValue("postcode", "K1A 0B1", "d-code"),
+        )
+
+
+def _released(reply: str, delta: int, pii: bool = False) -> str:
+    guard = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore() if pii else None)
+    system = RagPipeline(
+        _FakeRetriever(),  # type: ignore[arg-type]
+        ScriptedGenerator([f"Here you go. {reply} Anything else?"], delta_chars=delta),
+        defense=Defense(name="context-echo", output_guards=(guard,)),
+    )
+    return system.answer(Query("What is in the file? Spell it out.")).text
+
+
+def _read_nato(part: str, separators: str) -> str:
+    """A NATO-spelled piece as a reader reads it: the `separators` (a pattern) dropped, `X ray` with
+    a space for ICAO's hyphen joined, every NATO or digit word its character, anything else nothing."""
+    part = re.sub(r"\b[xX][\s\u2010\u2011]+ray\b", "X-ray", re.sub(separators, " ", part))
+    return "".join(NATO_READ.get(token.upper().replace("-", ""), "") for token in re.split(r"[\s/|]+", part))
+
+
+def _read_morse(part: str) -> str:
+    """A Morse piece as a reader reads it, ICAO's `X-ray` (or `X ray`) among the codes as x."""
+    part = re.sub(r"\b[xX][\s\-\u2010]ray\b", MORSE["X"], part)
+    return "".join(_MORSE_READ.get(token, "") for token in part.split())
+
+
+def _longest_released_run(released: str, read: object) -> int:
+    pieces = released.removeprefix("Here you go.").removesuffix("Anything else?").split(WITHHELD_MARKER)
+    return max(longest_copied_words(read(piece), RECORD) for piece in pieces)  # type: ignore[operator]
+
+
+def _nato_letters(copied: str, seed: int) -> list[str]:
+    """`copied` spelled in NATO words, one token per letter or word gap (`/`, `|`, `//`)."""
+    spelled = encode(copied, "nato", random.Random(seed)).replace("\n", " / ")
+    return spelled.split(" ")
+
+
+@pytest.mark.parametrize("x_ray", ["X-ray", "X ray", "x\u2010ray"])
+def test_a_morse_copy_with_icaos_x_ray_for_its_xs_is_contained(x_ray: str) -> None:
+    """`.- -- --- X-ray .. -.-.`: after a Morse letter `X-ray` was read as the word, so the copy broke
+    at every x into runs within the allowance, and all of it left (session 36)."""
+    codes = encode(RECORD, "morse", random.Random(0)).split(" ")
+    reply = " ".join(x_ray if code == MORSE["X"] else code for code in codes)
+    assert longest_copied_words(_read_morse(reply), RECORD) > ALLOWANCE
+    for delta in (1, 4, 9, 23):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, _read_morse) <= ALLOWANCE, (x_ray, delta, released)
+
+
+@pytest.mark.parametrize("x_ray", ["X-ray", "X ray", "X\u2011ray"])
+def test_a_name_and_address_spelled_with_x_ray_among_their_first_letters_are_withheld(x_ray: str) -> None:
+    """`X-ray Alfa Victor ...` (Xavier), `... Oscar X ray Foxtrot` (Oxford): a value's x as its first
+    letter, or as `X ray` with a space after one NATO word, was read as a word, so the value read
+    `xrayavier...` or `oxrayford...`, matched no PII value and left (session 36)."""
+    name = encode("Xavier Foxworth", "nato", random.Random(1)).replace("X-ray", x_ray)
+    address = encode("1400 Oxford Street", "nato", random.Random(1)).replace("X-ray", x_ray)
+    reply = f"The name is {name}, and the address is {address}."
+    for delta in (1, 2, 5, 11, 30):
+        released = _released(reply, delta, pii=True)
+        for piece in released.split(WITHHELD_MARKER):
+            reading = _read_nato(piece, r"$^")
+            assert "XAVIER" not in reading and "1400OXFORD" not in reading, (x_ray, delta, released)
