@@ -1,5 +1,5 @@
-"""context-echo on copies spelled in NATO words or Morse: ICAO's `X-ray` after Morse or as a copy's
-first letters.
+"""context-echo on copies spelled in NATO words or Morse with something between the letters: parting
+words taking turns; ICAO's `X-ray` after Morse or as a copy's first letters.
 
 End to end through `RagPipeline` with a scripted fake generator (named as such) and a fake
 retriever; a reader of its own (`_read_nato`, `_read_morse`) reads the released pieces the way a
@@ -87,6 +87,20 @@ def _nato_letters(copied: str, seed: int) -> list[str]:
     """`copied` spelled in NATO words, one token per letter or word gap (`/`, `|`, `//`)."""
     spelled = encode(copied, "nato", random.Random(seed)).replace("\n", " / ")
     return spelled.split(" ")
+
+
+@pytest.mark.parametrize("turns", [("stop", "break"), ("then", "next"), ("stop", "break", "over")])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_nato_copy_with_parting_words_taking_turns_is_contained(turns: tuple[str, ...], seed: int) -> None:
+    """`Alfa stop Bravo break Charlie stop ...`: no two NATO words stood together and no one word
+    stood between every pair, so the view read no run and the whole copy left (session 36)."""
+    tokens = _nato_letters(RECORD, seed)
+    reply = " ".join(f"{token} {turns[i % len(turns)]}" for i, token in enumerate(tokens)) + " Delta"
+    separators = rf"\b(?:{'|'.join(turns)})\b"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE  # the check can fail
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
 
 
 @pytest.mark.parametrize("x_ray", ["X-ray", "X ray", "x\u2010ray"])

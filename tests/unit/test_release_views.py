@@ -272,6 +272,13 @@ class _Symbols:
         ("Alfa stop one stop two stop Bravo", "astop12b"),
         # and X ray inside such a copy is the x
         ("Alfa stop Bravo stop X ray stop Charlie stop Delta", "astopbxcd"),
+        # two or three words taking turns part from their second round, also both across a word
+        # gap (session 36); followed by a word of the text's own, they are the text's
+        ("Alfa stop Bravo break Charlie stop Delta break Echo", "astopbbreakcde"),
+        ("Alfa stop Bravo break Charlie over Delta stop Echo break Foxtrot", "astopbbreakcoverdef"),
+        ("Alfa stop Bravo break Charlie stop / break Delta stop Echo", "astopbbreakcde"),
+        ("Alfa stop Bravo break Charlie stop here we go", "astopbbreakcstopherewego"),
+        ("Alfa Bravo stop break Charlie", "abstopbreakc"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:

@@ -30,6 +30,10 @@ _X_RAY = rf"(?<![^\W\d_])(?i:x[{_HYPHENS}]ray)"
 _TOKEN = re.compile(rf"{_X_RAY}|[^\W\d_]+|\d+|{MORSE_MARK_CLASS}+")
 _WORD, _MORSE_CODE, _XRAY = 0, 1, 2  # what a token is: a word or number, a Morse code, an X-ray
 _PROSE, _SPELLED_WORD, _MORSE_LETTER, _GAP = 0, 1, 2, 3  # what the token read last was
+# the parting words remembered: two or three taking turns (`Alfa stop Bravo break Charlie stop ...`)
+# part from their second round; more would read ever more prose between NATO words as nothing
+_PARTING_WORDS = 3
+_PENDING_WORDS = 3  # a parting word, and remembered ones after it (`stop // break`), at most
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
@@ -63,6 +67,20 @@ def _standalone(text: str, start: int, end: int) -> bool:
     return (before.isspace() or before == "/") and (after.isspace() or after == "/")
 
 
+def _parts(low: str, parting: tuple[str, ...]) -> bool:
+    """Does the gap token `low` part NATO words as the copy's parting words do?"""
+    if low[0].isdigit():  # a number only as the last gap again: a number may be the record's own
+        return parting[-1:] == (low,)
+    return low in parting
+
+
+def _remember(parting: tuple[str, ...], word: str) -> tuple[str, ...]:
+    """`parting` with `word` as its newest, the oldest dropped beyond `_PARTING_WORDS`."""
+    if parting and parting[-1] == word:
+        return parting
+    return (*(seen for seen in parting if seen != word), word)[-_PARTING_WORDS:]
+
+
 @dataclass
 class SpelledView(HoldingView):
     """The answer with NATO words, digit words and Morse code read back as characters, other words
@@ -75,7 +93,8 @@ class SpelledView(HoldingView):
     _last: int = _PROSE  # what the last token read was (`_SPELLED_WORD`: a NATO or digit word)
     # a word or dash after a spelled word (and the same word again), kept until the next token shows what it is
     _pending: tuple[tuple[str, int], ...] = ()
-    _separator: str = ""  # the word read as text right after a lone spelled word: it may part every pair
+    # the words read as text right after a lone NATO word, or read as nothing: any of them parts the next pairs
+    _parting: tuple[str, ...] = ()
     _held_x: tuple[str, int] | None = None  # a lone `x`, kept until the next token shows whether `ray` follows
     _maybe_x: tuple[int, int] | None = None  # an X-ray after prose (offsets of x and ray): x if a NATO letter follows
 
@@ -142,7 +161,7 @@ class SpelledView(HoldingView):
             self._recent = ""
         chars: list[str] = []
         owners: list[int] = []
-        streak, last, pending, separator = self._streak, self._last, self._pending, self._separator
+        streak, last, pending, parting = self._streak, self._last, self._pending, self._parting
         maybe_x = self._maybe_x
         for token, at, char, kind, ray_at in self._tokens(text, start, final):
             if maybe_x is not None:
@@ -160,31 +179,39 @@ class SpelledView(HoldingView):
                 continue
             morse = kind == _MORSE_CODE
             spelled = not morse and char is not None
-            if pending and not spelled and token.lower() == pending[0][0].lower():
-                pending += ((token, at),)  # the parting word again, across a word gap (`Sierra stop // stop Tango`)
+            low = token.lower()
+            again = pending and (low == pending[0][0] or _parts(low, parting))
+            if again and not spelled and len(pending) < _PENDING_WORDS:
+                # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
+                # Tango`, `Delta stop / break Echo`)
+                pending += ((low, at),)
                 continue
             if pending:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
                 # spelled in NATO words parts them: read as nothing, so the letters stay one run;
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
-                if not spelled:
+                if spelled:
+                    for word, _ in pending:
+                        parting = _remember(parting, word)
+                else:
                     for word, word_at in pending:
                         chars.append(word)
                         owners.extend([word_at] * len(word))
                 pending = ()
             elif (
                 last == _SPELLED_WORD
-                and (streak >= 2 or token.lower() == separator)
+                and (streak >= 2 or _parts(low, parting))
                 and ((not morse and char is None) or (morse and len(token) == 1))
             ):
-                # after two NATO words, or the same word again after one (`Alfa stop Bravo stop ...`:
-                # a word between every pair never lets two stand together)
-                pending, last = ((token, at),), _PROSE
+                # after two NATO words, or a word seen between lone ones again (`Alfa stop Bravo stop
+                # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
+                # two stand together)
+                pending, last = ((low, at),), _PROSE
                 continue
             if not spelled:
                 # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
                 gap = last == _SPELLED_WORD and streak >= 1
-                separator = token.lower() if gap else ""
+                parting = _remember(parting, low) if gap else ()
                 streak, last = 0, _GAP if gap else _MORSE_LETTER if morse else _PROSE
             elif char is not None:
                 if char.isalpha():
@@ -204,6 +231,6 @@ class SpelledView(HoldingView):
                 chars.append(word)
                 owners.extend([word_at] * len(word))
             maybe_x, pending = None, ()
-        self._streak, self._last, self._pending, self._separator = streak, last, pending, separator
+        self._streak, self._last, self._pending, self._parting = streak, last, pending, parting
         self._maybe_x = maybe_x
         self.track.feed(*fold_text_at("".join(chars), owners))
