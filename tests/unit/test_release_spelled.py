@@ -1,5 +1,5 @@
-"""context-echo on copies spelled in NATO words or Morse with something between the letters: parting
-words taking turns; ICAO's `X-ray` after Morse or as a copy's first letters.
+"""context-echo on copies spelled in NATO words or Morse with something between the letters: two
+parting words taking turns, a counter, ICAO's `X-ray` after Morse or as a copy's first letters.
 
 End to end through `RagPipeline` with a scripted fake generator (named as such) and a fake
 retriever; a reader of its own (`_read_nato`, `_read_morse`) reads the released pieces the way a
@@ -103,6 +103,20 @@ def test_a_nato_copy_with_parting_words_taking_turns_is_contained(turns: tuple[s
         assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
 
 
+@pytest.mark.parametrize("layout", ["{}", "({})", "#{}", "{}."])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_nato_copy_with_a_counter_between_its_letters_is_contained(layout: str, seed: int) -> None:
+    """`Alfa 1 Bravo 2 Charlie 3 ...`: a number between every pair of NATO words, counting up, never
+    let two stand together, and each was another word, so the whole copy left (session 36)."""
+    tokens = _nato_letters(RECORD, seed)
+    reply = " ".join(f"{token} {layout.format(i + 1)}" for i, token in enumerate(tokens)) + " Delta"
+    separators = r"[(#]?\b\d+\b[).]?"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
+
+
 @pytest.mark.parametrize("x_ray", ["X-ray", "X ray", "x\u2010ray"])
 def test_a_morse_copy_with_icaos_x_ray_for_its_xs_is_contained(x_ray: str) -> None:
     """`.- -- --- X-ray .. -.-.`: after a Morse letter `X-ray` was read as the word, so the copy broke
@@ -128,3 +142,23 @@ def test_a_name_and_address_spelled_with_x_ray_among_their_first_letters_are_wit
         for piece in released.split(WITHHELD_MARKER):
             reading = _read_nato(piece, r"$^")
             assert "XAVIER" not in reading and "1400OXFORD" not in reading, (x_ray, delta, released)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # the record's phone number, address and code in digits between NATO letters, also after a counter
+        "Papa 1 Alfa 2 Tango 3 India 4 Echo 4155550142 November 5 Tango",
+        "Sierra Tango 4155550142 Charlie Delta",
+        "Kilo 1 Alfa 0 Bravo 1 Charlie",
+        # after two NATO words a number between two more was read as nothing (session 36): the address left
+        "Sierra Tango Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango",
+        "Kilo 1 Alfa 2 Bravo 3 Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango",
+    ],
+)
+def test_the_records_numbers_between_nato_letters_are_withheld(reply: str) -> None:
+    # a number between letters is read as nothing only as a counter: any other may be the record's
+    for delta in (1, 5, 64):
+        released = _released(reply, delta, pii=True)
+        assert not re.search(r"4155550142|0 Bravo 1|1400 Oscar", released), released
+        assert WITHHELD_MARKER in released, released

@@ -279,11 +279,65 @@ class _Symbols:
         ("Alfa stop Bravo break Charlie stop / break Delta stop Echo", "astopbbreakcde"),
         ("Alfa stop Bravo break Charlie stop here we go", "astopbbreakcstopherewego"),
         ("Alfa Bravo stop break Charlie", "abstopbreakc"),
+        # a number between NATO words parts only as the third of a count (session 36), also across a
+        # word gap; any other is read as the number, after two NATO words too: it may be the record's
+        ("Alfa 1 Bravo 2 Charlie 3 Delta 4 Echo", "a1b2cde"),
+        ("Alfa (7) Bravo (8) Charlie (9) Delta #10 / #11 Echo", "a7b8cde"),
+        ("Alfa 0 Bravo 0 Charlie 0 Delta", "a0b0cd"),
+        ("Alfa 1 Bravo 2 Charlie 3 Delta 4155550142 Echo", "a1b2cd4155550142e"),
+        ("Alfa 1 Bravo 2 Charlie 4155550142 Delta", "a1b2c4155550142d"),
+        ("Kilo 1 Alfa 0 Bravo 1 Charlie", "k1a0b1c"),
+        ("Sierra Tango Charlie 1400 Oscar", "stc1400o"),
+        ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too"),
+        ("Alfa 1 Bravo 2 Charlie 3", "a1b2c3"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
     for size in range(1, len(answer) + 1):  # however the answer is split
         assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size
+
+
+_SPELLED_PIECES = (
+    "Alfa",
+    "Bravo",
+    "X",
+    "x",
+    "ray",
+    "X-ray",
+    "stop",
+    "break",
+    "1",
+    "2",
+    "3",
+    "\u2014",
+    ".-",
+    "one",
+    "the",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_SPELLED_PIECES), st.sampled_from((" ", " / ", "\n", ", "))), max_size=14),
+    st.lists(st.integers(1, 9), max_size=20),
+)
+def test_the_spelled_views_reading_does_not_depend_on_how_the_answer_is_split(
+    pieces: list[tuple[str, str]], cuts: list[int]
+) -> None:
+    # what it holds between deltas (a lone x, an X-ray before its next word, parting words, the
+    # numbers counted) is read as in one piece, and at the answer's end as the text's own
+    answer = "one " + "".join(token + gap for token, gap in pieces)
+    readings = []
+    for sizes in ([len(answer)], [*cuts, len(answer)]):
+        track = _StreamRecorder()
+        view = SpelledView(track=track)  # type: ignore[arg-type]
+        offset = 0
+        for size in sizes:
+            view.feed(answer[offset : offset + size], offset)
+            offset += len(answer[offset : offset + size])
+        view.flush()
+        readings.append(("".join(track.symbols), track.owners))
+    assert readings[0] == readings[1]
 
 
 def _spelled_reading(answer: str, size: int) -> str:

@@ -34,6 +34,7 @@ _PROSE, _SPELLED_WORD, _MORSE_LETTER, _GAP = 0, 1, 2, 3  # what the token read l
 # part from their second round; more would read ever more prose between NATO words as nothing
 _PARTING_WORDS = 3
 _PENDING_WORDS = 3  # a parting word, and remembered ones after it (`stop // break`), at most
+_LONGEST_COUNT = 18  # digits of a number that may count the letters (`int` refuses thousands)
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
@@ -67,11 +68,22 @@ def _standalone(text: str, start: int, end: int) -> bool:
     return (before.isspace() or before == "/") and (after.isspace() or after == "/")
 
 
-def _parts(low: str, parting: tuple[str, ...]) -> bool:
-    """Does the gap token `low` part NATO words as the copy's parting words do?"""
-    if low[0].isdigit():  # a number only as the last gap again: a number may be the record's own
-        return parting[-1:] == (low,)
-    return low in parting
+def _parts(low: str, streak: int, parting: tuple[str, ...], numbers: tuple[int, ...]) -> bool:
+    """Does the token `low` right after a NATO word part it from the next, as a copy's parting word?"""
+    if low[0].isdigit():
+        # a number only as the third of a count (`Alfa 1 Bravo 2 Charlie 3`; `0 0 0`), even after two
+        # NATO words: any other number there may be the record's own (`Charlie 1400 Oscar X-ray ...`,
+        # `Kilo 1 Alfa 0 Bravo 1`), and read as nothing it matched no value and left
+        if len(numbers) < 2 or len(low) > _LONGEST_COUNT:
+            return False
+        step = numbers[1] - numbers[0]
+        return step in (0, 1) and int(low) - numbers[1] == step
+    return streak >= 2 or low in parting
+
+
+def _count(numbers: tuple[int, ...], low: str) -> tuple[int, ...]:
+    """The last two numbers between NATO words, `low` the newest."""
+    return (*numbers, int(low))[-2:] if len(low) <= _LONGEST_COUNT else ()
 
 
 def _remember(parting: tuple[str, ...], word: str) -> tuple[str, ...]:
@@ -95,6 +107,7 @@ class SpelledView(HoldingView):
     _pending: tuple[tuple[str, int], ...] = ()
     # the words read as text right after a lone NATO word, or read as nothing: any of them parts the next pairs
     _parting: tuple[str, ...] = ()
+    _numbers: tuple[int, ...] = ()  # the last two numbers read between NATO words (a counter parts them)
     _held_x: tuple[str, int] | None = None  # a lone `x`, kept until the next token shows whether `ray` follows
     _maybe_x: tuple[int, int] | None = None  # an X-ray after prose (offsets of x and ray): x if a NATO letter follows
 
@@ -162,7 +175,7 @@ class SpelledView(HoldingView):
         chars: list[str] = []
         owners: list[int] = []
         streak, last, pending, parting = self._streak, self._last, self._pending, self._parting
-        maybe_x = self._maybe_x
+        maybe_x, numbers = self._maybe_x, self._numbers
         for token, at, char, kind, ray_at in self._tokens(text, start, final):
             if maybe_x is not None:
                 # an X-ray after prose is a copy's first x when a NATO letter follows (`X-ray Alfa ...`)
@@ -180,11 +193,12 @@ class SpelledView(HoldingView):
             morse = kind == _MORSE_CODE
             spelled = not morse and char is not None
             low = token.lower()
-            again = pending and (low == pending[0][0] or _parts(low, parting))
+            again = pending and (low == pending[0][0] or _parts(low, 0, parting, numbers))
             if again and not spelled and len(pending) < _PENDING_WORDS:
                 # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
-                # Tango`, `Delta stop / break Echo`)
+                # Tango`, `Delta stop / break Echo`, `Echo 7 | 8 Foxtrot`)
                 pending += ((low, at),)
+                numbers = _count(numbers, low) if low[0].isdigit() else numbers
                 continue
             if pending:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
@@ -192,7 +206,7 @@ class SpelledView(HoldingView):
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
                 if spelled:
                     for word, _ in pending:
-                        parting = _remember(parting, word)
+                        parting = parting if word[0].isdigit() else _remember(parting, word)
                 else:
                     for word, word_at in pending:
                         chars.append(word)
@@ -200,19 +214,26 @@ class SpelledView(HoldingView):
                 pending = ()
             elif (
                 last == _SPELLED_WORD
-                and (streak >= 2 or _parts(low, parting))
                 and ((not morse and char is None) or (morse and len(token) == 1))
+                and _parts(low, streak, parting, numbers)
             ):
                 # after two NATO words, or a word seen between lone ones again (`Alfa stop Bravo stop
                 # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
-                # two stand together)
+                # two stand together), or a counter
                 pending, last = ((low, at),), _PROSE
+                numbers = _count(numbers, low) if low[0].isdigit() else numbers
                 continue
             if not spelled:
                 # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
-                gap = last == _SPELLED_WORD and streak >= 1
-                parting = _remember(parting, low) if gap else ()
-                streak, last = 0, _GAP if gap else _MORSE_LETTER if morse else _PROSE
+                if last == _SPELLED_WORD and streak >= 1:
+                    if low[0].isdigit():
+                        numbers = _count(numbers, low)
+                    else:
+                        parting = _remember(parting, low)
+                    last = _GAP
+                else:
+                    parting, numbers, last = (), (), _MORSE_LETTER if morse else _PROSE
+                streak = 0
             elif char is not None:
                 if char.isalpha():
                     streak += 1  # NATO letter words make the streak; digit words keep it
@@ -232,5 +253,5 @@ class SpelledView(HoldingView):
                 owners.extend([word_at] * len(word))
             maybe_x, pending = None, ()
         self._streak, self._last, self._pending, self._parting = streak, last, pending, parting
-        self._maybe_x = maybe_x
+        self._maybe_x, self._numbers = maybe_x, numbers
         self.track.feed(*fold_text_at("".join(chars), owners))
