@@ -103,7 +103,8 @@ class SpelledView(HoldingView):
     _recent_offset: int = 0
     _streak: int = 0  # NATO letter words read so far in a row (one parting word between words allowed)
     _last: int = _PROSE  # what the last token read was (`_SPELLED_WORD`: a NATO or digit word)
-    # a word or dash after a spelled word (and the same word again), kept until the next token shows what it is
+    # a word or dash after a spelled word (and the copy's parting words after it), kept until the
+    # next token shows what it is
     _pending: tuple[tuple[str, int], ...] = ()
     # the words read as text right after a lone NATO word, or read as nothing: any of them parts the next pairs
     _parting: tuple[str, ...] = ()
@@ -192,9 +193,11 @@ class SpelledView(HoldingView):
                 continue
             morse = kind == _MORSE_CODE
             spelled = not morse and char is not None
+            # a word or number, or a lone dash, may part two NATO words
+            may_part = (not morse and char is None) or (morse and len(token) == 1)
             low = token.lower()
             again = pending and (low == pending[0][0] or _parts(low, 0, parting, numbers))
-            if again and not spelled and len(pending) < _PENDING_WORDS:
+            if again and may_part and len(pending) < _PENDING_WORDS:
                 # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
                 # Tango`, `Delta stop / break Echo`, `Echo 7 | 8 Foxtrot`)
                 pending += ((low, at),)
@@ -212,11 +215,7 @@ class SpelledView(HoldingView):
                         chars.append(word)
                         owners.extend([word_at] * len(word))
                 pending = ()
-            elif (
-                last == _SPELLED_WORD
-                and ((not morse and char is None) or (morse and len(token) == 1))
-                and _parts(low, streak, parting, numbers)
-            ):
+            elif may_part and last == _SPELLED_WORD and _parts(low, streak, parting, numbers):
                 # after two NATO words, or a word seen between lone ones again (`Alfa stop Bravo stop
                 # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
                 # two stand together), or a counter
