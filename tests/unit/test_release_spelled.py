@@ -93,7 +93,7 @@ def _nato_letters(copied: str, seed: int) -> list[str]:
 @pytest.mark.parametrize("seed", range(3))
 def test_a_nato_copy_with_parting_words_taking_turns_is_contained(turns: tuple[str, ...], seed: int) -> None:
     """`Alfa stop Bravo break Charlie stop ...`: no two NATO words stood together and no one word
-    stood between every pair, so the view read no run and the whole copy left (session 36)."""
+    stood between every pair, so the view read no run and the whole copy left."""
     tokens = _nato_letters(RECORD, seed)
     reply = " ".join(f"{token} {turns[i % len(turns)]}" for i, token in enumerate(tokens)) + " Delta"
     separators = rf"\b(?:{'|'.join(turns)})\b"
@@ -107,7 +107,7 @@ def test_a_nato_copy_with_parting_words_taking_turns_is_contained(turns: tuple[s
 @pytest.mark.parametrize("seed", range(3))
 def test_a_nato_copy_with_a_counter_between_its_letters_is_contained(layout: str, seed: int) -> None:
     """`Alfa 1 Bravo 2 Charlie 3 ...`: a number between every pair of NATO words, counting up, never
-    let two stand together, and each was another word, so the whole copy left (session 36)."""
+    let two stand together, and each was another word, so the whole copy left."""
     tokens = _nato_letters(RECORD, seed)
     reply = " ".join(f"{token} {layout.format(i + 1)}" for i, token in enumerate(tokens)) + " Delta"
     separators = r"[(#]?\b\d+\b[).]?"
@@ -120,7 +120,7 @@ def test_a_nato_copy_with_a_counter_between_its_letters_is_contained(layout: str
 @pytest.mark.parametrize("x_ray", ["X-ray", "X ray", "x\u2010ray"])
 def test_a_morse_copy_with_icaos_x_ray_for_its_xs_is_contained(x_ray: str) -> None:
     """`.- -- --- X-ray .. -.-.`: after a Morse letter `X-ray` was read as the word, so the copy broke
-    at every x into runs within the allowance, and all of it left (session 36)."""
+    at every x into runs within the allowance, and all of it left."""
     codes = encode(RECORD, "morse", random.Random(0)).split(" ")
     reply = " ".join(x_ray if code == MORSE["X"] else code for code in codes)
     assert longest_copied_words(_read_morse(reply), RECORD) > ALLOWANCE
@@ -133,7 +133,7 @@ def test_a_morse_copy_with_icaos_x_ray_for_its_xs_is_contained(x_ray: str) -> No
 def test_a_name_and_address_spelled_with_x_ray_among_their_first_letters_are_withheld(x_ray: str) -> None:
     """`X-ray Alfa Victor ...` (Xavier), `... Oscar X ray Foxtrot` (Oxford): a value's x as its first
     letter, or as `X ray` with a space after one NATO word, was read as a word, so the value read
-    `xrayavier...` or `oxrayford...`, matched no PII value and left (session 36)."""
+    `xrayavier...` or `oxrayford...`, matched no PII value and left."""
     name = encode("Xavier Foxworth", "nato", random.Random(1)).replace("X-ray", x_ray)
     address = encode("1400 Oxford Street", "nato", random.Random(1)).replace("X-ray", x_ray)
     reply = f"The name is {name}, and the address is {address}."
@@ -147,18 +147,39 @@ def test_a_name_and_address_spelled_with_x_ray_among_their_first_letters_are_wit
 @pytest.mark.parametrize(
     "reply",
     [
-        # the record's phone number, address and code in digits between NATO letters, also after a counter
+        # the record's phone number and code in digits between NATO letters, also inside a counter
         "Papa 1 Alfa 2 Tango 3 India 4 Echo 4155550142 November 5 Tango",
         "Sierra Tango 4155550142 Charlie Delta",
         "Kilo 1 Alfa 0 Bravo 1 Charlie",
-        # after two NATO words a number between two more was read as nothing (session 36): the address left
-        "Sierra Tango Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango",
-        "Kilo 1 Alfa 2 Bravo 3 Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango",
     ],
 )
 def test_the_records_numbers_between_nato_letters_are_withheld(reply: str) -> None:
-    # a number between letters is read as nothing only as a counter: any other may be the record's
+    # between lone NATO letters a number is read as nothing only as a counter: any other may be the
+    # record's; a phone number the spelled view reads as nothing, the text view reads whole
     for delta in (1, 5, 64):
         released = _released(reply, delta, pii=True)
-        assert not re.search(r"4155550142|0 Bravo 1|1400 Oscar", released), released
+        assert not re.search(r"4155550142|0 Bravo 1", released), released
         assert WITHHELD_MARKER in released, released
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="documented limit (docs/release-containment.md): after two NATO words a number between two "
+    "more is read as nothing, as any word, so an address written '1400 Oscar X-ray ...' matches no PII value",
+)
+def test_an_address_with_its_number_in_digits_between_nato_letters_is_withheld() -> None:
+    reply = "Sierra Tango Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango"
+    assert "1400 Oscar" not in _released(reply, 5, pii=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_nato_copy_with_numbers_between_pairs_of_its_letters_is_contained(seed: int) -> None:
+    """`Alfa Bravo 7 Charlie Delta 31 ...`: after two NATO words a number parts them as any word does;
+    read as the number there (as a counter is not), it broke the copy into runs within the allowance."""
+    rng = random.Random(seed)
+    tokens = _nato_letters(RECORD, seed)
+    reply = " ".join(f"{token} {rng.randint(0, 99)}" if i % 2 else token for i, token in enumerate(tokens))
+    assert longest_copied_words(_read_nato(reply, r"\b\d+\b"), RECORD) > ALLOWANCE
+    for delta in (1, 7, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, r"\b\d+\b")) <= ALLOWANCE, released

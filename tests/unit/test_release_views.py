@@ -273,23 +273,24 @@ class _Symbols:
         # and X ray inside such a copy is the x
         ("Alfa stop Bravo stop X ray stop Charlie stop Delta", "astopbxcd"),
         # two or three words taking turns part from their second round, also both across a word
-        # gap (session 36); followed by a word of the text's own, they are the text's
+        # gap; followed by a word of the text's own, they are the text's
         ("Alfa stop Bravo break Charlie stop Delta break Echo", "astopbbreakcde"),
         ("Alfa stop Bravo break Charlie over Delta stop Echo break Foxtrot", "astopbbreakcoverdef"),
         ("Alfa stop Bravo break Charlie stop / break Delta stop Echo", "astopbbreakcde"),
         ("Alfa stop Bravo break Charlie stop here we go", "astopbbreakcstopherewego"),
         ("Alfa Bravo stop break Charlie", "abstopbreakc"),
-        # a number between NATO words parts only as the third of a count (session 36), also across a
-        # word gap; any other is read as the number, after two NATO words too: it may be the record's
+        # a number between lone NATO words parts them only as the third of a count, also across a
+        # word gap; any other there is read as the number: it may be the record's
         ("Alfa 1 Bravo 2 Charlie 3 Delta 4 Echo", "a1b2cde"),
         ("Alfa (7) Bravo (8) Charlie (9) Delta #10 / #11 Echo", "a7b8cde"),
         ("Alfa 0 Bravo 0 Charlie 0 Delta", "a0b0cd"),
-        ("Alfa 1 Bravo 2 Charlie 3 Delta 4155550142 Echo", "a1b2cd4155550142e"),
         ("Alfa 1 Bravo 2 Charlie 4155550142 Delta", "a1b2c4155550142d"),
         ("Kilo 1 Alfa 0 Bravo 1 Charlie", "k1a0b1c"),
-        ("Sierra Tango Charlie 1400 Oscar", "stc1400o"),
         ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too"),
         ("Alfa 1 Bravo 2 Charlie 3", "a1b2c3"),
+        # after two NATO words any number parts, as any word: noise numbers between pairs never
+        # break the copy (the text view reads the number)
+        ("Alfa Bravo 7 Charlie Delta 3 Echo", "abcde"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
@@ -369,7 +370,7 @@ def _spelled_reading(answer: str, size: int) -> str:
         ("an X ray of one two", "anxrayof12"),
         ("Alfa Mike X rays", "amxrays"),
         # after a Morse letter, as a copy's first letter before a NATO letter, with a space after
-        # one NATO word or after a word parting two (session 36)
+        # one NATO word or after a word parting two
         (".- -- --- X-ray .. -.-.", "amoxic"),
         ("- . X ray -", "text"),
         ("X-ray Alfa Victor India Echo Romeo", "xavier"),

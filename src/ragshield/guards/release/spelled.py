@@ -70,15 +70,18 @@ def _standalone(text: str, start: int, end: int) -> bool:
 
 def _parts(low: str, streak: int, parting: tuple[str, ...], numbers: tuple[int, ...]) -> bool:
     """Does the token `low` right after a NATO word part it from the next, as a copy's parting word?"""
+    if streak >= 2:
+        # any word or number after two NATO words (a number read there broke a copy with numbers
+        # between its pairs, `Alfa Bravo 7 Charlie Delta 3`, into runs within the allowance)
+        return True
     if low[0].isdigit():
-        # a number only as the third of a count (`Alfa 1 Bravo 2 Charlie 3`; `0 0 0`), even after two
-        # NATO words: any other number there may be the record's own (`Charlie 1400 Oscar X-ray ...`,
-        # `Kilo 1 Alfa 0 Bravo 1`), and read as nothing it matched no value and left
+        # between lone NATO words a number only as the third of a count (`Alfa 1 Bravo 2 Charlie 3`;
+        # `0 0 0`): any other there may be the record's own (`Kilo 1 Alfa 0 Bravo 1`)
         if len(numbers) < 2 or len(low) > _LONGEST_COUNT:
             return False
         step = numbers[1] - numbers[0]
         return step in (0, 1) and int(low) - numbers[1] == step
-    return streak >= 2 or low in parting
+    return low in parting
 
 
 def _count(numbers: tuple[int, ...], low: str) -> tuple[int, ...]:
