@@ -32,33 +32,45 @@ RECORD = (
 _MORSE_READ = {code: char for char, code in MORSE.items()}
 
 
+# the record's name, phone number, address and code
+PII_VALUES = (
+    ("person", "Xavier Foxworth"),
+    ("phone", "415-555-0142"),
+    ("address", "1400 Oxford Street"),
+    ("postcode", "K1A 0B1"),
+)
+
+
 class _FakeRetriever:
     """A fake retriever (tests only): always returns the record."""
 
     index = None
 
+    def __init__(self, record: str) -> None:
+        self.record = record
+
     def retrieve(self, query: Query, k: int) -> RetrievalResult:
-        return RetrievalResult(query, (ScoredChunk(Chunk("c1", "d1", RECORD), 0.9, 0),))
+        return RetrievalResult(query, (ScoredChunk(Chunk("c1", "d1", self.record), 0.9, 0),))
 
 
 class _FakePiiStore:
-    """A fake PII store (tests only): the record's name, phone number, address and code."""
+    """A fake PII store (tests only): the record's PII values."""
 
     source = "index"
 
+    def __init__(self, values: tuple[tuple[str, str], ...]) -> None:
+        self.pii = values
+
     def values(self, chunk: Chunk) -> tuple[PiiValue, ...]:
-        return (
-            PiiValue("person", "Xavier Foxworth", "d-name"),
-            PiiValue("phone", "415-555-0142", "d-phone"),
-            PiiValue("address", "1400 Oxford Street", "d-address"),
-            PiiValue("postcode", "K1A 0B1", "d-code"),
-        )
+        return tuple(PiiValue(kind, value, f"d-{kind}") for kind, value in self.pii)
 
 
-def _released(reply: str, delta: int, pii: bool = False) -> str:
-    guard = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore() if pii else None)
+def _released(
+    reply: str, delta: int, pii: bool = False, record: str = RECORD, values: tuple[tuple[str, str], ...] = PII_VALUES
+) -> str:
+    guard = ContextEchoGuard(settings=EchoSettings(unnatural=False), pii=_FakePiiStore(values) if pii else None)
     system = RagPipeline(
-        _FakeRetriever(),  # type: ignore[arg-type]
+        _FakeRetriever(record),  # type: ignore[arg-type]
         ScriptedGenerator([f"Here you go. {reply} Anything else?"], delta_chars=delta),
         defense=Defense(name="context-echo", output_guards=(guard,)),
     )
@@ -183,3 +195,13 @@ def test_a_nato_copy_with_numbers_between_pairs_of_its_letters_is_contained(seed
     for delta in (1, 7, 40):
         released = _released(reply, delta)
         assert _longest_released_run(released, lambda piece: _read_nato(piece, r"\b\d+\b")) <= ALLOWANCE, released
+
+
+@pytest.mark.parametrize(
+    "reply", ["Alfa Bravo \u00b2 Charlie", "Sure: Alfa \u2460 Bravo.", "Alfa \u00b2 Bravo \u00b3 Charlie \u2074"]
+)
+def test_digits_that_are_not_decimal_between_nato_words_are_read_as_words(reply: str) -> None:
+    """A superscript or circled digit is a digit to `str.isdigit` but not to `int`: the view raised
+    ValueError, the guard failed closed, and the whole answer was withheld."""
+    for delta in (1, 3, 7, 16, 40):
+        assert _released(reply, delta, pii=True) == f"Here you go. {reply} Anything else?", delta

@@ -74,7 +74,7 @@ def _parts(low: str, streak: int, parting: tuple[str, ...], numbers: tuple[int, 
         # any word or number after two NATO words (a number read there broke a copy with numbers
         # between its pairs, `Alfa Bravo 7 Charlie Delta 3`, into runs within the allowance)
         return True
-    if low[0].isdigit():
+    if low.isdecimal():  # as `\d` and `int` see digits (`isdigit` takes `²` and `①` too, `int` refuses them)
         # between lone NATO words a number only as the third of a count (`Alfa 1 Bravo 2 Charlie 3`;
         # `0 0 0`): any other there may be the record's own (`Kilo 1 Alfa 0 Bravo 1`)
         if len(numbers) < 2 or len(low) > _LONGEST_COUNT:
@@ -204,7 +204,7 @@ class SpelledView(HoldingView):
                 # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
                 # Tango`, `Delta stop / break Echo`, `Echo 7 | 8 Foxtrot`)
                 pending += ((low, at),)
-                numbers = _count(numbers, low) if low[0].isdigit() else numbers
+                numbers = _count(numbers, low) if low.isdecimal() else numbers
                 continue
             if pending:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
@@ -212,7 +212,7 @@ class SpelledView(HoldingView):
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
                 if spelled:
                     for word, _ in pending:
-                        parting = parting if word[0].isdigit() else _remember(parting, word)
+                        parting = parting if word.isdecimal() else _remember(parting, word)
                 else:
                     for word, word_at in pending:
                         chars.append(word)
@@ -223,12 +223,12 @@ class SpelledView(HoldingView):
                 # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
                 # two stand together), or a counter
                 pending, last = ((low, at),), _PROSE
-                numbers = _count(numbers, low) if low[0].isdigit() else numbers
+                numbers = _count(numbers, low) if low.isdecimal() else numbers
                 continue
             if not spelled:
                 # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
                 if last == _SPELLED_WORD and streak >= 1:
-                    if low[0].isdigit():
+                    if low.isdecimal():
                         numbers = _count(numbers, low)
                     else:
                         parting = _remember(parting, low)
