@@ -205,3 +205,34 @@ def test_digits_that_are_not_decimal_between_nato_words_are_read_as_words(reply:
     ValueError, the guard failed closed, and the whole answer was withheld."""
     for delta in (1, 3, 7, 16, 40):
         assert _released(reply, delta, pii=True) == f"Here you go. {reply} Anything else?", delta
+
+
+@pytest.mark.parametrize(
+    "gap", ["stop stop stop stop", "stop stop // stop stop", "\u2014 \u2014 \u2014 \u2014", "break / break / break"]
+)
+@pytest.mark.parametrize("seed", range(2))
+def test_a_nato_copy_with_a_parting_word_repeated_in_its_word_gaps_is_contained(gap: str, seed: int) -> None:
+    """`... Tango stop stop stop stop X-ray Alfa ...`: a parting word repeated counted towards the
+    three words a gap may hold, so its fourth time was read as a word (or a dash as Morse `t`), the
+    copy broke into runs within the allowance at every word gap, and the whole record left."""
+    reply = " ".join(gap if token == "//" else token for token in _nato_letters(RECORD, seed))
+    separators = r"\b(?:stop|break)\b|\u2014"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
+
+
+@pytest.mark.parametrize("between", ["stop stop", "{first}stop stop"])
+@pytest.mark.parametrize("seed", range(2))
+def test_a_nato_copy_with_a_word_or_number_repeated_between_its_letters_is_contained(between: str, seed: int) -> None:
+    """`Alfa stop stop Bravo stop stop ...`: a word repeated right after a lone NATO word was read as
+    prose from its second time, no two letters ever stood together, and the whole record left."""
+    tokens = [token for token in _nato_letters(RECORD, seed) if token != "//"]
+    word = between.split()[-1]
+    reply = " ".join(f"{token} {between.format(first='') if i else word}" for i, token in enumerate(tokens))
+    separators = rf"\b{word}\b"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released

@@ -265,6 +265,13 @@ class _Symbols:
         ("Alfa stop Bravo stop Charlie stop Delta", "astopbcd"),
         ("Alfa stop Bravo stop Charlie stop // stop Delta stop Echo", "astopbcde"),
         ("Alfa \u2014 Bravo \u2014 Charlie", "atbc"),
+        # a parting word repeated is one word, however often (review 36: its fourth time was read
+        # as a word, a dash as Morse t), also right after a lone NATO word
+        ("Alfa Bravo stop stop stop stop Charlie", "abc"),
+        ("Alfa Bravo stop stop // stop stop Charlie", "abc"),
+        ("Alfa Bravo \u2014 \u2014 \u2014 \u2014 Charlie", "abc"),
+        ("Alfa stop stop Bravo stop stop Charlie", "astopstopbc"),
+        ("Alfa stop stop and Bravo stop stop Charlie", "astopstopandbstopstopc"),
         # in prose a word repeated after a lone NATO word stays the text's own, and digit words alone
         # never make a parting word
         ("Oscar said hello and Victor said Tango", "osaidhelloandvsaidt"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ragshield.encodings.spelled import MORSE, MORSE_FOLD, MORSE_MARK_CLASS, MORSE_MARKS, NATO_READ
 from ragshield.guards.release.fold import fold_text_at
@@ -33,7 +33,9 @@ _PROSE, _SPELLED_WORD, _MORSE_LETTER, _GAP = 0, 1, 2, 3  # what the token read l
 # the parting words remembered: two or three taking turns (`Alfa stop Bravo break Charlie stop ...`)
 # part from their second round; more would read ever more prose between NATO words as nothing
 _PARTING_WORDS = 3
-_PENDING_WORDS = 3  # a parting word, and remembered ones after it (`stop // break`), at most
+# different parting words in one gap (`stop // break`), at most; a word's repeats are free (`stop stop
+# stop stop`: counted, the fourth was read as a word and the copy broke at every gap)
+_PENDING_WORDS = 3
 _LONGEST_COUNT = 18  # digits of a number that may count the letters (`int` refuses thousands)
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
@@ -108,7 +110,8 @@ class SpelledView(HoldingView):
     _last: int = _PROSE  # what the last token read was (`_SPELLED_WORD`: a NATO or digit word)
     # a word or dash after a spelled word (and the copy's parting words after it), kept until the
     # next token shows what it is
-    _pending: tuple[tuple[str, int], ...] = ()
+    _pending: list[tuple[str, int]] = field(default_factory=list)
+    _pending_words: tuple[str, ...] = ()  # the different words among them
     # the words read as text right after a lone NATO word, or read as nothing: any of them parts the next pairs
     _parting: tuple[str, ...] = ()
     _numbers: tuple[int, ...] = ()  # the last two numbers read between NATO words (a counter parts them)
@@ -179,6 +182,7 @@ class SpelledView(HoldingView):
         chars: list[str] = []
         owners: list[int] = []
         streak, last, pending, parting = self._streak, self._last, self._pending, self._parting
+        pending_words = self._pending_words
         maybe_x, numbers = self._maybe_x, self._numbers
         for token, at, char, kind, ray_at in self._tokens(text, start, final):
             if maybe_x is not None:
@@ -199,11 +203,14 @@ class SpelledView(HoldingView):
             # a word or number, or a lone dash, may part two NATO words
             may_part = (not morse and char is None) or (morse and len(token) == 1)
             low = token.lower()
-            again = pending and (low == pending[0][0] or _parts(low, 0, parting, numbers))
-            if again and may_part and len(pending) < _PENDING_WORDS:
+            again = low in pending_words or (
+                bool(pending) and len(pending_words) < _PENDING_WORDS and _parts(low, 0, parting, numbers)
+            )
+            if again and may_part:
                 # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
                 # Tango`, `Delta stop / break Echo`, `Echo 7 | 8 Foxtrot`)
-                pending += ((low, at),)
+                pending.append((low, at))
+                pending_words += () if low in pending_words else (low,)
                 numbers = _count(numbers, low) if low.isdecimal() else numbers
                 continue
             if pending:
@@ -211,18 +218,18 @@ class SpelledView(HoldingView):
                 # spelled in NATO words parts them: read as nothing, so the letters stay one run;
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
                 if spelled:
-                    for word, _ in pending:
+                    for word in pending_words:
                         parting = parting if word.isdecimal() else _remember(parting, word)
                 else:
                     for word, word_at in pending:
                         chars.append(word)
                         owners.extend([word_at] * len(word))
-                pending = ()
+                pending, pending_words = [], ()
             elif may_part and last == _SPELLED_WORD and _parts(low, streak, parting, numbers):
                 # after two NATO words, or a word seen between lone ones again (`Alfa stop Bravo stop
                 # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
                 # two stand together), or a counter
-                pending, last = ((low, at),), _PROSE
+                pending, pending_words, last = [(low, at)], (low,), _PROSE
                 numbers = _count(numbers, low) if low.isdecimal() else numbers
                 continue
             if not spelled:
@@ -233,6 +240,8 @@ class SpelledView(HoldingView):
                     else:
                         parting = _remember(parting, low)
                     last = _GAP
+                elif last == _GAP and parting and low == parting[-1]:
+                    pass  # the same word again right after (`Alfa stop stop Bravo`): still the gap
                 else:
                     parting, numbers, last = (), (), _MORSE_LETTER if morse else _PROSE
                 streak = 0
@@ -253,7 +262,8 @@ class SpelledView(HoldingView):
             for word, word_at in pending:
                 chars.append(word)
                 owners.extend([word_at] * len(word))
-            maybe_x, pending = None, ()
+            maybe_x, pending, pending_words = None, [], ()
         self._streak, self._last, self._pending, self._parting = streak, last, pending, parting
+        self._pending_words = pending_words
         self._maybe_x, self._numbers = maybe_x, numbers
         self.track.feed(*fold_text_at("".join(chars), owners))
