@@ -174,14 +174,12 @@ def test_the_records_numbers_between_nato_letters_are_withheld(reply: str) -> No
         assert WITHHELD_MARKER in released, released
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="documented limit (docs/release-containment.md): after two NATO words a number between two "
-    "more is read as nothing, as any word, so an address written '1400 Oscar X-ray ...' matches no PII value",
-)
 def test_an_address_with_its_number_in_digits_between_nato_letters_is_withheld() -> None:
+    # after two NATO words a number parts them in the reading that parts numbers; the reading that
+    # keeps every number reads the address whole (with one reading, this was a documented limit)
     reply = "Sierra Tango Charlie 1400 Oscar X-ray Foxtrot Oscar Romeo Delta Sierra Tango Romeo Echo Echo Tango"
-    assert "1400 Oscar" not in _released(reply, 5, pii=True)
+    for delta in (1, 5, 16, 64):
+        assert "1400 Oscar" not in _released(reply, delta, pii=True), delta
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -223,11 +221,12 @@ def test_a_nato_copy_with_a_parting_word_repeated_in_its_word_gaps_is_contained(
         assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
 
 
-@pytest.mark.parametrize("between", ["stop stop", "{first}stop stop"])
+@pytest.mark.parametrize("between", ["2 2 2", "stop stop", "{first}2 2", "{first}stop stop"])
 @pytest.mark.parametrize("seed", range(2))
 def test_a_nato_copy_with_a_word_or_number_repeated_between_its_letters_is_contained(between: str, seed: int) -> None:
-    """`Alfa stop stop Bravo stop stop ...`: a word repeated right after a lone NATO word was read as
-    prose from its second time, no two letters ever stood together, and the whole record left."""
+    """`Papa 2 2 2 Alfa 2 2 2 ...`, `Alfa 2 Bravo 2 2 Charlie 2 2 ...`, `Alfa stop stop Bravo stop stop
+    ...`: a number or word repeated right after a lone NATO word was read as prose from its second
+    time (a number was not a count), no two letters ever stood together, and the whole record left."""
     tokens = [token for token in _nato_letters(RECORD, seed) if token != "//"]
     word = between.split()[-1]
     reply = " ".join(f"{token} {between.format(first='') if i else word}" for i, token in enumerate(tokens))
@@ -236,3 +235,30 @@ def test_a_nato_copy_with_a_word_or_number_repeated_between_its_letters_is_conta
     for delta in (1, 3, 7, 16, 40):
         released = _released(reply, delta)
         assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
+
+
+# codes that alternate letters and counting digits (a Canadian postcode, A1B 2C3)
+CODES_RECORD = (
+    "Customer Ann Lee moved last spring; her postcode is B2C 3D4, her old one A1B 1C1 and her locker "
+    "is Q7R 8S9. Her account was closed in May."
+)
+CODES = (("postcode", "B2C 3D4"), ("postcode", "A1B 1C1"), ("locker", "Q7R 8S9"), ("person", "Ann Lee"))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Postcode: Bravo 2 Charlie 3 Delta 4 Mike.",
+        "Postcode: Bravo 2 Charlie 3 Delta 4 / Mike.",
+        "Old one: Alfa 1 Bravo 1 Charlie 1 Golf.",
+        "Locker: Quebec (7) Romeo (8) Sierra (9) Tango.",
+    ],
+)
+def test_a_code_whose_digits_count_between_its_letters_is_withheld(reply: str) -> None:
+    """`Bravo 2 Charlie 3 Delta 4` for B2C 3D4: read as a counter, the code's digits were read as
+    nothing, the letters matched no PII value, and the code left."""
+    copied = re.search(r"\w+ \(?\d\)? \w+ \(?\d\)? \w+ \(?\d\)?", reply)
+    assert copied is not None
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta, pii=True, record=CODES_RECORD, values=CODES)
+        assert copied.group() not in released and WITHHELD_MARKER in released, (delta, released)

@@ -286,23 +286,45 @@ class _Symbols:
         ("Alfa stop Bravo break Charlie stop / break Delta stop Echo", "astopbbreakcde"),
         ("Alfa stop Bravo break Charlie stop here we go", "astopbbreakcstopherewego"),
         ("Alfa Bravo stop break Charlie", "abstopbreakc"),
-        # a number between lone NATO words parts them only as the third of a count, also across a
-        # word gap; any other there is read as the number: it may be the record's
-        ("Alfa 1 Bravo 2 Charlie 3 Delta 4 Echo", "a1b2cde"),
-        ("Alfa (7) Bravo (8) Charlie (9) Delta #10 / #11 Echo", "a7b8cde"),
-        ("Alfa 0 Bravo 0 Charlie 0 Delta", "a0b0cd"),
-        ("Alfa 1 Bravo 2 Charlie 4155550142 Delta", "a1b2c4155550142d"),
-        ("Kilo 1 Alfa 0 Bravo 1 Charlie", "k1a0b1c"),
-        ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too"),
-        ("Alfa 1 Bravo 2 Charlie 3", "a1b2c3"),
-        # after two NATO words any number parts, as any word: noise numbers between pairs never
-        # break the copy (the text view reads the number)
-        ("Alfa Bravo 7 Charlie Delta 3 Echo", "abcde"),
     ],
 )
 def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(answer: str, reading: str) -> None:
     for size in range(1, len(answer) + 1):  # however the answer is split
-        assert _spelled_reading(answer, size) == fold_text_at(reading, list(range(len(reading))))[0], size
+        for numbers_part in (False, True):  # no numbers here: both readings agree
+            expected = fold_text_at(reading, list(range(len(reading))))[0]
+            assert _spelled_reading(answer, size, numbers_part) == expected, (size, numbers_part)
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept", "parted"),
+    [
+        # a number between NATO words is read both ways (review 36): as the number, as a digit word
+        # (a code whose digits count, B2C 3D4), and as a word parting them, however often (a counter,
+        # the same number again, noise between pairs); no one rule tells which a copy holds
+        ("Bravo 2 Charlie 3 Delta 4 Mike", "b2c3d4m", "bcdm"),
+        ("Alfa 1 Bravo 2 Charlie 3 Delta 4 Echo", "a1b2c3d4e", "abcde"),
+        ("Alfa (7) Bravo (8) Charlie (9) Delta #10 / #11 Echo", "a7b8c9d1011e", "abcde"),
+        ("Alfa 0 Bravo 0 Charlie 0 Delta", "a0b0c0d", "abcd"),
+        ("Alfa 1 Bravo 2 Charlie 4155550142 Delta", "a1b2c4155550142d", "abcd"),
+        ("Kilo 1 Alfa 0 Bravo 1 Charlie", "k1a0b1c", "kabc"),
+        ("Alfa Bravo 7 Charlie Delta 3 Echo", "ab7cd3e", "abcde"),
+        ("Papa 2 2 2 Alfa 2 2 2 Tango", "p222a222t", "pat"),
+        ("Alfa 2 Bravo 2 2 Charlie 2 2 Delta", "a2b22c22d", "abcd"),
+        ("Charlie 1400 Oscar X-ray Foxtrot", "c1400oxf", "coxf"),
+        # followed by a word or at the answer's end, a number is the text's own in both
+        ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too", "a1isourteamnameb2too"),
+        ("Alfa 1 Bravo 2 Charlie 3", "a1b2c3", "abc3"),
+        ("Alfa team: room 7 and 8 and 9", "ateamroom7and8and9", "ateamroom7and8and9"),
+        # a superscript or circled digit is no number (`int` refuses it): a word
+        ("Alfa Bravo \u00b2 Charlie", "abc", "abc"),
+        ("Alfa \u2460 Bravo", "a\u2460b", "a\u2460b"),
+    ],
+)
+def test_the_spelled_view_reads_a_number_between_nato_words_both_ways(answer: str, kept: str, parted: str) -> None:
+    for size in range(1, len(answer) + 1):
+        for numbers_part, reading in ((False, kept), (True, parted)):
+            expected = fold_text_at(reading, list(range(len(reading))))[0]
+            assert _spelled_reading(answer, size, numbers_part) == expected, (size, numbers_part)
 
 
 _SPELLED_PIECES = (
@@ -321,6 +343,8 @@ _SPELLED_PIECES = (
     ".-",
     "one",
     "the",
+    "\u00b2",
+    "7 7",
 )
 
 
@@ -335,23 +359,24 @@ def test_the_spelled_views_reading_does_not_depend_on_how_the_answer_is_split(
     # what it holds between deltas (a lone x, an X-ray before its next word, parting words, the
     # numbers counted) is read as in one piece, and at the answer's end as the text's own
     answer = "one " + "".join(token + gap for token, gap in pieces)
-    readings = []
-    for sizes in ([len(answer)], [*cuts, len(answer)]):
-        track = _StreamRecorder()
-        view = SpelledView(track=track)  # type: ignore[arg-type]
-        offset = 0
-        for size in sizes:
-            view.feed(answer[offset : offset + size], offset)
-            offset += len(answer[offset : offset + size])
-        view.flush()
-        readings.append(("".join(track.symbols), track.owners))
-    assert readings[0] == readings[1]
+    for numbers_part in (False, True):
+        readings = []
+        for sizes in ([len(answer)], [*cuts, len(answer)]):
+            track = _StreamRecorder()
+            view = SpelledView(track=track, numbers_part=numbers_part)  # type: ignore[arg-type]
+            offset = 0
+            for size in sizes:
+                view.feed(answer[offset : offset + size], offset)
+                offset += len(answer[offset : offset + size])
+            view.flush()
+            readings.append(("".join(track.symbols), track.owners))
+        assert readings[0] == readings[1], numbers_part
 
 
-def _spelled_reading(answer: str, size: int) -> str:
+def _spelled_reading(answer: str, size: int, numbers_part: bool = False) -> str:
     """What the spelled view feeds its track for `answer` in deltas of `size` characters."""
     track = _Symbols()
-    view = SpelledView(track=track)  # type: ignore[arg-type]
+    view = SpelledView(track=track, numbers_part=numbers_part)  # type: ignore[arg-type]
     for start in range(0, len(answer), size):
         view.feed(answer[start : start + size], start)
     view.flush()

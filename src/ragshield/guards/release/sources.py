@@ -79,8 +79,10 @@ class RequestSources:
         caesar_digits = Track(digits, sink) if digits is not None and digits else None
         text_view = TextView(group(), caesar, strides, near, caesar_digits)  # type: ignore[arg-type]
         unescaped = UnescapeView(group(8), marked=group(8))  # type: ignore[arg-type]
-        spelled, unnumbered = SpelledView(group(8)), UnnumberedView(group())  # type: ignore[arg-type]
-        plain = [text_view, UntaggedView(group()), Rot47View(group()), unescaped, spelled, unnumbered]  # type: ignore[arg-type]
+        # a number between NATO words read as the number, and as a word parting them (a counter)
+        spelled = [SpelledView(group(8), numbers_part=numbers_part) for numbers_part in (False, True)]  # type: ignore[arg-type]
+        unnumbered = UnnumberedView(group())  # type: ignore[arg-type]
+        plain = [text_view, UntaggedView(group()), Rot47View(group()), unescaped, *spelled, unnumbered]  # type: ignore[arg-type]
         encoded = []
         for spec in SPECS:
             inners = []

@@ -4,6 +4,12 @@ A copy spelled out word by word (`Alfa Bravo`, `one-two`, `.- -...`) folds to no
 text view; this view reads each such token back as the character it stands for, keeps other words
 as they are (digits written as words inside plain text), and feeds the folded result to one track.
 It follows the answer only from its first spelled token on (plus the text just before it).
+
+A number between NATO words is read two ways, by two instances, each for its own track: as the
+number, read as a digit word is (`Bravo 2 Charlie 3 Delta 4`, a postcode B2C 3D4, whose digits
+count), and as a word that parts the letters as any parting word (`Alfa 1 Bravo 2 Charlie 3 ...`, a
+counter; `Alfa Bravo 7 Charlie Delta 3`, noise), so a copy is read whole by whichever keeps it whole;
+no one rule tells the record's digits from a counter.
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ _PARTING_WORDS = 3
 # different parting words in one gap (`stop // break`), at most; a word's repeats are free (`stop stop
 # stop stop`: counted, the fourth was read as a word and the copy broke at every gap)
 _PENDING_WORDS = 3
-_LONGEST_COUNT = 18  # digits of a number that may count the letters (`int` refuses thousands)
 _RECENT_CHARS = 160
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
@@ -70,27 +75,6 @@ def _standalone(text: str, start: int, end: int) -> bool:
     return (before.isspace() or before == "/") and (after.isspace() or after == "/")
 
 
-def _parts(low: str, streak: int, parting: tuple[str, ...], numbers: tuple[int, ...]) -> bool:
-    """Does the token `low` right after a NATO word part it from the next, as a copy's parting word?"""
-    if streak >= 2:
-        # any word or number after two NATO words (a number read there broke a copy with numbers
-        # between its pairs, `Alfa Bravo 7 Charlie Delta 3`, into runs within the allowance)
-        return True
-    if low.isdecimal():  # as `\d` and `int` see digits (`isdigit` takes `²` and `①` too, `int` refuses them)
-        # between lone NATO words a number only as the third of a count (`Alfa 1 Bravo 2 Charlie 3`;
-        # `0 0 0`): any other there may be the record's own (`Kilo 1 Alfa 0 Bravo 1`)
-        if len(numbers) < 2 or len(low) > _LONGEST_COUNT:
-            return False
-        step = numbers[1] - numbers[0]
-        return step in (0, 1) and int(low) - numbers[1] == step
-    return low in parting
-
-
-def _count(numbers: tuple[int, ...], low: str) -> tuple[int, ...]:
-    """The last two numbers between NATO words, `low` the newest."""
-    return (*numbers, int(low))[-2:] if len(low) <= _LONGEST_COUNT else ()
-
-
 def _remember(parting: tuple[str, ...], word: str) -> tuple[str, ...]:
     """`parting` with `word` as its newest, the oldest dropped beyond `_PARTING_WORDS`."""
     if parting and parting[-1] == word:
@@ -101,7 +85,11 @@ def _remember(parting: tuple[str, ...], word: str) -> tuple[str, ...]:
 @dataclass
 class SpelledView(HoldingView):
     """The answer with NATO words, digit words and Morse code read back as characters, other words
-    kept (digits written as words inside plain text), folded, for one track."""
+    kept (digits written as words inside plain text), folded, for one track. `numbers_part`: a
+    number (`str.isdecimal`, as a regex `\\d` sees digits: `²` and `①` are words) parts NATO words as a
+    parting word does; else it is read as the number, as a digit word."""
+
+    numbers_part: bool = False
 
     _active: bool = False  # a spelled token was seen: from there on this view follows the answer
     _recent: str = ""  # the text before that, so a run can start before the first spelled token
@@ -114,7 +102,6 @@ class SpelledView(HoldingView):
     _pending_words: tuple[str, ...] = ()  # the different words among them
     # the words read as text right after a lone NATO word, or read as nothing: any of them parts the next pairs
     _parting: tuple[str, ...] = ()
-    _numbers: tuple[int, ...] = ()  # the last two numbers read between NATO words (a counter parts them)
     _held_x: tuple[str, int] | None = None  # a lone `x`, kept until the next token shows whether `ray` follows
     _maybe_x: tuple[int, int] | None = None  # an X-ray after prose (offsets of x and ray): x if a NATO letter follows
 
@@ -161,6 +148,8 @@ class SpelledView(HoldingView):
                 yield token, at, "x", _XRAY, at + 2
             elif token in ("x", "X"):
                 held = (token, at)
+            elif token.isdecimal() and not self.numbers_part:
+                yield token, at, token, _WORD, at  # a number read as the number, as a digit word is
             else:
                 yield token, at, _SPELLED.get(token.lower()), _WORD, at
         if held is not None and final:
@@ -183,7 +172,7 @@ class SpelledView(HoldingView):
         owners: list[int] = []
         streak, last, pending, parting = self._streak, self._last, self._pending, self._parting
         pending_words = self._pending_words
-        maybe_x, numbers = self._maybe_x, self._numbers
+        maybe_x = self._maybe_x
         for token, at, char, kind, ray_at in self._tokens(text, start, final):
             if maybe_x is not None:
                 # an X-ray after prose is a copy's first x when a NATO letter follows (`X-ray Alfa ...`)
@@ -203,15 +192,15 @@ class SpelledView(HoldingView):
             # a word or number, or a lone dash, may part two NATO words
             may_part = (not morse and char is None) or (morse and len(token) == 1)
             low = token.lower()
+            number = low.isdecimal()  # a word here only where numbers part (else it is `spelled`)
             again = low in pending_words or (
-                bool(pending) and len(pending_words) < _PENDING_WORDS and _parts(low, 0, parting, numbers)
+                bool(pending) and (number or (len(pending_words) < _PENDING_WORDS and low in parting))
             )
             if again and may_part:
                 # the parting word again, or another of the copy's, across a word gap (`Sierra stop // stop
                 # Tango`, `Delta stop / break Echo`, `Echo 7 | 8 Foxtrot`)
                 pending.append((low, at))
-                pending_words += () if low in pending_words else (low,)
-                numbers = _count(numbers, low) if low.isdecimal() else numbers
+                pending_words += () if number or low in pending_words else (low,)
                 continue
             if pending:
                 # one word ("break", "space") or a lone dash between two spelled words of a copy
@@ -219,31 +208,26 @@ class SpelledView(HoldingView):
                 # followed by anything else it is the text's own ("... zero zero Smith Street")
                 if spelled:
                     for word in pending_words:
-                        parting = parting if word.isdecimal() else _remember(parting, word)
+                        parting = _remember(parting, word)
                 else:
                     for word, word_at in pending:
                         chars.append(word)
                         owners.extend([word_at] * len(word))
                 pending, pending_words = [], ()
-            elif may_part and last == _SPELLED_WORD and _parts(low, streak, parting, numbers):
-                # after two NATO words, or a word seen between lone ones again (`Alfa stop Bravo stop
-                # ...`, `Alfa stop Bravo break Charlie stop ...`: words between every pair never let
-                # two stand together), or a counter
-                pending, pending_words, last = [(low, at)], (low,), _PROSE
-                numbers = _count(numbers, low) if low.isdecimal() else numbers
+            elif may_part and last == _SPELLED_WORD and (number or streak >= 2 or low in parting):
+                # a number, any word after two NATO words, or a word seen between lone ones again
+                # (`Alfa stop Bravo stop ...`, `Alfa stop Bravo break Charlie stop ...`: words between
+                # every pair never let two stand together)
+                pending, pending_words, last = [(low, at)], () if number else (low,), _PROSE
                 continue
             if not spelled:
                 # a word right after NATO letters (not digit words alone: "one and two and three" is prose)
                 if last == _SPELLED_WORD and streak >= 1:
-                    if low.isdecimal():
-                        numbers = _count(numbers, low)
-                    else:
-                        parting = _remember(parting, low)
-                    last = _GAP
+                    parting, last = _remember(parting, low), _GAP
                 elif last == _GAP and parting and low == parting[-1]:
                     pass  # the same word again right after (`Alfa stop stop Bravo`): still the gap
                 else:
-                    parting, numbers, last = (), (), _MORSE_LETTER if morse else _PROSE
+                    parting, last = (), _MORSE_LETTER if morse else _PROSE
                 streak = 0
             elif char is not None:
                 if char.isalpha():
@@ -265,5 +249,5 @@ class SpelledView(HoldingView):
             maybe_x, pending, pending_words = None, [], ()
         self._streak, self._last, self._pending, self._parting = streak, last, pending, parting
         self._pending_words = pending_words
-        self._maybe_x, self._numbers = maybe_x, numbers
+        self._maybe_x = maybe_x
         self.track.feed(*fold_text_at("".join(chars), owners))
