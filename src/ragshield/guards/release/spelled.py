@@ -43,6 +43,7 @@ _PARTING_WORDS = 3
 # stop stop`: counted, the fourth was read as a word and the copy broke at every gap)
 _PENDING_WORDS = 3
 _RECENT_CHARS = 160
+_DIGIT = re.compile(r"\d")
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
@@ -161,7 +162,13 @@ class SpelledView(HoldingView):
         if not text and not final:
             return
         if not self._active:
-            if not _spelled_hint(text):
+            # parting numbers, the view reads as the other does up to the first number: it starts
+            # there (and the text just before it), so a spelled answer without numbers costs one view
+            if self.numbers_part:
+                waiting = _DIGIT.search(text) is None or not _spelled_hint(self._recent + text)
+            else:
+                waiting = not _spelled_hint(text)
+            if waiting:
                 self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
                 self._recent_offset -= len(self._recent)
                 return
