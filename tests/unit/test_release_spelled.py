@@ -262,3 +262,22 @@ def test_a_code_whose_digits_count_between_its_letters_is_withheld(reply: str) -
     for delta in (1, 3, 7, 16, 40):
         released = _released(reply, delta, pii=True, record=CODES_RECORD, values=CODES)
         assert copied.group() not in released and WITHHELD_MARKER in released, (delta, released)
+
+
+@pytest.mark.parametrize(
+    "digits",
+    [
+        "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079",
+        "\u24ea\u2460\u2461\u2462\u2463\u2464\u2465\u2466\u2467\u2468",
+    ],
+)
+def test_a_nato_copy_with_a_counter_in_superscript_or_circled_digits_is_contained(digits: str) -> None:
+    """`Alfa ¹ Bravo ² Charlie ³ ...`: such a digit is no decimal digit, so it was read as a new word
+    each time (before that it raised ValueError), and the whole copy left."""
+    tokens = [token for token in _nato_letters(RECORD, 0) if token != "//"]
+    reply = " ".join(f"{token} {digits[(i + 1) % 10]}" for i, token in enumerate(tokens))
+    separators = f"[{digits}]"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released

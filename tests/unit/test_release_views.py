@@ -317,10 +317,11 @@ def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(a
         ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too", "a1isourteamnameb2too"),
         ("Alfa 1 Bravo 2 Charlie 3", "a1b2c3", "abc3"),
         ("Alfa team: room 7 and 8 and 9", "ateamroom7and8and9", "ateamroom7and8and9"),
-        # a superscript or circled digit is no number (`int` refuses it): a word, and no first number
-        ("Alfa Bravo \u00b2 Charlie", "abc", ""),
-        ("Alfa \u2460 Bravo", "a\u2460b", ""),
-        ("Alfa Bravo \u00b2 Charlie 1 Delta", "abc1d", "abcd"),
+        # superscript and circled digits are numbers too (a counter `Alfa ¹ Bravo ² ...`), read as
+        # their digits
+        ("Alfa Bravo \u00b2 Charlie", "ab2c", "abc"),
+        ("Alfa \u2460 Bravo \u2461 Charlie", "a1b2c", "abc"),
+        ("Alfa Bravo \u00b2 Charlie 1 Delta", "ab2c1d", "abcd"),
     ],
 )
 def test_the_spelled_view_reads_a_number_between_nato_words_both_ways(answer: str, kept: str, parted: str) -> None:

@@ -43,7 +43,9 @@ _PARTING_WORDS = 3
 # stop stop`: counted, the fourth was read as a word and the copy broke at every gap)
 _PENDING_WORDS = 3
 _RECENT_CHARS = 160
-_DIGIT = re.compile(r"\d")
+# a number is a token of digits to `str.isdigit` (nothing here needs its value): `\d`, and the
+# superscript and circled digits of the Basic Multilingual Plane (a counter `Alfa ¹ Bravo ² ...`)
+_DIGIT = re.compile("[\\d" + "".join(c for c in map(chr, range(0x10000)) if c.isdigit() and not c.isdecimal()) + "]")
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
@@ -87,8 +89,8 @@ def _remember(parting: tuple[str, ...], word: str) -> tuple[str, ...]:
 class SpelledView(HoldingView):
     """The answer with NATO words, digit words and Morse code read back as characters, other words
     kept (digits written as words inside plain text), folded, for one track. `numbers_part`: a
-    number (`str.isdecimal`, as a regex `\\d` sees digits: `²` and `①` are words) parts NATO words as a
-    parting word does; else it is read as the number, as a digit word."""
+    number (digits to `str.isdigit`, `²` and `①` too) parts NATO words as a parting word does; else
+    it is read as the number, as a digit word."""
 
     numbers_part: bool = False
 
@@ -149,7 +151,7 @@ class SpelledView(HoldingView):
                 yield token, at, "x", _XRAY, at + 2
             elif token in ("x", "X"):
                 held = (token, at)
-            elif token.isdecimal() and not self.numbers_part:
+            elif token.isdigit() and not self.numbers_part:
                 yield token, at, token, _WORD, at  # a number read as the number, as a digit word is
             else:
                 yield token, at, _SPELLED.get(token.lower()), _WORD, at
@@ -199,7 +201,7 @@ class SpelledView(HoldingView):
             # a word or number, or a lone dash, may part two NATO words
             may_part = (not morse and char is None) or (morse and len(token) == 1)
             low = token.lower()
-            number = low.isdecimal()  # a word here only where numbers part (else it is `spelled`)
+            number = low.isdigit()  # a word here only where numbers part (else it is `spelled`)
             again = low in pending_words or (
                 bool(pending) and (number or (len(pending_words) < _PENDING_WORDS and low in parting))
             )
