@@ -281,3 +281,28 @@ def test_a_nato_copy_with_a_counter_in_superscript_or_circled_digits_is_containe
     for delta in (1, 3, 7, 16, 40):
         released = _released(reply, delta)
         assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released
+
+
+# plain NATO words for a copy's first words, more than 160 characters before its first number, then a
+# counter between the letters (L2: `stop` parting them before the counter); found by review 36
+_LATE_COUNTERS = (
+    "India Sierra / Oscar November / Sierra Alfa Tango Uniform Romeo Delta Alfa Yankee / Alfa November Delta / "
+    "Whiskey Alfa Sierra / Papa Romeo Echo Sierra Charlie Romeo India Bravo Echo Delta / "
+    "Alfa Mike Oscar X-ray India Charlie India Lima Lima India November / Bravo 1 Yankee 2 / Delta 3 Romeo 4 / "
+    "Alfa 5 Lima 6 Echo 7 X-ray 8",
+    "Alfa stop November / X-ray / Romeo stop Alfa stop Yankee / Alfa stop November stop Delta / Alfa / "
+    "Tango stop Oscar stop X-ray stop India stop November / Tango stop Echo stop Sierra stop Tango / "
+    "Tango stop Hotel stop Echo / November 1 Echo 2 X-ray 3 Tango 4 / Echo 5 X-ray 6 Alfa 7 Mike 8",
+)
+
+
+@pytest.mark.parametrize("reply", _LATE_COUNTERS)
+def test_a_nato_copy_whose_counter_starts_late_is_contained(reply: str) -> None:
+    """The reading that parts numbers started at the first number (with the 160 characters before
+    it): the copy's first words were read only by the other reading, which the counter cut, so each
+    reading saw a part within the allowance and the whole copy left."""
+    separators = r"\b\d+\b|\bstop\b"
+    assert longest_copied_words(_read_nato(reply, separators), RECORD) > ALLOWANCE
+    for delta in (1, 3, 7, 16, 40):
+        released = _released(reply, delta)
+        assert _longest_released_run(released, lambda piece: _read_nato(piece, separators)) <= ALLOWANCE, released

@@ -309,9 +309,8 @@ def test_the_spelled_view_reads_parting_words_between_spelled_words_as_nothing(a
         ("Papa 2 2 2 Alfa 2 2 2 Tango", "p222a222t", "pat"),
         ("Alfa 2 Bravo 2 2 Charlie 2 2 Delta", "a2b22c22d", "abcd"),
         ("Charlie 1400 Oscar X-ray Foxtrot", "c1400oxf", "coxf"),
-        # the reading that parts numbers starts at the first number (with the text before it): up
-        # to there the two read the same
-        ("Alfa Bravo Charlie", "abc", ""),
+        # both readings start at the first spelled token, numbers or not
+        ("Alfa Bravo Charlie", "abc", "abc"),
         ("Alfa Bravo Charlie 7 Delta", "abc7d", "abcd"),
         # followed by a word or at the answer's end, a number is the text's own in both
         ("Alfa 1 is our team name, Bravo 2 too", "a1isourteamnameb2too", "a1isourteamnameb2too"),

@@ -45,7 +45,6 @@ _PENDING_WORDS = 3
 _RECENT_CHARS = 160
 # a number is a token of digits to `str.isdigit` (nothing here needs its value): `\d`, and the
 # superscript and circled digits of the Basic Multilingual Plane (a counter `Alfa ¹ Bravo ² ...`)
-_DIGIT = re.compile("[\\d" + "".join(c for c in map(chr, range(0x10000)) if c.isdigit() and not c.isdecimal()) + "]")
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
@@ -164,13 +163,10 @@ class SpelledView(HoldingView):
         if not text and not final:
             return
         if not self._active:
-            # parting numbers, the view reads as the other does up to the first number: it starts
-            # there (and the text just before it), so a spelled answer without numbers costs one view
-            if self.numbers_part:
-                waiting = _DIGIT.search(text) is None or not _spelled_hint(self._recent + text)
-            else:
-                waiting = not _spelled_hint(text)
-            if waiting:
+            # both readings start at the first spelled token: the one that parts numbers once started
+            # at the first number (and the 160 characters before it), and a copy begun further back
+            # was cut in two, one half in each reading, each within the allowance (review 36)
+            if not _spelled_hint(text):
                 self._recent, self._recent_offset = (self._recent + text)[-_RECENT_CHARS:], start + len(text)
                 self._recent_offset -= len(self._recent)
                 return
