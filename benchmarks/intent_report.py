@@ -16,7 +16,7 @@ GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 
 VERSIONS = (
     *("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "chat", "v9", "v10", "v11", "v12"),
     *("v13", "v14", "v15", "chat2", "v16", "chat3", "v17", "chat4", "v18", "chat5", "v19", "chat6"),
-    *("v20", "chat7", "v21", "chat8", "v22", "chat9", "v23", "chat10"),
+    *("v20", "chat7", "v21", "chat8", "v22", "chat9", "v23", "chat10", "v24", "chat11"),
 )
 
 

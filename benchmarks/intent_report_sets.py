@@ -21,6 +21,9 @@ JUDGE_NOTES = {
     "v23": "written blind in session 35 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 36 for v13 alone",
     "chat10": "500 chat turns and 60 chat-wrapped requests, written blind like v23, read once with it",
+    "v24": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session as the judge of the refitted e5 second opinion",
+    "chat11": "500 chat turns and 60 chat-wrapped requests, written blind like v24, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -35,6 +38,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v24-hard": "held-apart set v24, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the refitted e5 second opinion; split by kind in the summary)",
+    "heldout-chat11": "held-apart chat turns, set chat11 (written blind by a helper; read once with v24)",
     "heldout-v23-hard": "held-apart set v23, hard benign and chat turns (written blind by a helper; read once "
     "for v13 alone; split by kind in the summary)",
     "heldout-chat10": "held-apart chat turns, set chat10 (written blind by a helper; read once with v23)",
@@ -85,6 +91,17 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v24",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v23's shape, and "
+        "read once that session as the judge of the e5 second opinion refitted on v13 against the shipped one "
+        "(`intent_veto_judge_v24.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat11",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v24 and read once with it "
+        "(`intent_veto_judge_chat11.json`); the model's figures alone",
+    ),
     (
         "v23",
         "written blind in session 35 by a helper that read only `benchmarks/data/README.md`, in v22's shape, and "
@@ -233,12 +250,16 @@ HELDOUT_SET_NOTES = (
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
-    "session 29 on model v11's flags; e5, for routed flags, refitted on v12's in session 32; both kept for v13), "
-    "which can only lower a score: every false-positive rate below is an upper bound for the guard, and every "
-    "true-positive rate can fall by the requests it lets through (`benchmarks/results/intent_verifier_e5.json` "
-    "rates the sets with the e5 half behind v12, `intent_verifier.json` the MiniLM half behind v11). The guard "
-    "as shipped (v13), on blind sets v22 and chat9 read once (`intent_veto_judge_v22.json`, `_chat9.json`): "
-    "hard benign 5/160 = 3.1% [1.3, 7.1] on v22 (goal <= 2%: **missed**; v12 6/160), chat turns 7/500 = 1.4% "
-    "[0.7, 2.9] on chat9 (goal <= 1%: **missed**; v12 20/500) and 1/56 on v22, requests 121/140 = 86.4% "
-    '[79.8, 91.1] (v12 103/140) and chat-wrapped requests 49/60 (v12 44/60); model card, "Model v13".'
+    "session 29 on model v11's flags; e5, for routed flags, refitted on v13's rows and flags in session 36, "
+    "line +1.0), which can only lower a score: every false-positive rate below is an upper bound for the "
+    "guard, and every true-positive rate can fall by the requests it lets through "
+    "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
+    "`intent_verifier.json` the MiniLM half behind v11). The guard as shipped (v13), on blind sets read once "
+    "(`intent_veto_judge_<set>.json`): hard benign 5/160 = 3.1% [1.3, 7.1] on v22 and 8/160 = 5.0% [2.6, "
+    "9.6] on v23 (goal <= 2%: **missed**), chat turns 7/500 = 1.4% [0.7, 2.9] on chat9 and 15/498 = 3.0% "
+    "[1.8, 4.9] on chat10 (goal <= 1%: **missed**), requests 121/140 on v22 and 113/140 on v23, "
+    "chat-wrapped ones 49/60 and 52/60 (v22 and chat9 with the e5 file of session 32, v23 and chat10 too); "
+    "with the refitted e5, on v24 and chat11: benign 3/219 = 1.4% [0.5, 3.9] (hard and chat turns), chat "
+    "turns 8/500 = 1.6% [0.8, 3.1] (goal <= 1%: **missed**), requests 91/140 = 65.0% and chat-wrapped ones "
+    '38/60; model card, "Model v13" and "The second opinion for v13\'s flags".'
 )

@@ -105,14 +105,16 @@ HELDOUT_SETS = {
     # `_chat10.json`; `intent_v14_exploration.json`)
     "v23": DATA / "intent_heldout_v23.jsonl",
     "chat10": DATA / "intent_chat_heldout_v10.jsonl",
+    # written blind in session 36 (v24 in v23's shape, chat11 in chat10's) and read once that session as
+    # the judges of the e5 second opinion refitted on v13 against the shipped one (`intent_veto_judge_v24.json`,
+    # `_chat11.json`)
+    "v24": DATA / "intent_heldout_v24.jsonl",
+    "chat11": DATA / "intent_chat_heldout_v11.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
-# that read only `benchmarks/data/README.md` (v24 in v23's shape, chat11 in chat10's; v25 in v24's and
-# chat12 in chat11's, written while v24 and chat11 waited to judge this session's second opinion)
+# that read only `benchmarks/data/README.md` (v25 in v24's shape, chat12 in chat11's), for the next change
 UNREAD_JUDGES: dict[str, Path] = {
-    "v24": DATA / "intent_heldout_v24.jsonl",
-    "chat11": DATA / "intent_chat_heldout_v11.jsonl",
     "v25": DATA / "intent_heldout_v25.jsonl",
     "chat12": DATA / "intent_chat_heldout_v12.jsonl",
 }
@@ -123,8 +125,9 @@ UNREAD_JUDGES: dict[str, Path] = {
 # v10's judge, set v10, read once for v10 and its errors studied: for v11 a development set, with v8 and v9;
 # v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
 # session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35, and sets
-# v23 and chat10, read once for v13 alone in session 36)
-JUDGES = ("v22", "chat9", "v23", "chat10")
+# v23 and chat10, read once for v13 alone in session 36, and v24 and chat11, read once that session with
+# the refitted e5 second opinion)
+JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11")
 
 
 def bucket(text: str) -> int:

@@ -55,7 +55,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES == ("v22", "chat9", "v23", "chat10")
+    assert isets.JUDGES == ("v22", "chat9", "v23", "chat10", "v24", "chat11")
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -81,14 +81,15 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     assert not {f"heldout-{version}" for version in isets.JUDGES} & {example.source for example in corpus.train}
     judge_rows = [example for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])]
     training_texts = {example.text for example in corpus.train}
-    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, and two
-    # closers of chat10 for earlier chat sets (now training rows); the judges' readings left them out
-    # (`unseen`), and no other judge row is a training text
+    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
+    # closers of chat10 and a chat turn of v24 for earlier chat sets (now training rows); the judges' readings
+    # left them out (`unseen`), and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Hello there!",
         "好的，明白了。",
         "Terima kasih banyak, esok saya pergi ke LHDN.",
         "감사합니다! 내일 은행 가서 적금 해지할게요.",
+        "תודה רבה, מחר אני מתקשר לביטוח לאומי.",
     }
     assert not {example.text for example in isets.unseen(judge_rows, corpus)} & training_texts
 
@@ -288,15 +289,11 @@ def test_leave_one_out_files_replace_the_rows_they_rerun_and_their_note(tmp_path
     assert payload["loo_notes"]["leave_one_language_out"] == "chosen on ja"
 
 
-# what model v12 trained on (`train_intent.TRAIN_HELDOUT` before v13): the e5 line was chosen on its flags
-V12_TRAINED_ON = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "chat", "v9", "v11", "v12", "v13", "v14", "v15", "chat2")
-
-
 def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> None:
-    """The e5 file refitted in session 32 says in its header which sets chose its line, on whose flags
-    (v12's; v13 reads it as it is). None of those sets may be one that model trained on, or the line
-    was chosen on flags it barely raises; and the next refit's development sets are none the packaged
-    first stage trained on."""
+    """The e5 file refitted in session 36 says in its header which sets chose its line, on whose flags
+    (v13's; the MiniLM file's line was chosen on v11's). None of those sets may be one that model trained
+    on, or the line was chosen on flags it barely raises; and the next refit's development sets are none
+    the packaged first stage trained on."""
     import intent_verifier as iv
     from ragshield.guards.intent_veto import shipped_weights
     from ragshield.guards.intent_veto_weights import VetoWeights
@@ -304,6 +301,6 @@ def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> No
     e5, minilm = (VetoWeights.load(shipped_weights(encoder)) for encoder in ("e5", "minilm"))
     model = iv.IntentModel.load()
     assert e5.model_version == minilm.model_version == model.meta["model_version"] == "v13"
-    assert (e5.meta["line_chosen_on_flags_of"], minilm.meta["line_chosen_on_flags_of"]) == ("v12", "v11")
-    assert not set(e5.meta["development"]) & set(V12_TRAINED_ON)
+    assert (e5.meta["line_chosen_on_flags_of"], minilm.meta["line_chosen_on_flags_of"]) == ("v13", "v11")
+    assert not set(e5.meta["development"]) & set(isets.heldout_trained_on(model))
     assert not set(iv.DEVELOPMENT) & set(isets.heldout_trained_on(model))

@@ -188,7 +188,7 @@ def test_the_shipped_files_read_as_the_model_card_says() -> None:
 
     lines = {e: VetoWeights.load(shipped_weights(e)) for e in ("minilm", "e5")}
     assert (lines["minilm"].tau, lines["minilm"].reading) == (-1.0, "pieces")
-    assert (lines["e5"].tau, lines["e5"].reading) == (0.0, "pieces")
+    assert (lines["e5"].tau, lines["e5"].reading) == (1.0, "pieces")  # refitted on v13, session 36
     assert all(w.model_version == str(IntentModel.load().meta["model_version"]) for w in lines.values())
 
 
