@@ -407,11 +407,20 @@ def main(argv: list[str] | None = None) -> None:
         default=",".join(ti.TRAIN_HELDOUT),
         help="recipe study: held-apart sets whose rows train (comma list; shipped: the recipe's)",
     )
+    parser.add_argument(
+        "--non-english-heldout", default="", help="recipe study: sets of which only the non-English rows train"
+    )
+    parser.add_argument(
+        "--c-multilingual", type=float, help="recipe study: the multilingual part's inverse regularisation"
+    )
     args = parser.parse_args(argv)
     if args.multi_english is not None:
         ti.MULTI_ENGLISH_SAMPLE = args.multi_english
+    if args.c_multilingual is not None:
+        ti.C_MULTILINGUAL = args.c_multilingual  # read by `train_intent.train` at call time
     trained_heldout = ti.heldout_list(parser, args.train_heldout)
-    corpus = ti.build_corpus(args.data, heldout_sets=trained_heldout)
+    non_english = ti.heldout_list(parser, args.non_english_heldout)
+    corpus = ti.build_corpus(args.data, heldout_sets=trained_heldout, non_english_sets=non_english)
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))
         print(f"wrote {args.out}")
@@ -438,6 +447,10 @@ def main(argv: list[str] | None = None) -> None:
                 saved["multi_english"] = args.multi_english
             if trained_heldout != ti.TRAIN_HELDOUT:
                 saved["train_heldout"] = list(trained_heldout)
+            if non_english:
+                saved["non_english_heldout"] = list(non_english)
+            if args.c_multilingual is not None:
+                saved["c_multilingual"] = args.c_multilingual
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 

@@ -176,8 +176,10 @@ def unseen(examples: list[Example], corpus: Corpus) -> list[Example]:
 
 
 def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
-    """The held-apart sets a model file says it trained on (its metadata, as `train_intent.main` writes it)."""
-    return tuple(model.meta.get("heldout_sets_trained_on", []))
+    """The held-apart sets a model file says it trained on, whole or only their rows not in English (its
+    metadata, as `train_intent.main` writes it): either way a judge of it no more."""
+    meta = model.meta
+    return (*meta.get("heldout_sets_trained_on", []), *meta.get("heldout_sets_non_english_rows_trained_on", []))
 
 
 def heldout_benign_name(version: str) -> str:

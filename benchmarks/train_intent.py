@@ -215,11 +215,13 @@ def build_corpus(
     with_chat: bool = CHAT_TURNS,
     with_written: bool = WRITTEN_ROWS,
     written_attacks: bool = WRITTEN_ATTACK_ROWS,
+    non_english_sets: tuple[str, ...] = (),
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
-    `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`), and with
-    `with_written` the hand-written rows of `written_rows` (source `written`)."""
+    `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`), with
+    `with_written` the hand-written rows of `written_rows` (source `written`), and of the held-apart
+    sets `non_english_sets` only the rows not labelled English (a recipe study, session 36)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = read_rows(PHRASINGS)
@@ -276,9 +278,11 @@ def build_corpus(
         Example(q, 0, "real", "en", "healthcaremagic") for q in hcm if " ".join(q.split()).lower() in in_sage
     ]
     corpus.test["sage"] = [Example(q, 0, "real", "en", "sage") for q in dict.fromkeys(sage)]
-    for version in heldout_sets:
+    for version in (*heldout_sets, *non_english_sets):
         corpus.train += [
-            Example(e.text, e.label, e.style, e.lang, f"heldout-{version}") for e in heldout(HELDOUT_SETS[version])
+            Example(e.text, e.label, e.style, e.lang, f"heldout-{version}")
+            for e in heldout(HELDOUT_SETS[version])
+            if version in heldout_sets or e.lang != "en"
         ]
     return corpus
 
@@ -318,6 +322,7 @@ def train(
     seen_language_rows: bool = SEEN_LANGUAGE_ROWS,
     multi_segment_floor: float | None = MULTI_SEGMENT_FLOOR,
     multi_english: int | None = None,
+    c_multilingual: float | None = None,
 ) -> IntentModel:
     texts = [e.text for e in examples]
     weights = [row_weight(e, hard_benign_weight, written_benign_weight, enron_weight) for e in examples]
@@ -338,7 +343,7 @@ def train(
         sample_weights=None if set(weights) == {1.0} else weights,
         seen_language_rows=seen_language_rows,
         multi_segment_floor=multi_segment_floor,
-        c_multilingual=C_MULTILINGUAL,
+        c_multilingual=C_MULTILINGUAL if c_multilingual is None else c_multilingual,
     )
 
 
@@ -480,6 +485,14 @@ def main(argv: list[str] | None = None) -> None:
         metavar="PCT",
         help="%% of the English training texts the multilingual part also reads",
     )
+    parser.add_argument(
+        "--c-multilingual", type=float, default=C_MULTILINGUAL, help="the multilingual part's inverse regularisation"
+    )
+    parser.add_argument(
+        "--non-english-heldout",
+        default="",
+        help="held-apart sets of which only the rows not labelled English train (comma list)",
+    )
     parser.add_argument("--no-written", action="store_true", help="without the hand-written rows (as v8)")
     parser.add_argument(
         "--written-attacks",
@@ -489,6 +502,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     trained_heldout = heldout_list(parser, args.train_heldout)
+    non_english = heldout_list(parser, args.non_english_heldout)
+    if set(non_english) & set(trained_heldout):
+        parser.error("a set is in both --train-heldout and --non-english-heldout")
     if not 0 <= args.multi_english <= 100:
         parser.error("--multi-english is a percentage, 0-100")
     corpus = build_corpus(
@@ -496,6 +512,7 @@ def main(argv: list[str] | None = None) -> None:
         heldout_sets=trained_heldout,
         with_written=not args.no_written,
         written_attacks=args.written_attacks,
+        non_english_sets=non_english,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
@@ -508,10 +525,12 @@ def main(argv: list[str] | None = None) -> None:
             "benign_by_source": counts((e for e in corpus.train if e.label == 0), "source"),
         },
         "heldout_sets_trained_on": list(trained_heldout),
+        **({"heldout_sets_non_english_rows_trained_on": list(non_english)} if non_english else {}),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
         **({"multi_english_sample": args.multi_english} if args.multi_english != MULTI_ENGLISH_SAMPLE else {}),
+        **({"c_multilingual": args.c_multilingual} if args.c_multilingual != C_MULTILINGUAL else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
@@ -525,6 +544,7 @@ def main(argv: list[str] | None = None) -> None:
         written_benign_weight=args.written_benign_weight,
         enron_weight=args.enron_weight,
         multi_english=args.multi_english,
+        c_multilingual=args.c_multilingual,
     )
     model = calibrate(
         trained,
