@@ -113,10 +113,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
-# that read only `benchmarks/data/README.md` (v25 in v24's shape, chat12 in chat11's), for the next change
+# that read only `benchmarks/data/README.md` (v25 in v24's shape, chat12 in chat11's, for the next change;
+# v26 in v25's and chat13 in chat12's, for the change after)
 UNREAD_JUDGES: dict[str, Path] = {
     "v25": DATA / "intent_heldout_v25.jsonl",
     "chat12": DATA / "intent_chat_heldout_v12.jsonl",
+    "v26": DATA / "intent_heldout_v26.jsonl",
+    "chat13": DATA / "intent_chat_heldout_v13.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
