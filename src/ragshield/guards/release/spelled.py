@@ -43,8 +43,6 @@ _PARTING_WORDS = 3
 # stop stop`: counted, the fourth was read as a word and the copy broke at every gap)
 _PENDING_WORDS = 3
 _RECENT_CHARS = 160
-# a number is a token of digits to `str.isdigit` (nothing here needs its value): `\d`, and the
-# superscript and circled digits of the Basic Multilingual Plane (a counter `Alfa ¹ Bravo ² ...`)
 _SPELLED_WORDS = frozenset(_SPELLED)
 _LATIN_WORD = re.compile(r"[a-z]+")
 _MORSE_HINT = re.compile(rf"(?:^|\s){MORSE_MARK_CLASS}{{1,6}}(?=\s|$)")
@@ -150,6 +148,8 @@ class SpelledView(HoldingView):
                 yield token, at, "x", _XRAY, at + 2
             elif token in ("x", "X"):
                 held = (token, at)
+            # a number is a token of digits to `str.isdigit` (nothing here needs its value): `\d`, and
+            # superscript and circled digits (a counter `Alfa ¹ Bravo ² ...`)
             elif token.isdigit() and not self.numbers_part:
                 yield token, at, token, _WORD, at  # a number read as the number, as a digit word is
             else:
