@@ -395,32 +395,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
-    parser.add_argument(
-        "--multi-english",
-        type=int,
-        metavar="PCT",
-        help=f"recipe study: %% of English training texts the multilingual part also reads (shipped: "
-        f"{ti.MULTI_ENGLISH_SAMPLE})",
-    )
-    parser.add_argument(
-        "--train-heldout",
-        default=",".join(ti.TRAIN_HELDOUT),
-        help="recipe study: held-apart sets whose rows train (comma list; shipped: the recipe's)",
-    )
-    parser.add_argument(
-        "--non-english-heldout", default="", help="recipe study: sets of which only the non-English rows train"
-    )
-    parser.add_argument(
-        "--c-multilingual", type=float, help="recipe study: the multilingual part's inverse regularisation"
-    )
+    ti.add_recipe_arguments(parser)  # a recipe study: the candidate's switches, the shipped recipe's by default
     args = parser.parse_args(argv)
-    if args.multi_english is not None:
-        ti.MULTI_ENGLISH_SAMPLE = args.multi_english
-    if args.c_multilingual is not None:
-        ti.C_MULTILINGUAL = args.c_multilingual  # read by `train_intent.train` at call time
-    trained_heldout = ti.heldout_list(parser, args.train_heldout)
-    non_english = ti.heldout_list(parser, args.non_english_heldout)
-    corpus = ti.build_corpus(args.data, heldout_sets=trained_heldout, non_english_sets=non_english)
+    recipe = ti.recipe_from(parser, args)
+    # module settings `train_intent.train` reads at call time, as leave-one-out trains through it
+    ti.MULTI_ENGLISH_SAMPLE, ti.C_MULTILINGUAL = recipe.multi_english, recipe.c_multilingual
+    corpus = ti.build_corpus(args.data, heldout_sets=recipe.heldout_sets, non_english_sets=recipe.non_english_sets)
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))
         print(f"wrote {args.out}")
@@ -443,14 +423,7 @@ def main(argv: list[str] | None = None) -> None:
             results |= leave_one_out(corpus, embedder, args.loo, [value])
             embedder.save()
             saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
-            if args.multi_english is not None:
-                saved["multi_english"] = args.multi_english
-            if trained_heldout != ti.TRAIN_HELDOUT:
-                saved["train_heldout"] = list(trained_heldout)
-            if non_english:
-                saved["non_english_heldout"] = list(non_english)
-            if args.c_multilingual is not None:
-                saved["c_multilingual"] = args.c_multilingual
+            saved |= recipe.changes()
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 

@@ -54,6 +54,7 @@ import math
 import random
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -447,6 +448,63 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
     return trained
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
+    held-apart sets train (whole, or only their rows not in English), and the multilingual part's
+    English share (%) and inverse regularisation."""
+
+    heldout_sets: tuple[str, ...] = TRAIN_HELDOUT
+    non_english_sets: tuple[str, ...] = ()
+    multi_english: int = MULTI_ENGLISH_SAMPLE
+    c_multilingual: float | None = C_MULTILINGUAL
+
+    def changes(self) -> dict[str, Any]:
+        """The switches that differ from the shipped recipe, by name."""
+        shipped = Recipe()
+        return {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in vars(self).items()
+            if value != getattr(shipped, name)
+        }
+
+
+def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--train-heldout`, `--non-english-heldout`, `--multi-english` and `--c-multilingual`, the shipped
+    recipe's values by default; `recipe_from` reads them."""
+    parser.add_argument(
+        "--train-heldout",
+        default=",".join(TRAIN_HELDOUT),
+        help="held-apart sets whose rows are training rows (comma list; '' for none, as v5)",
+    )
+    parser.add_argument(
+        "--non-english-heldout",
+        default="",
+        help="held-apart sets of which only the rows not labelled English train (comma list)",
+    )
+    parser.add_argument(
+        "--multi-english",
+        type=int,
+        default=MULTI_ENGLISH_SAMPLE,
+        metavar="PCT",
+        help="%% of the English training texts the multilingual part also reads",
+    )
+    parser.add_argument(
+        "--c-multilingual", type=float, default=C_MULTILINGUAL, help="the multilingual part's inverse regularisation"
+    )
+
+
+def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
+    """The `Recipe` the arguments of `add_recipe_arguments` name; a bad one is the parser's error."""
+    trained = heldout_list(parser, args.train_heldout)
+    non_english = heldout_list(parser, args.non_english_heldout)
+    if set(non_english) & set(trained):
+        parser.error("a set is in both --train-heldout and --non-english-heldout")
+    if not 0 <= args.multi_english <= 100:
+        parser.error("--multi-english is a percentage, 0-100")
+    return Recipe(trained, non_english, args.multi_english, args.c_multilingual)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
@@ -461,11 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--source-fpr", type=float, default=SOURCE_FPR, help="rate of each public source's own threshold"
     )
-    parser.add_argument(
-        "--train-heldout",
-        default=",".join(TRAIN_HELDOUT),
-        help="held-apart sets whose rows are training rows (comma list; '' for none, as v5)",
-    )
+    add_recipe_arguments(parser)
     parser.add_argument(
         "--hard-benign-weight", type=float, default=HARD_BENIGN_WEIGHT, help="weight of their hard-benign rows"
     )
@@ -478,21 +532,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--enron-weight", type=float, default=ENRON_WEIGHT, help="weight of the Enron training e-mails and requests"
     )
-    parser.add_argument(
-        "--multi-english",
-        type=int,
-        default=MULTI_ENGLISH_SAMPLE,
-        metavar="PCT",
-        help="%% of the English training texts the multilingual part also reads",
-    )
-    parser.add_argument(
-        "--c-multilingual", type=float, default=C_MULTILINGUAL, help="the multilingual part's inverse regularisation"
-    )
-    parser.add_argument(
-        "--non-english-heldout",
-        default="",
-        help="held-apart sets of which only the rows not labelled English train (comma list)",
-    )
     parser.add_argument("--no-written", action="store_true", help="without the hand-written rows (as v8)")
     parser.add_argument(
         "--written-attacks",
@@ -501,18 +540,13 @@ def main(argv: list[str] | None = None) -> None:
         help="also train on the hand-written requests",
     )
     args = parser.parse_args(argv)
-    trained_heldout = heldout_list(parser, args.train_heldout)
-    non_english = heldout_list(parser, args.non_english_heldout)
-    if set(non_english) & set(trained_heldout):
-        parser.error("a set is in both --train-heldout and --non-english-heldout")
-    if not 0 <= args.multi_english <= 100:
-        parser.error("--multi-english is a percentage, 0-100")
+    recipe = recipe_from(parser, args)
     corpus = build_corpus(
         args.data,
-        heldout_sets=trained_heldout,
+        heldout_sets=recipe.heldout_sets,
         with_written=not args.no_written,
         written_attacks=args.written_attacks,
-        non_english_sets=non_english,
+        non_english_sets=recipe.non_english_sets,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
@@ -524,13 +558,17 @@ def main(argv: list[str] | None = None) -> None:
             "extraction_by_language": counts(attacks, "lang"),
             "benign_by_source": counts((e for e in corpus.train if e.label == 0), "source"),
         },
-        "heldout_sets_trained_on": list(trained_heldout),
-        **({"heldout_sets_non_english_rows_trained_on": list(non_english)} if non_english else {}),
+        "heldout_sets_trained_on": list(recipe.heldout_sets),
+        **(
+            {"heldout_sets_non_english_rows_trained_on": list(recipe.non_english_sets)}
+            if recipe.non_english_sets
+            else {}
+        ),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
-        **({"multi_english_sample": args.multi_english} if args.multi_english != MULTI_ENGLISH_SAMPLE else {}),
-        **({"c_multilingual": args.c_multilingual} if args.c_multilingual != C_MULTILINGUAL else {}),
+        **({"multi_english_sample": recipe.multi_english} if recipe.multi_english != MULTI_ENGLISH_SAMPLE else {}),
+        **({"c_multilingual": recipe.c_multilingual} if recipe.c_multilingual != C_MULTILINGUAL else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
@@ -543,8 +581,8 @@ def main(argv: list[str] | None = None) -> None:
         hard_benign_weight=args.hard_benign_weight,
         written_benign_weight=args.written_benign_weight,
         enron_weight=args.enron_weight,
-        multi_english=args.multi_english,
-        c_multilingual=args.c_multilingual,
+        multi_english=recipe.multi_english,
+        c_multilingual=recipe.c_multilingual,
     )
     model = calibrate(
         trained,
