@@ -31,6 +31,11 @@ HELDOUT = DATA / "intent_heldout.jsonl"
 # command, repeat the context, padded, obfuscated, PII enumeration) in the same 40 languages
 WRITTEN_BENIGN = tuple(DATA / f"intent_train_benign_{v}.jsonl" for v in ("v9", "v10"))
 WRITTEN_ATTACKS = tuple(DATA / f"intent_train_attack_{v}.jsonl" for v in ("v9", "v10"))
+# session 37: contrastive training rows written blind (helper sessions that opened no set, score or
+# project file) on the object of a request rather than its verb: other people's records with their
+# personal fields and credentials, against the user's own records, templates and keys; a, English; b,
+# 29 other languages. They train only a candidate's recipe (`train_intent.py --object-rows`)
+OBJECT_ROWS = tuple(DATA / f"intent_train_object_{part}.jsonl" for part in ("a", "b"))
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": DATA / "intent_heldout_v2.jsonl",

@@ -67,6 +67,7 @@ from intent_public import ENRON_SPLIT, enron_openings, enron_requests, filled_te
 from intent_scoring import Embedders, probabilities
 from intent_sets import (
     HELDOUT_SETS,
+    OBJECT_ROWS,
     PHRASINGS,
     REPO,
     WRITTEN_ATTACKS,
@@ -208,6 +209,29 @@ def written_requests() -> list[Example]:
     ]
 
 
+# session 37: which of the object rows (`OBJECT_ROWS`, source "object") a recipe trains on: none (v13),
+# all, or all but the English requests (the written rows' rule since v9, for the published families)
+OBJECT_ROW_CHOICES = ("none", "all", "no-english-requests")
+OBJECT_ROWS_TRAINED = "none"
+
+
+def object_examples(which: str = OBJECT_ROWS_TRAINED) -> list[Example]:
+    """The object rows `which` (one of `OBJECT_ROW_CHOICES`) trains on, as training examples (source
+    "object"; a request of kind records has the own phrasings' style "pii")."""
+    if which not in OBJECT_ROW_CHOICES:
+        raise ValueError(f"object rows {which!r}: expected one of {', '.join(OBJECT_ROW_CHOICES)}")
+    if which == "none":
+        return []
+    out = []
+    for row in (r for path in OBJECT_ROWS for r in read_rows(path)):
+        attack = row["label"] == "attack"
+        if attack and which == "no-english-requests" and row["lang"] == "en":
+            continue
+        style = _WRITTEN_STYLES.get(row["style"], row["style"])
+        out.append(Example(row["text"], int(attack), style, row["lang"], "object"))
+    return out
+
+
 def build_corpus(
     data: Path,
     *,
@@ -217,12 +241,14 @@ def build_corpus(
     with_written: bool = WRITTEN_ROWS,
     written_attacks: bool = WRITTEN_ATTACK_ROWS,
     non_english_sets: tuple[str, ...] = (),
+    object_rows: str = OBJECT_ROWS_TRAINED,
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
     `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`), with
     `with_written` the hand-written rows of `written_rows` (source `written`), and of the held-apart
-    sets `non_english_sets` only the rows not labelled English (a recipe study, session 36)."""
+    sets `non_english_sets` only the rows not labelled English (a recipe study, session 36), and the
+    object rows `object_rows` (`object_examples`, session 37)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = read_rows(PHRASINGS)
@@ -285,6 +311,7 @@ def build_corpus(
             for e in heldout(HELDOUT_SETS[version])
             if version in heldout_sets or e.lang != "en"
         ]
+    corpus.train += object_examples(object_rows)
     return corpus
 
 
@@ -350,13 +377,13 @@ def train(
 
 def row_weight(example: Example, hard_benign: float, written_benign: float, enron: float) -> float:
     """A training row's sample weight in the embedding and lexical parts: the held-apart sets' benign
-    rows `hard_benign`, the hand-written benign rows `written_benign`, Enron's e-mails and requests
-    `enron`, every other row (and every request) 1."""
+    rows `hard_benign`, the hand-written benign rows (and the object rows) `written_benign`, Enron's
+    e-mails and requests `enron`, every other row (and every request) 1."""
     if example.label != 0:
         return 1.0
     if example.source.startswith("heldout-"):
         return hard_benign
-    if example.source == "written":
+    if example.source in ("written", "object"):
         return written_benign
     return enron if example.source in ("enron", "enron-requests") else 1.0
 
@@ -451,13 +478,14 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
 @dataclass(frozen=True)
 class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
-    held-apart sets train (whole, or only their rows not in English), and the multilingual part's
-    English share (%) and inverse regularisation."""
+    held-apart sets train (whole, or only their rows not in English), the multilingual part's
+    English share (%) and inverse regularisation, and which object rows train."""
 
     heldout_sets: tuple[str, ...] = TRAIN_HELDOUT
     non_english_sets: tuple[str, ...] = ()
     multi_english: int = MULTI_ENGLISH_SAMPLE
     c_multilingual: float | None = C_MULTILINGUAL
+    object_rows: str = OBJECT_ROWS_TRAINED
 
     def changes(self) -> dict[str, Any]:
         """The switches that differ from the shipped recipe, by name."""
@@ -470,8 +498,8 @@ class Recipe:
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--train-heldout`, `--non-english-heldout`, `--multi-english` and `--c-multilingual`, the shipped
-    recipe's values by default; `recipe_from` reads them."""
+    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual` and `--object-rows`,
+    the shipped recipe's values by default; `recipe_from` reads them."""
     parser.add_argument(
         "--train-heldout",
         default=",".join(TRAIN_HELDOUT),
@@ -492,6 +520,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--c-multilingual", type=float, default=C_MULTILINGUAL, help="the multilingual part's inverse regularisation"
     )
+    parser.add_argument(
+        "--object-rows",
+        choices=OBJECT_ROW_CHOICES,
+        default=OBJECT_ROWS_TRAINED,
+        help="which of the object rows (benchmarks/data/intent_train_object_*.jsonl) train",
+    )
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -502,7 +536,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("a set is in both --train-heldout and --non-english-heldout")
     if not 0 <= args.multi_english <= 100:
         parser.error("--multi-english is a percentage, 0-100")
-    return Recipe(trained, non_english, args.multi_english, args.c_multilingual)
+    return Recipe(trained, non_english, args.multi_english, args.c_multilingual, args.object_rows)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -547,6 +581,7 @@ def main(argv: list[str] | None = None) -> None:
         with_written=not args.no_written,
         written_attacks=args.written_attacks,
         non_english_sets=recipe.non_english_sets,
+        object_rows=recipe.object_rows,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
@@ -569,6 +604,7 @@ def main(argv: list[str] | None = None) -> None:
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
         **({"multi_english_sample": recipe.multi_english} if recipe.multi_english != MULTI_ENGLISH_SAMPLE else {}),
         **({"c_multilingual": recipe.c_multilingual} if recipe.c_multilingual != C_MULTILINGUAL else {}),
+        **({"object_rows_trained_on": recipe.object_rows} if recipe.object_rows != OBJECT_ROWS_TRAINED else {}),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
