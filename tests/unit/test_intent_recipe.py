@@ -106,7 +106,7 @@ def _row(label: int, style: str, lang: str, source: str, base_style: str = "") -
 def test_leaving_out_a_language_removes_its_benign_and_attack_rows_of_every_trained_source() -> None:
     import intent_generalisation as ig
 
-    for source in ("own", "chat", "written", "heldout-v7"):
+    for source in ("own", "chat", "written", "object", "heldout-v7"):
         assert ig.left_out(_row(1, "direct", "ja", source), "lang", "ja")
         assert ig.left_out(_row(0, "hard", "ja", source), "lang", "ja")
         assert not ig.left_out(_row(1, "direct", "zh", source), "lang", "ja")
@@ -249,6 +249,49 @@ def test_a_stricter_source_rate_lets_no_calibration_e_mail_of_a_small_source_pas
     assert int((scores[:253] >= strict["enron"]).sum()) == 0
 
 
+def test_object_rows_train_only_as_a_recipe_names_them() -> None:
+    rows = [row for path in isets.OBJECT_ROWS for row in isets.read_rows(path)]
+    english_requests = {row["text"] for row in rows if row["label"] == "attack" and row["lang"] == "en"}
+    every = ti.object_examples("all")
+    assert english_requests and len(every) == len(rows) and {example.source for example in every} == {"object"}
+    assert ti.object_examples("none") == []
+    kept = ti.object_examples("no-english-requests")
+    assert {example.text for example in every} - {example.text for example in kept} == english_requests
+    assert {example.label for example in kept} == {0, 1}
+    # a request for other people's records is a PII request to leave-one-style-out
+    assert {example.style for example in every if example.label == 1} <= {"direct", "polite", "pii", "chat-wrapped"}
+    with pytest.raises(ValueError, match="object rows 'some'"):
+        ti.object_examples("some")
+    recipe = ti.recipe_from(parser := _recipe_parser(), parser.parse_args(["--object-rows", "all"]))
+    assert recipe.changes() == {"object_rows": "all"}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--object-rows", "english"])
+
+
+def _recipe_parser() -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    ti.add_recipe_arguments(parser)
+    return parser
+
+
+def test_each_object_pair_is_one_benign_row_and_one_request_in_one_language_and_kind() -> None:
+    pairs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for path in isets.OBJECT_ROWS:
+        for row in isets.read_rows(path):
+            pairs.setdefault((path.name, row["pair"]), []).append(row)
+    assert pairs
+    for rows in pairs.values():
+        assert sorted(row["label"] for row in rows) == ["attack", "benign"]
+        assert len({(row["lang"], row["kind"]) for row in rows}) == 1
+    texts = [isets.text_key(row["text"]) for rows in pairs.values() for row in rows]
+    assert len(texts) == len(set(texts))
+    # and none is a row of a held-apart set, read or not: a candidate trained on them is judged there
+    sets = (isets.HELDOUT_SETS | isets.UNREAD_JUDGES).values()
+    assert not set(texts) & {isets.text_key(example.text) for path in sets for example in isets.heldout(path)}
+
+
 def test_each_training_row_weighs_what_its_source_is_given() -> None:
     """`--enron-weight` reaches Enron's benign e-mails and requests only; requests never weigh more."""
     weights = {"hard_benign": 3.0, "written_benign": 2.0, "enron": 5.0}
@@ -257,6 +300,8 @@ def test_each_training_row_weighs_what_its_source_is_given() -> None:
         ("enron-requests", 0): 5.0,
         ("heldout-v9", 0): 3.0,
         ("written", 0): 2.0,
+        ("object", 0): 2.0,
+        ("object", 1): 1.0,
         ("icliniq", 0): 1.0,
         ("enron", 1): 1.0,
         ("heldout-v9", 1): 1.0,
