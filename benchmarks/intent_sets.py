@@ -115,14 +115,16 @@ HELDOUT_SETS = {
     # `_chat11.json`)
     "v24": DATA / "intent_heldout_v24.jsonl",
     "chat11": DATA / "intent_chat_heldout_v11.jsonl",
+    # written blind in session 36 (v25 in v24's shape, chat12 in chat11's) and read once in session 37 as
+    # the judges of the fourth v14 round, v13 and candidate W (`intent_veto_judge_v25.json`, `_chat12.json`)
+    "v25": DATA / "intent_heldout_v25.jsonl",
+    "chat12": DATA / "intent_chat_heldout_v12.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
-# that read only `benchmarks/data/README.md` (v25 in v24's shape, chat12 in chat11's, for the next change;
-# v26 in v25's and chat13 in chat12's, for the change after)
+# that read only `benchmarks/data/README.md` (v26 in v25's shape and chat13 in chat12's, for the next
+# change; v25 and chat12, written with them, were read in session 37)
 UNREAD_JUDGES: dict[str, Path] = {
-    "v25": DATA / "intent_heldout_v25.jsonl",
-    "chat12": DATA / "intent_chat_heldout_v12.jsonl",
     "v26": DATA / "intent_heldout_v26.jsonl",
     "chat13": DATA / "intent_chat_heldout_v13.jsonl",
 }
@@ -134,8 +136,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
 # session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35, and sets
 # v23 and chat10, read once for v13 alone in session 36, and v24 and chat11, read once that session with
-# the refitted e5 second opinion)
-JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11")
+# the refitted e5 second opinion; v25 and chat12, read once in session 37 for v13 and candidate W)
+JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
 
 
 def bucket(text: str) -> int:
