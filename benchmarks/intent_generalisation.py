@@ -403,8 +403,7 @@ def main(argv: list[str] | None = None) -> None:
     ti.add_recipe_arguments(parser)  # a recipe study: the candidate's switches, the shipped recipe's by default
     args = parser.parse_args(argv)
     recipe = ti.recipe_from(parser, args)
-    # module settings `train_intent.train` reads at call time, as leave-one-out trains through it
-    ti.MULTI_ENGLISH_SAMPLE, ti.C_MULTILINGUAL = recipe.multi_english, recipe.c_multilingual
+    recipe.apply()  # leave-one-out trains through `train_intent.train`, which reads them at call time
     corpus = ti.build_corpus(
         args.data,
         heldout_sets=recipe.heldout_sets,

@@ -213,6 +213,10 @@ def written_requests() -> list[Example]:
 # all, or all but the English requests (the written rows' rule since v9, for the published families)
 OBJECT_ROW_CHOICES = ("none", "all", "no-english-requests")
 OBJECT_ROWS_TRAINED = "none"
+# the object rows' benign side's sample weight (`--object-benign-weight`; read at call time, so leave-one-out
+# trains with a recipe's): 1 as the written rows' in session 37's third round, where the multilingual part
+# learnt their requests better than their benign side
+OBJECT_BENIGN_WEIGHT = 1.0
 
 
 def object_examples(which: str = OBJECT_ROWS_TRAINED) -> list[Example]:
@@ -377,13 +381,15 @@ def train(
 
 def row_weight(example: Example, hard_benign: float, written_benign: float, enron: float) -> float:
     """A training row's sample weight in the embedding and lexical parts: the held-apart sets' benign
-    rows `hard_benign`, the hand-written benign rows (and the object rows) `written_benign`, Enron's
-    e-mails and requests `enron`, every other row (and every request) 1."""
+    rows `hard_benign`, the hand-written benign rows `written_benign`, the object rows' `OBJECT_BENIGN_WEIGHT`,
+    Enron's e-mails and requests `enron`, every other row (and every request) 1."""
     if example.label != 0:
         return 1.0
     if example.source.startswith("heldout-"):
         return hard_benign
-    if example.source in ("written", "object"):
+    if example.source == "object":
+        return OBJECT_BENIGN_WEIGHT
+    if example.source == "written":
         return written_benign
     return enron if example.source in ("enron", "enron-requests") else 1.0
 
@@ -486,6 +492,13 @@ class Recipe:
     multi_english: int = MULTI_ENGLISH_SAMPLE
     c_multilingual: float | None = C_MULTILINGUAL
     object_rows: str = OBJECT_ROWS_TRAINED
+    object_benign_weight: float = OBJECT_BENIGN_WEIGHT
+
+    def apply(self) -> None:
+        """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
+        global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT
+        MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL = self.multi_english, self.c_multilingual
+        OBJECT_BENIGN_WEIGHT = self.object_benign_weight
 
     def changes(self) -> dict[str, Any]:
         """The switches that differ from the shipped recipe, by name."""
@@ -498,8 +511,8 @@ class Recipe:
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual` and `--object-rows`,
-    the shipped recipe's values by default; `recipe_from` reads them."""
+    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows` and
+    `--object-benign-weight`, the shipped recipe's values by default; `recipe_from` reads them."""
     parser.add_argument(
         "--train-heldout",
         default=",".join(TRAIN_HELDOUT),
@@ -526,6 +539,9 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         default=OBJECT_ROWS_TRAINED,
         help="which of the object rows (benchmarks/data/intent_train_object_*.jsonl) train",
     )
+    parser.add_argument(
+        "--object-benign-weight", type=float, default=OBJECT_BENIGN_WEIGHT, help="weight of their benign rows"
+    )
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -536,7 +552,11 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("a set is in both --train-heldout and --non-english-heldout")
     if not 0 <= args.multi_english <= 100:
         parser.error("--multi-english is a percentage, 0-100")
-    return Recipe(trained, non_english, args.multi_english, args.c_multilingual, args.object_rows)
+    if not args.object_benign_weight > 0:
+        parser.error("--object-benign-weight must be positive")
+    return Recipe(
+        trained, non_english, args.multi_english, args.c_multilingual, args.object_rows, args.object_benign_weight
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -605,10 +625,16 @@ def main(argv: list[str] | None = None) -> None:
         **({"multi_english_sample": recipe.multi_english} if recipe.multi_english != MULTI_ENGLISH_SAMPLE else {}),
         **({"c_multilingual": recipe.c_multilingual} if recipe.c_multilingual != C_MULTILINGUAL else {}),
         **({"object_rows_trained_on": recipe.object_rows} if recipe.object_rows != OBJECT_ROWS_TRAINED else {}),
+        **(
+            {"object_benign_weight": recipe.object_benign_weight}
+            if recipe.object_benign_weight != OBJECT_BENIGN_WEIGHT
+            else {}
+        ),
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
     }
+    recipe.apply()  # after `meta`, which names what differs from the shipped settings
     trained = train(
         corpus.train,
         embedder,
