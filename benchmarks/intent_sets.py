@@ -123,10 +123,13 @@ HELDOUT_SETS = {
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
 # that read only `benchmarks/data/README.md` (v26 in v25's shape and chat13 in chat12's, for the next
-# change; v25 and chat12, written with them, were read in session 37)
+# change; v25 and chat12, written with them, were read in session 37); v27 in v26's shape and chat14 in
+# chat13's, written blind in session 37, for the change after
 UNREAD_JUDGES: dict[str, Path] = {
     "v26": DATA / "intent_heldout_v26.jsonl",
     "chat13": DATA / "intent_chat_heldout_v13.jsonl",
+    "v27": DATA / "intent_heldout_v27.jsonl",
+    "chat14": DATA / "intent_chat_heldout_v14.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
