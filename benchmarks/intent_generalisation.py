@@ -404,6 +404,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     recipe = ti.recipe_from(parser, args)
     recipe.apply()  # leave-one-out trains through `train_intent.train`, which reads them at call time
+    # leave-one-out is saved after each value and resumed from the file (a run killed on the shared machine
+    # keeps its rows); a language's counts include the held-apart sets' rows, so a file goes on only over the
+    # same sets, checked before the corpus is built
+    held_sets = sorted(isets.HELDOUT_SETS)
+    earlier: dict[str, Any] = {"held_apart_sets": held_sets}
+    if args.loo and args.out.exists():
+        earlier = json.loads(args.out.read_text(encoding="utf-8"))
+    if earlier.get("held_apart_sets") != held_sets:
+        parser.error(f"{args.out} was run over other held-apart sets: its rows are not comparable; use a new --out")
     corpus = ti.build_corpus(
         args.data,
         heldout_sets=recipe.heldout_sets,
@@ -425,14 +434,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.loo is None:
         parser.error("give --loo lang|style, --cost N or --candidate MODEL.json")
     embedder = iscore.Embedders()
-    # saved after each value and resumed from the file: a run killed on the shared machine keeps its rows
-    results = json.loads(args.out.read_text(encoding="utf-8"))["results"] if args.out.exists() else {}
+    results = earlier.get("results", {})
     for value in args.values.split(",") if args.values else loo_values(args.loo):
         if value not in results:
             results |= leave_one_out(corpus, embedder, args.loo, [value])
             embedder.save()
-            saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "results": results}
-            saved |= recipe.changes()
+            saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "held_apart_sets": held_sets}
+            saved |= {"results": results} | recipe.changes()
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 
