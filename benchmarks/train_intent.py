@@ -210,8 +210,9 @@ def written_requests() -> list[Example]:
 
 
 # session 37: which of the object rows (`OBJECT_ROWS`, source "object") a recipe trains on: none (v13),
-# all, or all but the English requests (the written rows' rule since v9, for the published families)
-OBJECT_ROW_CHOICES = ("none", "all", "no-english-requests")
+# all, all but the English requests (the written rows' rule since v9, for the published families), or
+# only the English ones (requests and benign: the multilingual part then reads them at its English share)
+OBJECT_ROW_CHOICES = ("none", "all", "no-english-requests", "english")
 OBJECT_ROWS_TRAINED = "none"
 # the object rows' benign side's sample weight (`--object-benign-weight`; read at call time, so leave-one-out
 # trains with a recipe's): 1 as the written rows' in session 37's third round, where the multilingual part
@@ -229,7 +230,9 @@ def object_examples(which: str = OBJECT_ROWS_TRAINED) -> list[Example]:
     out = []
     for row in (r for path in OBJECT_ROWS for r in read_rows(path)):
         attack = row["label"] == "attack"
-        if attack and which == "no-english-requests" and row["lang"] == "en":
+        if (attack and which == "no-english-requests" and row["lang"] == "en") or (
+            which == "english" and row["lang"] != "en"
+        ):
             continue
         style = _WRITTEN_STYLES.get(row["style"], row["style"])
         out.append(Example(row["text"], int(attack), style, row["lang"], "object"))

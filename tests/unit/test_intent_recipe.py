@@ -258,6 +258,9 @@ def test_object_rows_train_only_as_a_recipe_names_them() -> None:
     kept = ti.object_examples("no-english-requests")
     assert {example.text for example in every} - {example.text for example in kept} == english_requests
     assert {example.label for example in kept} == {0, 1}
+    english = ti.object_examples("english")
+    assert {example.text for example in english} == {row["text"] for row in rows if row["lang"] == "en"}
+    assert {example.label for example in english} == {0, 1}
     # a request for other people's records is a PII request to leave-one-style-out
     assert {example.style for example in every if example.label == 1} <= {"direct", "polite", "pii", "chat-wrapped"}
     with pytest.raises(ValueError, match="object rows 'some'"):
@@ -265,7 +268,7 @@ def test_object_rows_train_only_as_a_recipe_names_them() -> None:
     recipe = ti.recipe_from(parser := _recipe_parser(), parser.parse_args(["--object-rows", "all"]))
     assert recipe.changes() == {"object_rows": "all"}
     with pytest.raises(SystemExit):
-        parser.parse_args(["--object-rows", "english"])
+        parser.parse_args(["--object-rows", "french"])
     with pytest.raises(SystemExit):
         ti.recipe_from(parser, parser.parse_args(["--object-benign-weight", "0"]))
 
