@@ -371,6 +371,19 @@ def with_loo_files(result: dict[str, Any], loo_files: tuple[Path, ...]) -> None:
             notes.pop(key, None)
 
 
+def not_resumable(earlier: dict[str, Any], run: dict[str, Any]) -> str | None:
+    """Why a leave-one-out file `earlier` cannot go on as run `run` (its key, folds, held-apart sets and recipe
+    changes), or None. A language's counts include the held-apart sets' rows, so rows run over other sets,
+    another recipe or another key would not be comparable with the new ones."""
+    if "held_apart_sets" not in earlier:
+        return "does not name its held-apart sets (run before session 37)"
+    recipe = set(vars(ti.Recipe())) & (set(earlier) | set(run))
+    differ = [
+        name for name in ("key", "folds", "held_apart_sets", *sorted(recipe)) if earlier.get(name) != run.get(name)
+    ]
+    return f"was run with another {', '.join(differ)}" if differ else None
+
+
 def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str, Any]:
     """`cost` and `e5_deployment_cost` on the same seeded sample: `n_cost` English queries (benign
     test sets and held-out extraction requests) and a quarter as many own non-English phrasings."""
@@ -405,14 +418,13 @@ def main(argv: list[str] | None = None) -> None:
     recipe = ti.recipe_from(parser, args)
     recipe.apply()  # leave-one-out trains through `train_intent.train`, which reads them at call time
     # leave-one-out is saved after each value and resumed from the file (a run killed on the shared machine
-    # keeps its rows); a language's counts include the held-apart sets' rows, so a file goes on only over the
-    # same sets, checked before the corpus is built
-    held_sets = sorted(isets.HELDOUT_SETS)
-    earlier: dict[str, Any] = {"held_apart_sets": held_sets}
-    if args.loo and args.out.exists():
+    # keeps its rows), checked before the corpus is built
+    run = {"key": args.loo, "folds": LOO_FOLDS, "held_apart_sets": sorted(isets.HELDOUT_SETS), **recipe.changes()}
+    earlier: dict[str, Any] = {}
+    if args.loo and not (args.cost or args.candidate) and args.out.exists():
         earlier = json.loads(args.out.read_text(encoding="utf-8"))
-    if earlier.get("held_apart_sets") != held_sets:
-        parser.error(f"{args.out} was run over other held-apart sets: its rows are not comparable; use a new --out")
+        if why := not_resumable(earlier, run):
+            parser.error(f"{args.out} {why}: use a new --out")
     corpus = ti.build_corpus(
         args.data,
         heldout_sets=recipe.heldout_sets,
@@ -439,8 +451,7 @@ def main(argv: list[str] | None = None) -> None:
         if value not in results:
             results |= leave_one_out(corpus, embedder, args.loo, [value])
             embedder.save()
-            saved = {"key": args.loo, "folds": LOO_FOLDS, "title": args.title, "held_apart_sets": held_sets}
-            saved |= {"results": results} | recipe.changes()
+            saved = {"title": args.title, **run, "results": results}
             qs.write_json(args.out, saved)
     print(f"wrote {args.out}")
 

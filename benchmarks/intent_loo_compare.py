@@ -34,6 +34,7 @@ def language_errors(saved: dict[str, Any]) -> dict[str, Any]:
         "languages": sorted(results),
         "requests_missed": missed,
         "own_benign_flagged": flagged,
+        "own_requests": {lang: r["own"]["n"] for lang, r in sorted(results.items())},
         "own_benign_rows": {lang: r["fpr_own_benign"]["n"] for lang, r in sorted(results.items())},
         "errors": missed + flagged,
     }
@@ -51,9 +52,10 @@ def compare(baseline: dict[str, Any], candidate: dict[str, Any]) -> dict[str, An
     base, cand = language_errors(baseline), language_errors(candidate)
     if base["languages"] != cand["languages"]:
         raise NotComparable("the files left out different languages")
-    differ = [lang for lang in base["languages"] if base["own_benign_rows"][lang] != cand["own_benign_rows"][lang]]
-    if differ:
-        raise NotComparable(f"own benign rows counted differently in {', '.join(differ)}")
+    for rows in ("own_requests", "own_benign_rows"):
+        differ = [lang for lang in base["languages"] if base[rows][lang] != cand[rows][lang]]
+        if differ:
+            raise NotComparable(f"{rows.replace('_', ' ')} counted differently in {', '.join(differ)}")
     return {"baseline": base, "candidate": cand, "difference": cand["errors"] - base["errors"]}
 
 

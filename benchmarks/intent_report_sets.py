@@ -24,6 +24,9 @@ JUDGE_NOTES = {
     "v24": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once that "
     "session as the judge of the refitted e5 second opinion",
     "chat11": "500 chat turns and 60 chat-wrapped requests, written blind like v24, read once with it",
+    "v25": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 37 as the judge of candidate W against v13",
+    "chat12": "500 chat turns and 60 chat-wrapped requests, written blind like v25, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -38,6 +41,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v25-hard": "held-apart set v25, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of candidate W, which did not ship; split by kind in the summary)",
+    "heldout-chat12": "held-apart chat turns, set chat12 (written blind by a helper; read once with v25)",
     "heldout-v24-hard": "held-apart set v24, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the refitted e5 second opinion; split by kind in the summary)",
     "heldout-chat11": "held-apart chat turns, set chat11 (written blind by a helper; read once with v24)",
@@ -91,6 +97,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v25",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v24's shape, and "
+        "read once in session 37 as the judge of candidate W (v13 with object rows) against v13, each with the "
+        "shipped second opinion; W passed and was held back for blocking benign users (`intent_veto_judge_v25.json`); "
+        "the figures here are the model's alone",
+    ),
+    (
+        "chat12",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v25 and read once with it "
+        "(`intent_veto_judge_chat12.json`); the model's figures alone",
+    ),
     (
         "v24",
         "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v23's shape, and "

@@ -488,7 +488,9 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
 class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
-    English share (%) and inverse regularisation, and which object rows train."""
+    English share (%) and inverse regularisation, and which object rows train (and their benign side's weight).
+    The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
+    settings `train` reads, never these."""
 
     heldout_sets: tuple[str, ...] = TRAIN_HELDOUT
     non_english_sets: tuple[str, ...] = ()
@@ -513,12 +515,23 @@ class Recipe:
         }
 
 
+# the name in a model's metadata of each recipe setting that differs from the shipped recipe's
+META_NAMES = {
+    "multi_english": "multi_english_sample",
+    "c_multilingual": "c_multilingual",
+    "object_rows": "object_rows_trained_on",
+    "object_benign_weight": "object_benign_weight",
+}
+
+
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows` and
-    `--object-benign-weight`, the shipped recipe's values by default; `recipe_from` reads them."""
+    `--object-benign-weight`, the shipped recipe's values by default (`Recipe()`'s, which `Recipe.apply` in
+    the same process does not move); `recipe_from` reads them."""
+    shipped = Recipe()
     parser.add_argument(
         "--train-heldout",
-        default=",".join(TRAIN_HELDOUT),
+        default=",".join(shipped.heldout_sets),
         help="held-apart sets whose rows are training rows (comma list; '' for none, as v5)",
     )
     parser.add_argument(
@@ -529,21 +542,24 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--multi-english",
         type=int,
-        default=MULTI_ENGLISH_SAMPLE,
+        default=shipped.multi_english,
         metavar="PCT",
         help="%% of the English training texts the multilingual part also reads",
     )
     parser.add_argument(
-        "--c-multilingual", type=float, default=C_MULTILINGUAL, help="the multilingual part's inverse regularisation"
+        "--c-multilingual",
+        type=float,
+        default=shipped.c_multilingual,
+        help="the multilingual part's inverse regularisation",
     )
     parser.add_argument(
         "--object-rows",
         choices=OBJECT_ROW_CHOICES,
-        default=OBJECT_ROWS_TRAINED,
+        default=shipped.object_rows,
         help="which of the object rows (benchmarks/data/intent_train_object_*.jsonl) train",
     )
     parser.add_argument(
-        "--object-benign-weight", type=float, default=OBJECT_BENIGN_WEIGHT, help="weight of their benign rows"
+        "--object-benign-weight", type=float, default=shipped.object_benign_weight, help="weight of their benign rows"
     )
 
 
@@ -557,6 +573,8 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("--multi-english is a percentage, 0-100")
     if not args.object_benign_weight > 0:
         parser.error("--object-benign-weight must be positive")
+    if args.object_rows == "none" and args.object_benign_weight != Recipe().object_benign_weight:
+        parser.error("--object-benign-weight weighs object rows: give --object-rows too")
     return Recipe(
         trained, non_english, args.multi_english, args.c_multilingual, args.object_rows, args.object_benign_weight
     )
@@ -625,14 +643,7 @@ def main(argv: list[str] | None = None) -> None:
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),
-        **({"multi_english_sample": recipe.multi_english} if recipe.multi_english != MULTI_ENGLISH_SAMPLE else {}),
-        **({"c_multilingual": recipe.c_multilingual} if recipe.c_multilingual != C_MULTILINGUAL else {}),
-        **({"object_rows_trained_on": recipe.object_rows} if recipe.object_rows != OBJECT_ROWS_TRAINED else {}),
-        **(
-            {"object_benign_weight": recipe.object_benign_weight}
-            if recipe.object_benign_weight != OBJECT_BENIGN_WEIGHT
-            else {}
-        ),
+        **{META_NAMES[name]: value for name, value in recipe.changes().items() if name in META_NAMES},
         "shared_data_note": "weights trained partly on research-only data from ../shared/data "
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",

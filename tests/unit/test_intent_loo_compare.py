@@ -44,7 +44,12 @@ def test_errors_are_missed_requests_plus_flagged_benign_rows_over_the_same_rows(
     [
         (_file(SETS, {"ja": (1, 2, 0, 10)}), _file([*SETS, "v3"], {"ja": (1, 2, 0, 10)}), "in one only: v3"),
         (_file(None, {"ja": (1, 2, 0, 10)}), _file(SETS, {"ja": (1, 2, 0, 10)}), "does not name its held-apart"),
-        (_file(SETS, {"ja": (1, 2, 0, 10)}), _file(SETS, {"ja": (1, 2, 0, 12)}), "counted differently in ja"),
+        (
+            _file(SETS, {"ja": (1, 2, 0, 10)}),
+            _file(SETS, {"ja": (1, 2, 0, 12)}),
+            "benign rows counted differently in ja",
+        ),
+        (_file(SETS, {"ja": (1, 2, 0, 10)}), _file(SETS, {"ja": (1, 3, 0, 10)}), "own requests counted differently"),
         (_file(SETS, {"ja": (1, 2, 0, 10)}), _file(SETS, {"it": (1, 2, 0, 10)}), "different languages"),
         (
             _file(SETS, {"ja": (1, 2, 0, 10)}, key="style"),
@@ -74,6 +79,18 @@ def test_the_command_prints_both_counts_or_exits_2(tmp_path: Path, capsys: pytes
         lc.main([str(base), str(tmp_path / "missing.json")])
 
 
+def test_a_file_goes_on_only_as_the_same_run() -> None:
+    import intent_generalisation as ig
+
+    run = {"key": "lang", "folds": 3, "held_apart_sets": SETS}
+    assert ig.not_resumable({**run, "results": {}}, run) is None
+    assert ig.not_resumable({**run, "object_rows": "all"}, run) == "was run with another object_rows"
+    assert ig.not_resumable(run, {**run, "c_multilingual": 64.0}) == "was run with another c_multilingual"
+    assert ig.not_resumable({**run, "key": "style"}, run) == "was run with another key"
+    assert ig.not_resumable({**run, "held_apart_sets": ["v1"]}, run) == "was run with another held_apart_sets"
+    assert "does not name" in str(ig.not_resumable({"key": "lang", "results": {}}, run))
+
+
 def test_leave_one_out_will_not_go_on_in_a_file_run_over_other_held_apart_sets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,9 +98,9 @@ def test_leave_one_out_will_not_go_on_in_a_file_run_over_other_held_apart_sets(
     import intent_generalisation as ig
 
     out = tmp_path / "loo.json"
-    out.write_text(json.dumps(_file(["v1"], {"ja": (1, 2, 0, 10)})), encoding="utf-8")
+    out.write_text(json.dumps({**_file(["v1"], {"ja": (1, 2, 0, 10)}), "folds": ig.LOO_FOLDS}), encoding="utf-8")
     with pytest.raises(SystemExit) as refused:
         ig.main(["--loo", "lang", "--out", str(out), "--data", str(tmp_path / "no-data")])
     assert refused.value.code == 2
-    assert "run over other held-apart sets" in capsys.readouterr().err
+    assert "was run with another held_apart_sets" in capsys.readouterr().err
     assert json.loads(out.read_text(encoding="utf-8"))["held_apart_sets"] == ["v1"]  # the file is kept as it was

@@ -270,7 +270,9 @@ def test_object_rows_train_only_as_a_recipe_names_them() -> None:
     with pytest.raises(SystemExit):
         parser.parse_args(["--object-rows", "french"])
     with pytest.raises(SystemExit):
-        ti.recipe_from(parser, parser.parse_args(["--object-benign-weight", "0"]))
+        ti.recipe_from(parser, parser.parse_args(["--object-rows", "all", "--object-benign-weight", "0"]))
+    with pytest.raises(SystemExit):  # a weight on rows that do not train would only mislabel the recipe
+        ti.recipe_from(parser, parser.parse_args(["--object-benign-weight", "3"]))
 
 
 def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the_object_rows(
@@ -279,10 +281,14 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     for name in ("MULTI_ENGLISH_SAMPLE", "C_MULTILINGUAL", "OBJECT_BENIGN_WEIGHT"):
         monkeypatch.setattr(ti, name, getattr(ti, name))  # restored after the test
     parser = _recipe_parser()
-    recipe = ti.recipe_from(parser, parser.parse_args(["--object-benign-weight", "3", "--c-multilingual", "64"]))
-    assert recipe.changes() == {"c_multilingual": 64.0, "object_benign_weight": 3.0}
+    flags = ["--object-rows", "all", "--object-benign-weight", "3", "--c-multilingual", "64"]
+    recipe = ti.recipe_from(parser, parser.parse_args(flags))
+    assert recipe.changes() == {"c_multilingual": 64.0, "object_rows": "all", "object_benign_weight": 3.0}
     recipe.apply()
     assert (ti.C_MULTILINGUAL, ti.OBJECT_BENIGN_WEIGHT, ti.MULTI_ENGLISH_SAMPLE) == (64.0, 3.0, 12)
+    # applied in this process, the settings still leave a new parser's defaults the shipped recipe's
+    fresh = _recipe_parser()
+    assert ti.recipe_from(fresh, fresh.parse_args([])).changes() == {}
     weights = {"hard_benign": 3.0, "written_benign": 1.0, "enron": 5.0}
     assert ti.row_weight(isets.Example("a text", 0, "hard", "de", "object"), **weights) == 3.0
     assert ti.row_weight(isets.Example("a text", 1, "pii", "de", "object"), **weights) == 1.0
@@ -321,7 +327,6 @@ def test_each_training_row_weighs_what_its_source_is_given() -> None:
         ("enron-requests", 0): 5.0,
         ("heldout-v9", 0): 3.0,
         ("written", 0): 2.0,
-        ("object", 0): ti.OBJECT_BENIGN_WEIGHT,
         ("object", 1): 1.0,
         ("icliniq", 0): 1.0,
         ("enron", 1): 1.0,
