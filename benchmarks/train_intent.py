@@ -648,7 +648,7 @@ def main(argv: list[str] | None = None) -> None:
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
     }
-    recipe.apply()  # after `meta`, which names what differs from the shipped settings
+    recipe.apply()  # the module settings `train` reads (the object rows' weight)
     trained = train(
         corpus.train,
         embedder,
