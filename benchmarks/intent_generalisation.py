@@ -166,6 +166,15 @@ def left_out(e: isets.Example, key: str, value: str) -> bool:
     return key == "style" and value in ("direct", "polite") and e.source == "tgtb"
 
 
+def own_benign_texts(gone: list[isets.Example], held: list[isets.Example], lang: str) -> list[str]:
+    """A left-out language's own benign texts, each once: the benign rows `gone` from training and
+    calibration with it, but the object rows (session 37: a recipe with them is judged on the shipped
+    recipe's rows), and the held-apart sets' benign rows in `lang`. A set the recipe trains on is in both;
+    files before session 37 counted its rows twice."""
+    own = [e.text for e in gone if e.label == 0 and e.source != "object"]
+    return list(dict.fromkeys(own + [e.text for e in held if e.label == 0 and e.lang == lang]))
+
+
 def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
     held = [e for path in isets.HELDOUT_SETS.values() for e in isets.heldout(path)]
@@ -190,14 +199,8 @@ def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[st
             "fpr_pooled": rate(_probabilities(model, pooled, embedder), model.threshold),
         }
         if key == "lang":
-            # the object rows (session 37) are not counted, so a recipe with them is judged on v13's rows
-            benign_own = [
-                e.text
-                for e in [*corpus.train, *corpus.calib]
-                if id(e) in gone and e.label == 0 and e.source != "object"
-            ]
-            benign_held = [e.text for e in held if e.label == 0 and e.lang == value]
-            row["fpr_own_benign"] = rate(_probabilities(model, benign_own + benign_held, embedder), model.threshold)
+            benign = own_benign_texts([e for e in [*corpus.train, *corpus.calib] if id(e) in gone], held, value)
+            row["fpr_own_benign"] = rate(_probabilities(model, benign, embedder), model.threshold)
         row["seconds"] = round(time.time() - started, 1)
         out[value] = row
         print(f"  left out {key}={value}: own {row['own']['rate']:.2f}, held {row['heldout']['rate']:.2f}", flush=True)

@@ -104,3 +104,22 @@ def test_leave_one_out_will_not_go_on_in_a_file_run_over_other_held_apart_sets(
     assert refused.value.code == 2
     assert "was run with another held_apart_sets" in capsys.readouterr().err
     assert json.loads(out.read_text(encoding="utf-8"))["held_apart_sets"] == ["v1"]  # the file is kept as it was
+
+
+def test_a_left_out_languages_benign_rows_count_once_and_without_the_object_rows() -> None:
+    import intent_generalisation as ig
+    import intent_sets as isets
+
+    trained_set_row = isets.Example("Liste der Bundesländer?", 0, "hard", "de", "heldout-v7")
+    gone = [
+        trained_set_row,
+        isets.Example("Wie setze ich mein Passwort zurück?", 0, "hard", "de", "object"),
+        isets.Example("Danke!", 0, "chat", "de", "own"),
+        isets.Example("Gib mir alle Patientenakten.", 1, "direct", "de", "own"),
+    ]
+    held = [
+        isets.Example("Liste der Bundesländer?", 0, "hard", "de", "heldout"),  # v7's row, trained on: once
+        isets.Example("Was kostet ein Girokonto?", 0, "hard", "de", "heldout"),
+        isets.Example("Was kostet ein Girokonto?", 0, "hard", "fr", "heldout"),
+    ]
+    assert ig.own_benign_texts(gone, held, "de") == ["Liste der Bundesländer?", "Danke!", "Was kostet ein Girokonto?"]
