@@ -433,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
         heldout_sets=recipe.heldout_sets,
         non_english_sets=recipe.non_english_sets,
         object_rows=recipe.object_rows,
+        privacy_rows=recipe.privacy_rows,
     )
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))

@@ -36,6 +36,7 @@ WRITTEN_ATTACKS = tuple(DATA / f"intent_train_attack_{v}.jsonl" for v in ("v9", 
 # personal fields and credentials, against the user's own records, templates and keys; a, English; b,
 # 29 other languages. They train only a candidate's recipe (`train_intent.py --object-rows`)
 OBJECT_ROWS = tuple(DATA / f"intent_train_object_{part}.jsonl" for part in ("a", "b"))
+PRIVACY_ROWS = tuple(DATA / f"intent_train_privacy_{part}.jsonl" for part in ("a", "b", "c"))
 HELDOUT_SETS = {
     "v1": HELDOUT,
     "v2": DATA / "intent_heldout_v2.jsonl",

@@ -69,6 +69,7 @@ from intent_sets import (
     HELDOUT_SETS,
     OBJECT_ROWS,
     PHRASINGS,
+    PRIVACY_ROWS,
     REPO,
     WRITTEN_ATTACKS,
     WRITTEN_BENIGN,
@@ -234,9 +235,30 @@ def object_examples(which: str = OBJECT_ROWS_TRAINED) -> list[Example]:
             which == "english" and row["lang"] != "en"
         ):
             continue
-        style = _WRITTEN_STYLES.get(row["style"], row["style"])
-        out.append(Example(row["text"], int(attack), style, row["lang"], "object"))
+        out.append(_object_example(row))
     return out
+
+
+# session 38: the privacy rows (`PRIVACY_ROWS`, benign only: questions about one's own personal data and
+# general data-protection questions, which W's multilingual part flagged in session 37) train as object
+# rows (source "object": their weight is `OBJECT_BENIGN_WEIGHT`, they leave with their language in
+# leave-one-out and are not counted among its benign rows)
+PRIVACY_ROWS_TRAINED = False
+
+
+def privacy_examples(trained: bool = PRIVACY_ROWS_TRAINED) -> list[Example]:
+    """The privacy rows as training examples when `trained` (every one benign, source "object")."""
+    return [_object_example(row) for path in PRIVACY_ROWS for row in read_rows(path)] if trained else []
+
+
+def _object_example(row: dict[str, Any]) -> Example:
+    return Example(
+        row["text"],
+        int(row["label"] == "attack"),
+        _WRITTEN_STYLES.get(row["style"], row["style"]),
+        row["lang"],
+        "object",
+    )
 
 
 def build_corpus(
@@ -249,13 +271,15 @@ def build_corpus(
     written_attacks: bool = WRITTEN_ATTACK_ROWS,
     non_english_sets: tuple[str, ...] = (),
     object_rows: str = OBJECT_ROWS_TRAINED,
+    privacy_rows: bool = PRIVACY_ROWS_TRAINED,
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
     `with_chat` the chat turns of `intent_chat.py` are rows too (source `chat`), with
     `with_written` the hand-written rows of `written_rows` (source `written`), and of the held-apart
     sets `non_english_sets` only the rows not labelled English (a recipe study, session 36), and the
-    object rows `object_rows` (`object_examples`, session 37)."""
+    object rows `object_rows` (`object_examples`, session 37) and with `privacy_rows` the privacy rows
+    (`privacy_examples`, session 38)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = read_rows(PHRASINGS)
@@ -318,7 +342,7 @@ def build_corpus(
             for e in heldout(HELDOUT_SETS[version])
             if version in heldout_sets or e.lang != "en"
         ]
-    corpus.train += object_examples(object_rows)
+    corpus.train += object_examples(object_rows) + privacy_examples(privacy_rows)
     return corpus
 
 
@@ -488,7 +512,8 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
 class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
-    English share (%) and inverse regularisation, and which object rows train (and their benign side's weight).
+    English share (%) and inverse regularisation, which object rows train (and their benign side's weight)
+    and whether the privacy rows do.
     The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
     settings `train` reads, never these."""
 
@@ -498,6 +523,7 @@ class Recipe:
     c_multilingual: float | None = C_MULTILINGUAL
     object_rows: str = OBJECT_ROWS_TRAINED
     object_benign_weight: float = OBJECT_BENIGN_WEIGHT
+    privacy_rows: bool = PRIVACY_ROWS_TRAINED
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
@@ -521,13 +547,14 @@ META_NAMES = {
     "c_multilingual": "c_multilingual",
     "object_rows": "object_rows_trained_on",
     "object_benign_weight": "object_benign_weight",
+    "privacy_rows": "privacy_rows_trained_on",
 }
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows` and
-    `--object-benign-weight`, the shipped recipe's values by default (`Recipe()`'s, which `Recipe.apply` in
-    the same process does not move); `recipe_from` reads them."""
+    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows`,
+    `--object-benign-weight` and `--privacy-rows`, the shipped recipe's values by default (`Recipe()`'s,
+    which `Recipe.apply` in the same process does not move); `recipe_from` reads them."""
     shipped = Recipe()
     parser.add_argument(
         "--train-heldout",
@@ -561,6 +588,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--object-benign-weight", type=float, default=shipped.object_benign_weight, help="weight of their benign rows"
     )
+    parser.add_argument(
+        "--privacy-rows",
+        action=argparse.BooleanOptionalAction,
+        default=shipped.privacy_rows,
+        help="train on the privacy rows (benchmarks/data/intent_train_privacy_*.jsonl) as object rows",
+    )
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -573,10 +606,20 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("--multi-english is a percentage, 0-100")
     if not args.object_benign_weight > 0:
         parser.error("--object-benign-weight must be positive")
-    if args.object_rows == "none" and args.object_benign_weight != Recipe().object_benign_weight:
-        parser.error("--object-benign-weight weighs object rows: give --object-rows too")
+    if (
+        args.object_rows == "none"
+        and not args.privacy_rows
+        and args.object_benign_weight != Recipe().object_benign_weight
+    ):
+        parser.error("--object-benign-weight weighs object rows: give --object-rows or --privacy-rows too")
     return Recipe(
-        trained, non_english, args.multi_english, args.c_multilingual, args.object_rows, args.object_benign_weight
+        trained,
+        non_english,
+        args.multi_english,
+        args.c_multilingual,
+        args.object_rows,
+        args.object_benign_weight,
+        args.privacy_rows,
     )
 
 
@@ -623,6 +666,7 @@ def main(argv: list[str] | None = None) -> None:
         written_attacks=args.written_attacks,
         non_english_sets=recipe.non_english_sets,
         object_rows=recipe.object_rows,
+        privacy_rows=recipe.privacy_rows,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
