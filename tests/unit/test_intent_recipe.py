@@ -319,6 +319,26 @@ def test_each_object_pair_is_one_benign_row_and_one_request_in_one_language_and_
     assert not set(texts) & {isets.text_key(example.text) for path in sets for example in isets.heldout(path)}
 
 
+def test_the_privacy_rows_are_benign_object_rows_a_recipe_trains_only_when_named() -> None:
+    rows = [row for path in isets.PRIVACY_ROWS for row in isets.read_rows(path)]
+    assert len(rows) == 268 and {row["label"] for row in rows} == {"benign"}
+    assert ti.privacy_examples(False) == []
+    trained = ti.privacy_examples(True)
+    assert [example.text for example in trained] == [row["text"] for row in rows]
+    # as object rows they weigh OBJECT_BENIGN_WEIGHT and leave with their language in leave-one-out
+    assert {(example.label, example.source) for example in trained} == {(0, "object")}
+    texts = [isets.text_key(row["text"]) for row in rows]
+    assert len(texts) == len(set(texts))
+    objects = {isets.text_key(row["text"]) for path in isets.OBJECT_ROWS for row in isets.read_rows(path)}
+    sets = (isets.HELDOUT_SETS | isets.UNREAD_JUDGES).values()
+    assert not set(texts) & (objects | {isets.text_key(e.text) for path in sets for e in isets.heldout(path)})
+    parser = _recipe_parser()
+    assert ti.recipe_from(parser, parser.parse_args([])).privacy_rows is False
+    recipe = ti.recipe_from(parser, parser.parse_args(["--privacy-rows", "--object-benign-weight", "3"]))
+    assert recipe.changes() == {"privacy_rows": True, "object_benign_weight": 3.0}
+    assert ti.META_NAMES["privacy_rows"] == "privacy_rows_trained_on"
+
+
 def test_each_training_row_weighs_what_its_source_is_given() -> None:
     """`--enron-weight` reaches Enron's benign e-mails and requests only; requests never weigh more."""
     weights = {"hard_benign": 3.0, "written_benign": 2.0, "enron": 5.0}
