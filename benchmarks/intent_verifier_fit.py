@@ -68,6 +68,8 @@ def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: i
     head = (model.embed_weights, model.embed_bias) if encoder == "minilm" else (model.multi_weights, model.multi_bias)
     if head[0] is None:
         raise SystemExit("the shipped model has no multilingual part")
+    if (model.embed_hidden if encoder == "minilm" else model.multi_hidden) is not None:
+        raise SystemExit("the verifier's head starts from a logistic part; this model's part has a hidden layer")
     return ENCODERS[encoder](head_weight=head[0], head_bias=head[1], max_length=max_length, train_top=train_top)
 
 

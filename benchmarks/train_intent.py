@@ -145,6 +145,9 @@ CHAT_TURNS = True
 # (left-out Japanese 0.73); at 16 it reads the request in the vector (0.90), with the development false
 # positives one higher (`benchmarks/results/intent_v11_candidates.json`)
 C_MULTILINGUAL: float | None = 16.0
+# session 38: ReLU units of a hidden layer both embedding parts read (`--hidden-units`; 0: logistic on the
+# vector, v13; read at call time, so leave-one-out trains with a recipe's)
+HIDDEN_UNITS = 0
 # v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"). The benign
 # ones train, or are test rows ("written-hard", "written-chat": the own phrasings' 15% test bucket),
 # but never calibrate: with their calibration bucket in the mixed set, the multilingual operating point
@@ -403,6 +406,7 @@ def train(
         seen_language_rows=seen_language_rows,
         multi_segment_floor=multi_segment_floor,
         c_multilingual=C_MULTILINGUAL if c_multilingual is None else c_multilingual,
+        hidden_units=HIDDEN_UNITS,
     )
 
 
@@ -513,7 +517,7 @@ class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
     English share (%) and inverse regularisation, which object rows train (and their benign side's weight)
-    and whether the privacy rows do.
+    whether the privacy rows do, and the embedding parts' hidden units (0: none).
     The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
     settings `train` reads, never these."""
 
@@ -524,12 +528,13 @@ class Recipe:
     object_rows: str = OBJECT_ROWS_TRAINED
     object_benign_weight: float = OBJECT_BENIGN_WEIGHT
     privacy_rows: bool = PRIVACY_ROWS_TRAINED
+    hidden_units: int = HIDDEN_UNITS
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
-        global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT
+        global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS
         MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL = self.multi_english, self.c_multilingual
-        OBJECT_BENIGN_WEIGHT = self.object_benign_weight
+        OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS = self.object_benign_weight, self.hidden_units
 
     def changes(self) -> dict[str, Any]:
         """The switches that differ from the shipped recipe, by name."""
@@ -548,13 +553,14 @@ META_NAMES = {
     "object_rows": "object_rows_trained_on",
     "object_benign_weight": "object_benign_weight",
     "privacy_rows": "privacy_rows_trained_on",
+    "hidden_units": "hidden_units",
 }
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows`,
-    `--object-benign-weight` and `--privacy-rows`, the shipped recipe's values by default (`Recipe()`'s,
-    which `Recipe.apply` in the same process does not move); `recipe_from` reads them."""
+    `--object-benign-weight`, `--privacy-rows` and `--hidden-units`, the shipped recipe's values by default
+    (`Recipe()`'s, which `Recipe.apply` in the same process does not move); `recipe_from` reads them."""
     shipped = Recipe()
     parser.add_argument(
         "--train-heldout",
@@ -594,6 +600,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         default=shipped.privacy_rows,
         help="train on the privacy rows (benchmarks/data/intent_train_privacy_*.jsonl) as object rows",
     )
+    parser.add_argument(
+        "--hidden-units",
+        type=int,
+        default=shipped.hidden_units,
+        help="ReLU units of a hidden layer in both embedding parts (0: logistic regression on the vector)",
+    )
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -604,6 +616,8 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("a set is in both --train-heldout and --non-english-heldout")
     if not 0 <= args.multi_english <= 100:
         parser.error("--multi-english is a percentage, 0-100")
+    if args.hidden_units < 0:
+        parser.error("--hidden-units must be 0 (none) or positive")
     if not args.object_benign_weight > 0:
         parser.error("--object-benign-weight must be positive")
     if (
@@ -620,6 +634,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         args.object_rows,
         args.object_benign_weight,
         args.privacy_rows,
+        args.hidden_units,
     )
 
 
@@ -692,7 +707,7 @@ def main(argv: list[str] | None = None) -> None:
         "(GenMedGPT-5k, iCliniq, HealthcareMagic, Enron, TGTB information pieces, knowledge-extraction "
         "benchmark attack templates); none of that text is shipped",
     }
-    recipe.apply()  # the module settings `train` reads (the object rows' weight)
+    recipe.apply()  # the module settings `train` reads (the object rows' weight, the hidden units)
     trained = train(
         corpus.train,
         embedder,

@@ -810,3 +810,36 @@ def test_letters_split_by_symbols_or_emoji_are_joined() -> None:
     # a letter's own marks (Devanagari vowel signs), CJK punctuation and emoji between words stay
     for text in ("मुझे प्रिंट चाहिए", "甲、乙、丙、丁是四个选项", "I ❤️ U and 😀 ok"):
         assert readable_form(text) is None
+
+
+def test_a_hidden_layer_reads_what_a_logistic_part_cannot_and_survives_saving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hidden_units` (session 38) puts ReLU units before an embedding part's logistic weights. On
+    FAKE vectors whose label is the XOR of two coordinates' signs, no linear part can separate the
+    classes and one hidden layer can; saved (float16) and loaded, the model scores the same."""
+    from ragshield.guards import intent_training
+
+    monkeypatch.setattr(intent_training, "HIDDEN_EPOCHS", 400)  # a tiny set needs more epochs than the corpus
+    rng = np.random.default_rng(0)
+    points = rng.uniform(-1.0, 1.0, size=(400, 8)).astype(np.float32)
+    labels = [int((a > 0) != (b > 0)) for a, b in points[:, :2]]
+    texts = [f"question number {i}" for i in range(len(labels))]
+
+    def separation(model: IntentModel) -> float:
+        logits = model.embedding_logits(points)
+        positive, negative = logits[np.array(labels) == 1], logits[np.array(labels) == 0]
+        return float((positive[:, None] > negative[None, :]).mean())  # AUC
+
+    linear = train_intent_model(texts, labels, points, embedder="fake-xor", folds=2)
+    hidden = train_intent_model(texts, labels, points, embedder="fake-xor", folds=2, hidden_units=16)
+    assert separation(linear) < 0.7 < 0.95 < separation(hidden)
+    assert hidden.meta["hidden_units"] == 16 and "hidden_units" not in linear.meta
+    assert hidden.dimension == 8 and hidden.embed_hidden is not None and hidden.embed_hidden.shape == (9, 16)
+    hidden.save(tmp_path / "model.json")
+    loaded = IntentModel.load(tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.embedding_logits(points), hidden.embedding_logits(points))
+    with pytest.raises(ConfigError, match="8-dimensional"):
+        loaded.embedding_logits(points[:, :4])
+    with pytest.raises(ConfigError, match="wrong shape"):
+        hidden._replace(embed_hidden=np.zeros((9, 15)))

@@ -278,14 +278,26 @@ def test_object_rows_train_only_as_a_recipe_names_them() -> None:
 def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the_object_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for name in ("MULTI_ENGLISH_SAMPLE", "C_MULTILINGUAL", "OBJECT_BENIGN_WEIGHT"):
+    for name in ("MULTI_ENGLISH_SAMPLE", "C_MULTILINGUAL", "OBJECT_BENIGN_WEIGHT", "HIDDEN_UNITS"):
         monkeypatch.setattr(ti, name, getattr(ti, name))  # restored after the test
     parser = _recipe_parser()
-    flags = ["--object-rows", "all", "--object-benign-weight", "3", "--c-multilingual", "64"]
+    flags = ["--object-rows", "all", "--object-benign-weight", "3", "--c-multilingual", "64", "--hidden-units", "256"]
     recipe = ti.recipe_from(parser, parser.parse_args(flags))
-    assert recipe.changes() == {"c_multilingual": 64.0, "object_rows": "all", "object_benign_weight": 3.0}
+    assert recipe.changes() == {
+        "c_multilingual": 64.0,
+        "object_rows": "all",
+        "object_benign_weight": 3.0,
+        "hidden_units": 256,
+    }
     recipe.apply()
-    assert (ti.C_MULTILINGUAL, ti.OBJECT_BENIGN_WEIGHT, ti.MULTI_ENGLISH_SAMPLE) == (64.0, 3.0, 12)
+    assert (ti.C_MULTILINGUAL, ti.OBJECT_BENIGN_WEIGHT, ti.MULTI_ENGLISH_SAMPLE, ti.HIDDEN_UNITS) == (
+        64.0,
+        3.0,
+        12,
+        256,
+    )
+    with pytest.raises(SystemExit):
+        ti.recipe_from(parser, parser.parse_args(["--hidden-units", "-1"]))
     # applied in this process, the settings still leave a new parser's defaults the shipped recipe's
     fresh = _recipe_parser()
     assert ti.recipe_from(fresh, fresh.parse_args([])).changes() == {}

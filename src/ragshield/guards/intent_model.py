@@ -29,7 +29,9 @@ Three linear parts, each cheap at query time:
 
 The lexical features (`intent_features`) are hashed with CRC-32, stable across processes and
 platforms, so the weights are plain arrays, saved as JSON (arrays as base64 of little-endian
-float32; the lexical weights sparse). Files written by ragshield before JSON (`.npz`) still load, read with
+float32; the lexical weights sparse). A model may give its embedding parts one hidden layer of ReLU
+units before their logistic weights (`embed_hidden`, `multi_hidden`, stored as float16; session 38),
+still one matrix product per query. Files written by ragshield before JSON (`.npz`) still load, read with
 `allow_pickle=False`. Feature version 2 adds skip-bigrams (word pairs two to four apart), so
 "list ... records" is one feature however many words stand between; version-1 files keep
 their features.
@@ -96,6 +98,8 @@ class IntentModel:
     Use `IntentModel.load()` for the shipped model; `train_intent_model` builds new ones.
     `multi_weights` / `multi_bias` (optional) are the multilingual embedding part and
     `multi_stack_weights` / `multi_stack_bias` (optional) the stacker for the texts it reads.
+    `embed_hidden` / `multi_hidden` (optional, (d + 1) x h, the last row the biases): a hidden layer
+    of ReLU units the part's logistic weights read instead of the vector (`hidden_layer`).
     """
 
     def __init__(
@@ -112,6 +116,8 @@ class IntentModel:
         multi_bias: float = 0.0,
         multi_stack_weights: np.ndarray | None = None,
         multi_stack_bias: float = 0.0,
+        embed_hidden: np.ndarray | None = None,
+        multi_hidden: np.ndarray | None = None,
     ) -> None:
         self.embed_weights = np.asarray(embed_weights, dtype=np.float32)
         self.embed_bias = float(embed_bias)
@@ -125,9 +131,19 @@ class IntentModel:
             None if multi_stack_weights is None else np.asarray(multi_stack_weights, dtype=np.float64)
         )
         self.multi_stack_bias = float(multi_stack_bias)
+        # held at the float16 they are stored in, so a model scores the same before and after `save`
+        self.embed_hidden, self.multi_hidden = (
+            None if h is None else np.asarray(h, dtype=np.float16).astype(np.float32)
+            for h in (embed_hidden, multi_hidden)
+        )
         self.meta = dict(meta)
         stacks = [self.stack_weights, *([] if self.multi_stack_weights is None else [self.multi_stack_weights])]
-        if self.lexical_weights.shape != (N_FEATURES,) or any(w.shape != (3,) for w in stacks):
+        layers = ((self.embed_hidden, self.embed_weights), (self.multi_hidden, self.multi_weights))
+        if (
+            self.lexical_weights.shape != (N_FEATURES,)
+            or any(w.shape != (3,) for w in stacks)
+            or any(h is not None and (w is None or h.ndim != 2 or h.shape[1:] != w.shape) for h, w in layers)
+        ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
 
     @property
@@ -137,7 +153,7 @@ class IntentModel:
 
     @property
     def dimension(self) -> int:
-        return int(self.embed_weights.shape[0])
+        return int(self.embed_weights.shape[0] if self.embed_hidden is None else self.embed_hidden.shape[0] - 1)
 
     @property
     def feature_version(self) -> int:
@@ -175,17 +191,22 @@ class IntentModel:
         return logits[best], logits[0], best, len(pieces)
 
     def embedding_logits(self, vectors: np.ndarray, *, multilingual: bool = False) -> np.ndarray:
-        weights, bias = (self.multi_weights, self.multi_bias) if multilingual else (self.embed_weights, self.embed_bias)
+        weights, bias, hidden = (
+            (self.multi_weights, self.multi_bias, self.multi_hidden)
+            if multilingual
+            else (self.embed_weights, self.embed_bias, self.embed_hidden)
+        )
         if weights is None:
             raise ConfigError("this intent model has no multilingual part")
         matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        if matrix.shape[1] != weights.shape[0]:
+        expected = weights.shape[0] if hidden is None else hidden.shape[0] - 1
+        if matrix.shape[1] != expected:
             raise ConfigError(
-                f"intent model expects {weights.shape[0]}-dimensional vectors from "
+                f"intent model expects {expected}-dimensional vectors from "
                 f"{self.meta.get('multilingual_embedder') if multilingual else self.embedder_name!r}, "
                 f"got {matrix.shape[1]}"
             )
-        return matrix @ weights + bias
+        return (matrix if hidden is None else hidden_layer(matrix, hidden)) @ weights + bias
 
     def score(
         self, texts: Sequence[str], vectors: np.ndarray, multilingual: dict[int, np.ndarray] | None = None
@@ -262,6 +283,9 @@ class IntentModel:
                 "multi_stack_weights": self.multi_stack_weights.tolist(),
                 "multi_stack_bias": self.multi_stack_bias,
             }
+        for name, hidden in (("embed_hidden", self.embed_hidden), ("multi_hidden", self.multi_hidden)):
+            if hidden is not None:
+                data |= {name: _b64(hidden.astype(np.float16)), f"{name}_units": int(hidden.shape[1])}
         return data
 
     @classmethod
@@ -276,6 +300,11 @@ class IntentModel:
         lexical[where] = _unb64(data["lexical_values"], "<f4")
         multi = data.get("multi_weights")
         multi_stack = data.get("multi_stack_weights")
+        hidden = {
+            name: _unb64(data[name], "<f2").reshape(-1, int(data[f"{name}_units"]))
+            for name in ("embed_hidden", "multi_hidden")
+            if name in data
+        }
         return cls(
             embed_weights=_unb64(data["embed_weights"], "<f4"),
             embed_bias=float(data["embed_bias"]),
@@ -288,6 +317,7 @@ class IntentModel:
             multi_bias=float(data.get("multi_bias", 0.0)),
             multi_stack_weights=None if multi_stack is None else np.asarray(multi_stack, dtype=np.float64),
             multi_stack_bias=float(data.get("multi_stack_bias", 0.0)),
+            **hidden,
         )
 
     def save(self, path: str | Path) -> None:
@@ -366,8 +396,15 @@ class IntentModel:
             "multi_bias": self.multi_bias,
             "multi_stack_weights": self.multi_stack_weights,
             "multi_stack_bias": self.multi_stack_bias,
+            "embed_hidden": self.embed_hidden,
+            "multi_hidden": self.multi_hidden,
         }
         return IntentModel(**(fields | changes))
+
+
+def hidden_layer(vectors: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+    """ReLU units of a hidden layer `hidden` ((d + 1) x h, the last row the biases) on n x d vectors."""
+    return np.maximum(vectors @ hidden[:-1] + hidden[-1], 0.0)
 
 
 def _b64(array: np.ndarray) -> str:

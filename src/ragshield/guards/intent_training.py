@@ -16,9 +16,14 @@ import numpy as np
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
-from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_model import IntentModel, hidden_layer
 
 MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
+# a hidden layer's fit (`hidden_units` > 0, session 38): L2 penalty and a fixed number of Adam epochs
+# (deterministic, no validation split; 60 reads the development sets within a few requests of
+# convergence, at about a third of the time)
+HIDDEN_ALPHA = 1e-2
+HIDDEN_EPOCHS = 60
 
 
 def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,14 +68,42 @@ def _fit_lexical(
     return model.coef_[0].astype(np.float32), float(model.intercept_[0])
 
 
-def _fit_embedding(
-    vectors: np.ndarray, labels: np.ndarray, c: float, weights: np.ndarray | None = None
-) -> tuple[np.ndarray, float]:
-    from sklearn.linear_model import LogisticRegression
+@dataclass(frozen=True)
+class _EmbeddingPart:
+    """A fitted embedding part: logistic `weights` and `bias`, read from a hidden layer when `hidden`."""
 
-    model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
-    model.fit(vectors, labels, sample_weight=weights)
-    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+    weights: np.ndarray
+    bias: float
+    hidden: np.ndarray | None = None
+
+    def logits(self, vectors: np.ndarray) -> np.ndarray:
+        return (vectors if self.hidden is None else hidden_layer(vectors, self.hidden)) @ self.weights + self.bias
+
+
+def _fit_embedding(
+    vectors: np.ndarray, labels: np.ndarray, c: float, weights: np.ndarray | None = None, hidden_units: int = 0
+) -> _EmbeddingPart:
+    """Logistic regression (inverse L2 `c`, classes balanced), or with `hidden_units` one layer of that
+    many ReLU units before it (a multi-layer perceptron, `HIDDEN_ALPHA`, `HIDDEN_EPOCHS`; `c` unused)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+
+    if not hidden_units:
+        model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
+        model.fit(vectors, labels, sample_weight=weights)
+        return _EmbeddingPart(model.coef_[0].astype(np.float32), float(model.intercept_[0]))
+    # balanced as LogisticRegression's class_weight, times the rows' own weights
+    positives = float(labels.sum())
+    balance = np.where(labels == 1, labels.size / (2 * positives), labels.size / (2 * (labels.size - positives)))
+    net = MLPClassifier((hidden_units,), alpha=HIDDEN_ALPHA, max_iter=HIDDEN_EPOCHS, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed number of epochs, on purpose
+        net.fit(vectors, labels, sample_weight=balance * (1.0 if weights is None else weights))
+    hidden = np.vstack([net.coefs_[0], net.intercepts_[0]]).astype(np.float32)
+    return _EmbeddingPart(net.coefs_[1][:, 0].astype(np.float32), float(net.intercepts_[1][0]), hidden)
 
 
 def _lexical_logits(pieces: tuple[np.ndarray, ...], weights: np.ndarray, bias: float) -> tuple[float, float]:
@@ -150,6 +183,7 @@ class _PartsData:
     c_embedding: float
     c_lexical: float
     c_multilingual: float | None = None
+    hidden_units: int = 0
 
     @property
     def c_multi(self) -> float:
@@ -162,16 +196,20 @@ def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
     stack_x = np.zeros((parts.y.size, 3))
     for k in range(folds):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        ew, eb = _fit_embedding(parts.matrix[train], parts.y[train], parts.c_embedding, _take(parts.weights, train))
+        embedding = _fit_embedding(
+            parts.matrix[train], parts.y[train], parts.c_embedding, _take(parts.weights, train), parts.hidden_units
+        )
         lw, lb = _fit_lexical(
             [parts.segments[i] for i in train], parts.y[train], parts.c_lexical, _take(parts.weights, train)
         )
-        stack_x[test, 0] = parts.matrix[test] @ ew + eb
+        stack_x[test, 0] = embedding.logits(parts.matrix[test])
         if parts.multi is not None:
             rows = train[parts.has[train]]
-            fold_w, fold_b = _fit_embedding(parts.multi[rows], parts.y[rows], parts.c_multi, _take(parts.weights, rows))
+            multi = _fit_embedding(
+                parts.multi[rows], parts.y[rows], parts.c_multi, _take(parts.weights, rows), parts.hidden_units
+            )
             here = test[parts.routed[test]]
-            stack_x[here, 0] = parts.multi[here] @ fold_w + fold_b
+            stack_x[here, 0] = multi.logits(parts.multi[here])
         for i in test:
             stack_x[i, 1:] = _lexical_logits(parts.segments[i], lw, lb)
     return stack_x
@@ -196,6 +234,7 @@ def train_intent_model(
     seen_language_rows: bool = False,
     multi_segment_floor: float | None = None,
     c_multilingual: float | None = None,
+    hidden_units: int = 0,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -206,6 +245,8 @@ def train_intent_model(
         embedder: the embedder's name, recorded so the guard reuses only matching vectors.
         c_embedding, c_lexical: inverse L2 regularisation of the two parts.
         c_multilingual: that of the multilingual embedding part (None: `c_embedding`).
+        hidden_units: when > 0, both embedding parts read a hidden layer of that many ReLU units
+            (`_fit_embedding`; the c values above then do not apply to them).
         folds: folds for the out-of-fold logits the stacker is fitted on.
         meta: extra metadata to record (sources, sizes).
         multilingual_vectors, multilingual_embedder: the texts' embeddings by a multilingual
@@ -265,7 +306,9 @@ def train_intent_model(
         if not has[routed].all():
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
-    parts = _PartsData(matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical, c_multilingual)
+    parts = _PartsData(
+        matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical, c_multilingual, hidden_units
+    )
     stack_x = _out_of_fold(parts, fold_ids(y, groups, folds, seed), folds)
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
     own_stacker = multi is not None and len(set(y[routed].tolist())) == 2
@@ -286,12 +329,13 @@ def train_intent_model(
     elif own_stacker:
         fitted = LogisticRegression(C=1.0, max_iter=2000).fit(multi_x, multi_y)
         multi_w, multi_b = fitted.coef_[0], float(fitted.intercept_[0])
-    ew, eb = _fit_embedding(matrix, y, c_embedding, sw)
+    embedding = _fit_embedding(matrix, y, c_embedding, sw, hidden_units)
     lw, lb = _fit_lexical(segments, y, c_lexical, sw)
-    mw: np.ndarray | None = None
-    mb = 0.0
-    if multi is not None:
-        mw, mb = _fit_embedding(multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)))
+    multi_part = (
+        None
+        if multi is None
+        else _fit_embedding(multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)), hidden_units)
+    )
     info = {
         "embedder": embedder,
         "feature_version": FEATURE_VERSION,
@@ -302,6 +346,11 @@ def train_intent_model(
         "c_embedding": c_embedding,
         "c_lexical": c_lexical,
         **({"c_multilingual": c_multilingual} if c_multilingual is not None else {}),
+        **(
+            {"hidden_units": hidden_units, "hidden_alpha": HIDDEN_ALPHA, "hidden_epochs": HIDDEN_EPOCHS}
+            if hidden_units
+            else {}
+        ),
         **({"segment_floor": segment_floor} if segment_floor is not None else {}),
         **({"seen_language_rows": True} if seen_language_rows else {}),
         **(
@@ -313,15 +362,17 @@ def train_intent_model(
         **(meta or {}),
     }
     return IntentModel(
-        embed_weights=ew,
-        embed_bias=eb,
+        embed_weights=embedding.weights,
+        embed_bias=embedding.bias,
         lexical_weights=lw,
         lexical_bias=lb,
         stack_weights=stack_w,
         stack_bias=stack_b,
         meta=info,
-        multi_weights=mw,
-        multi_bias=mb,
+        multi_weights=None if multi_part is None else multi_part.weights,
+        multi_bias=0.0 if multi_part is None else multi_part.bias,
         multi_stack_weights=multi_w,
         multi_stack_bias=multi_b,
+        embed_hidden=embedding.hidden,
+        multi_hidden=None if multi_part is None else multi_part.hidden,
     )
