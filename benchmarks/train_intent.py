@@ -83,6 +83,7 @@ from intent_sets import (
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
 from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_training import HIDDEN_ALPHA as DEFAULT_HIDDEN_ALPHA
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
 
@@ -145,9 +146,13 @@ CHAT_TURNS = True
 # (left-out Japanese 0.73); at 16 it reads the request in the vector (0.90), with the development false
 # positives one higher (`benchmarks/results/intent_v11_candidates.json`)
 C_MULTILINGUAL: float | None = 16.0
-# session 38: ReLU units of a hidden layer both embedding parts read (`--hidden-units`; 0: logistic on the
-# vector, v13; read at call time, so leave-one-out trains with a recipe's)
+# session 38: ReLU units of a hidden layer the embedding parts read (`--hidden-units`; 0: logistic on the
+# vector, v13), which parts (`--hidden-parts`: both, or the multilingual one alone) and its L2 penalty
+# (`--hidden-alpha`); read at call time, so leave-one-out trains with a recipe's
 HIDDEN_UNITS = 0
+HIDDEN_PART_CHOICES = ("both", "multilingual")
+HIDDEN_PARTS = "both"
+HIDDEN_ALPHA = DEFAULT_HIDDEN_ALPHA
 # v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"). The benign
 # ones train, or are test rows ("written-hard", "written-chat": the own phrasings' 15% test bucket),
 # but never calibrate: with their calibration bucket in the mixed set, the multilingual operating point
@@ -406,7 +411,9 @@ def train(
         seen_language_rows=seen_language_rows,
         multi_segment_floor=multi_segment_floor,
         c_multilingual=C_MULTILINGUAL if c_multilingual is None else c_multilingual,
-        hidden_units=HIDDEN_UNITS,
+        hidden_units=HIDDEN_UNITS if HIDDEN_PARTS == "both" else 0,
+        multi_hidden_units=HIDDEN_UNITS,
+        hidden_alpha=HIDDEN_ALPHA,
     )
 
 
@@ -517,7 +524,7 @@ class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
     English share (%) and inverse regularisation, which object rows train (and their benign side's weight)
-    whether the privacy rows do, and the embedding parts' hidden units (0: none).
+    whether the privacy rows do, and the embedding parts' hidden layer (units, 0: none; parts; penalty).
     The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
     settings `train` reads, never these."""
 
@@ -529,12 +536,15 @@ class Recipe:
     object_benign_weight: float = OBJECT_BENIGN_WEIGHT
     privacy_rows: bool = PRIVACY_ROWS_TRAINED
     hidden_units: int = HIDDEN_UNITS
+    hidden_parts: str = HIDDEN_PARTS
+    hidden_alpha: float = HIDDEN_ALPHA
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
-        global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS
+        global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS, HIDDEN_PARTS, HIDDEN_ALPHA
         MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL = self.multi_english, self.c_multilingual
         OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS = self.object_benign_weight, self.hidden_units
+        HIDDEN_PARTS, HIDDEN_ALPHA = self.hidden_parts, self.hidden_alpha
 
     def changes(self) -> dict[str, Any]:
         """The switches that differ from the shipped recipe, by name."""
@@ -554,12 +564,14 @@ META_NAMES = {
     "object_benign_weight": "object_benign_weight",
     "privacy_rows": "privacy_rows_trained_on",
     "hidden_units": "hidden_units",
+    "hidden_parts": "hidden_parts",
+    "hidden_alpha": "hidden_alpha",
 }
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows`,
-    `--object-benign-weight`, `--privacy-rows` and `--hidden-units`, the shipped recipe's values by default
+    `--object-benign-weight`, `--privacy-rows` and `--hidden-units|parts|alpha`, the shipped recipe's values by default
     (`Recipe()`'s, which `Recipe.apply` in the same process does not move); `recipe_from` reads them."""
     shipped = Recipe()
     parser.add_argument(
@@ -604,8 +616,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         "--hidden-units",
         type=int,
         default=shipped.hidden_units,
-        help="ReLU units of a hidden layer in both embedding parts (0: logistic regression on the vector)",
+        help="ReLU units of a hidden layer in the embedding parts (0: logistic regression on the vector)",
     )
+    parser.add_argument(
+        "--hidden-parts", choices=HIDDEN_PART_CHOICES, default=shipped.hidden_parts, help="which parts have it"
+    )
+    parser.add_argument("--hidden-alpha", type=float, default=shipped.hidden_alpha, help="its L2 penalty")
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -618,6 +634,12 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         parser.error("--multi-english is a percentage, 0-100")
     if args.hidden_units < 0:
         parser.error("--hidden-units must be 0 (none) or positive")
+    if not args.hidden_alpha > 0:
+        parser.error("--hidden-alpha must be positive")
+    if not args.hidden_units and (
+        args.hidden_parts != Recipe().hidden_parts or args.hidden_alpha != Recipe().hidden_alpha
+    ):
+        parser.error("--hidden-parts and --hidden-alpha shape a hidden layer: give --hidden-units too")
     if not args.object_benign_weight > 0:
         parser.error("--object-benign-weight must be positive")
     if (
@@ -635,6 +657,8 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         args.object_benign_weight,
         args.privacy_rows,
         args.hidden_units,
+        args.hidden_parts,
+        args.hidden_alpha,
     )
 
 

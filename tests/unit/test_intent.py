@@ -843,3 +843,10 @@ def test_a_hidden_layer_reads_what_a_logistic_part_cannot_and_survives_saving(
         loaded.embedding_logits(points[:, :4])
     with pytest.raises(ConfigError, match="wrong shape"):
         hidden._replace(embed_hidden=np.zeros((9, 15)))
+    # the multilingual part alone (`multi_hidden_units`): the English part stays logistic
+    texts3, labels3, _ = _three_language_training()
+    multi = np.stack([_fake_meaning(rng, label) for label in labels3])
+    main = HashingEmbedder(64)
+    only_multi = _fit_with_fake_multilingual(texts3, labels3, main, multi, hidden_units=0, multi_hidden_units=4)
+    assert only_multi.embed_hidden is None and only_multi.multi_hidden is not None
+    assert only_multi.multi_hidden.shape == (17, 4) and only_multi.meta["multi_hidden_units"] == 4

@@ -278,7 +278,14 @@ def test_object_rows_train_only_as_a_recipe_names_them() -> None:
 def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the_object_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for name in ("MULTI_ENGLISH_SAMPLE", "C_MULTILINGUAL", "OBJECT_BENIGN_WEIGHT", "HIDDEN_UNITS"):
+    for name in (
+        "MULTI_ENGLISH_SAMPLE",
+        "C_MULTILINGUAL",
+        "OBJECT_BENIGN_WEIGHT",
+        "HIDDEN_UNITS",
+        "HIDDEN_PARTS",
+        "HIDDEN_ALPHA",
+    ):
         monkeypatch.setattr(ti, name, getattr(ti, name))  # restored after the test
     parser = _recipe_parser()
     flags = ["--object-rows", "all", "--object-benign-weight", "3", "--c-multilingual", "64", "--hidden-units", "256"]
@@ -298,6 +305,9 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     )
     with pytest.raises(SystemExit):
         ti.recipe_from(parser, parser.parse_args(["--hidden-units", "-1"]))
+    for shape_only in (["--hidden-parts", "multilingual"], ["--hidden-alpha", "1"]):
+        with pytest.raises(SystemExit):  # a hidden layer's shape without one would only mislabel the recipe
+            ti.recipe_from(parser, parser.parse_args(shape_only))
     # applied in this process, the settings still leave a new parser's defaults the shipped recipe's
     fresh = _recipe_parser()
     assert ti.recipe_from(fresh, fresh.parse_args([])).changes() == {}
@@ -305,6 +315,9 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     assert ti.row_weight(isets.Example("a text", 0, "hard", "de", "object"), **weights) == 3.0
     assert ti.row_weight(isets.Example("a text", 1, "pii", "de", "object"), **weights) == 1.0
     assert ti.row_weight(isets.Example("a text", 0, "hard", "de", "written"), **weights) == 1.0
+    flags = ["--hidden-units", "64", "--hidden-parts", "multilingual", "--hidden-alpha", "1"]
+    ti.recipe_from(parser, parser.parse_args(flags)).apply()
+    assert (ti.HIDDEN_UNITS, ti.HIDDEN_PARTS, ti.HIDDEN_ALPHA) == (64, "multilingual", 1.0)
 
 
 def _recipe_parser() -> Any:

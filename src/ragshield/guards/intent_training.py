@@ -81,10 +81,15 @@ class _EmbeddingPart:
 
 
 def _fit_embedding(
-    vectors: np.ndarray, labels: np.ndarray, c: float, weights: np.ndarray | None = None, hidden_units: int = 0
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    c: float,
+    weights: np.ndarray | None = None,
+    hidden_units: int = 0,
+    alpha: float = HIDDEN_ALPHA,
 ) -> _EmbeddingPart:
     """Logistic regression (inverse L2 `c`, classes balanced), or with `hidden_units` one layer of that
-    many ReLU units before it (a multi-layer perceptron, `HIDDEN_ALPHA`, `HIDDEN_EPOCHS`; `c` unused)."""
+    many ReLU units before it (a multi-layer perceptron, L2 penalty `alpha`, `HIDDEN_EPOCHS`; `c` unused)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -98,7 +103,7 @@ def _fit_embedding(
     # balanced as LogisticRegression's class_weight, times the rows' own weights
     positives = float(labels.sum())
     balance = np.where(labels == 1, labels.size / (2 * positives), labels.size / (2 * (labels.size - positives)))
-    net = MLPClassifier((hidden_units,), alpha=HIDDEN_ALPHA, max_iter=HIDDEN_EPOCHS, random_state=0)
+    net = MLPClassifier((hidden_units,), alpha=alpha, max_iter=HIDDEN_EPOCHS, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed number of epochs, on purpose
         net.fit(vectors, labels, sample_weight=balance * (1.0 if weights is None else weights))
@@ -184,6 +189,8 @@ class _PartsData:
     c_lexical: float
     c_multilingual: float | None = None
     hidden_units: int = 0
+    multi_hidden_units: int = 0
+    hidden_alpha: float = HIDDEN_ALPHA
 
     @property
     def c_multi(self) -> float:
@@ -197,7 +204,12 @@ def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
     for k in range(folds):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
         embedding = _fit_embedding(
-            parts.matrix[train], parts.y[train], parts.c_embedding, _take(parts.weights, train), parts.hidden_units
+            parts.matrix[train],
+            parts.y[train],
+            parts.c_embedding,
+            _take(parts.weights, train),
+            parts.hidden_units,
+            parts.hidden_alpha,
         )
         lw, lb = _fit_lexical(
             [parts.segments[i] for i in train], parts.y[train], parts.c_lexical, _take(parts.weights, train)
@@ -206,7 +218,12 @@ def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
         if parts.multi is not None:
             rows = train[parts.has[train]]
             multi = _fit_embedding(
-                parts.multi[rows], parts.y[rows], parts.c_multi, _take(parts.weights, rows), parts.hidden_units
+                parts.multi[rows],
+                parts.y[rows],
+                parts.c_multi,
+                _take(parts.weights, rows),
+                parts.multi_hidden_units,
+                parts.hidden_alpha,
             )
             here = test[parts.routed[test]]
             stack_x[here, 0] = multi.logits(parts.multi[here])
@@ -235,6 +252,8 @@ def train_intent_model(
     multi_segment_floor: float | None = None,
     c_multilingual: float | None = None,
     hidden_units: int = 0,
+    multi_hidden_units: int | None = None,
+    hidden_alpha: float = HIDDEN_ALPHA,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -245,8 +264,9 @@ def train_intent_model(
         embedder: the embedder's name, recorded so the guard reuses only matching vectors.
         c_embedding, c_lexical: inverse L2 regularisation of the two parts.
         c_multilingual: that of the multilingual embedding part (None: `c_embedding`).
-        hidden_units: when > 0, both embedding parts read a hidden layer of that many ReLU units
-            (`_fit_embedding`; the c values above then do not apply to them).
+        hidden_units: when > 0, the embedding part reads a hidden layer of that many ReLU units
+            (`_fit_embedding`, L2 penalty `hidden_alpha`; its c value then does not apply).
+        multi_hidden_units: the same for the multilingual embedding part (None: `hidden_units`).
         folds: folds for the out-of-fold logits the stacker is fitted on.
         meta: extra metadata to record (sources, sizes).
         multilingual_vectors, multilingual_embedder: the texts' embeddings by a multilingual
@@ -306,8 +326,21 @@ def train_intent_model(
         if not has[routed].all():
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
+    multi_units = hidden_units if multi_hidden_units is None else multi_hidden_units
     parts = _PartsData(
-        matrix, y, segments, multi, has, routed, sw, c_embedding, c_lexical, c_multilingual, hidden_units
+        matrix,
+        y,
+        segments,
+        multi,
+        has,
+        routed,
+        sw,
+        c_embedding,
+        c_lexical,
+        c_multilingual,
+        hidden_units,
+        multi_units,
+        hidden_alpha,
     )
     stack_x = _out_of_fold(parts, fold_ids(y, groups, folds, seed), folds)
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
@@ -329,12 +362,14 @@ def train_intent_model(
     elif own_stacker:
         fitted = LogisticRegression(C=1.0, max_iter=2000).fit(multi_x, multi_y)
         multi_w, multi_b = fitted.coef_[0], float(fitted.intercept_[0])
-    embedding = _fit_embedding(matrix, y, c_embedding, sw, hidden_units)
+    embedding = _fit_embedding(matrix, y, c_embedding, sw, hidden_units, hidden_alpha)
     lw, lb = _fit_lexical(segments, y, c_lexical, sw)
     multi_part = (
         None
         if multi is None
-        else _fit_embedding(multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)), hidden_units)
+        else _fit_embedding(
+            multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)), multi_units, hidden_alpha
+        )
     )
     info = {
         "embedder": embedder,
@@ -346,9 +381,11 @@ def train_intent_model(
         "c_embedding": c_embedding,
         "c_lexical": c_lexical,
         **({"c_multilingual": c_multilingual} if c_multilingual is not None else {}),
+        **({"hidden_units": hidden_units} if hidden_units else {}),
+        **({"multi_hidden_units": multi_units} if multi is not None and multi_units != hidden_units else {}),
         **(
-            {"hidden_units": hidden_units, "hidden_alpha": HIDDEN_ALPHA, "hidden_epochs": HIDDEN_EPOCHS}
-            if hidden_units
+            {"hidden_alpha": hidden_alpha, "hidden_epochs": HIDDEN_EPOCHS}
+            if hidden_units or (multi is not None and multi_units)
             else {}
         ),
         **({"segment_floor": segment_floor} if segment_floor is not None else {}),
