@@ -27,6 +27,9 @@ JUDGE_NOTES = {
     "v25": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 37 as the judge of candidate W against v13",
     "chat12": "500 chat turns and 60 chat-wrapped requests, written blind like v25, read once with it",
+    "v26": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 38 as the judge of candidate N against v13",
+    "chat13": "500 chat turns and 60 chat-wrapped requests, written blind like v26, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -41,6 +44,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v26-hard": "held-apart set v26, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of candidate N, which did not ship; split by kind in the summary)",
+    "heldout-chat13": "held-apart chat turns, set chat13 (written blind by a helper; read once with v26)",
     "heldout-v25-hard": "held-apart set v25, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of candidate W, which did not ship; split by kind in the summary)",
     "heldout-chat12": "held-apart chat turns, set chat12 (written blind by a helper; read once with v25)",
@@ -97,6 +103,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v26",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v25's shape, and "
+        "read once in session 38 as the judge of candidate N (v13 with a hidden layer in its multilingual part) "
+        "against v13, each with the shipped second opinion; N made 2 errors more (`intent_veto_judge_v26.json`); "
+        "the figures here are the model's alone",
+    ),
+    (
+        "chat13",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v26 and read once with it "
+        "(`intent_veto_judge_chat13.json`); the model's figures alone",
+    ),
     (
         "v25",
         "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v24's shape, and "

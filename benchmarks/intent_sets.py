@@ -120,15 +120,15 @@ HELDOUT_SETS = {
     # the judges of the fourth v14 round, v13 and candidate W (`intent_veto_judge_v25.json`, `_chat12.json`)
     "v25": DATA / "intent_heldout_v25.jsonl",
     "chat12": DATA / "intent_chat_heldout_v12.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once. Written blind in session 36 by helpers
-# that read only `benchmarks/data/README.md` (v26 in v25's shape and chat13 in chat12's, for the next
-# change; v25 and chat12, written with them, were read in session 37); v27 in v26's shape and chat14 in
-# chat13's, written blind in session 37, for the change after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 36 (v26 in v25's shape, chat13 in chat12's) and read once in session 38 as
+    # the judges of the ninth v14 round, v13 and candidate N (`intent_veto_judge_v26.json`, `_chat13.json`)
     "v26": DATA / "intent_heldout_v26.jsonl",
     "chat13": DATA / "intent_chat_heldout_v13.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once: v27 in v26's shape and chat14 in chat13's,
+# written blind in session 37 by helpers that read only `benchmarks/data/README.md`, for the next change
+UNREAD_JUDGES: dict[str, Path] = {
     "v27": DATA / "intent_heldout_v27.jsonl",
     "chat14": DATA / "intent_chat_heldout_v14.jsonl",
 }
@@ -140,8 +140,9 @@ UNREAD_JUDGES: dict[str, Path] = {
 # v12's judges, sets v19 and chat6, read once in session 31; sets v21 and chat8 judged candidate L in
 # session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35, and sets
 # v23 and chat10, read once for v13 alone in session 36, and v24 and chat11, read once that session with
-# the refitted e5 second opinion; v25 and chat12, read once in session 37 for v13 and candidate W)
-JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
+# the refitted e5 second opinion; v25 and chat12, read once in session 37 for v13 and candidate W; v26 and
+# chat13, read once in session 38 for v13 and candidate N)
+JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13")
 
 
 def bucket(text: str) -> int:

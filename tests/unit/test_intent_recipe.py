@@ -55,7 +55,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES == ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
+    assert isets.JUDGES == ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13")
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -82,9 +82,10 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     judge_rows = [example for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])]
     training_texts = {example.text for example in corpus.train}
     # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
-    # closers of chat10 and a chat turn of v24 for earlier chat sets (now training rows); the judges' readings
-    # left them out (`unseen`), and no other judge row is a training text
+    # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets (now training
+    # rows); the judges' readings left them out (`unseen`), and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
+        "Kas sa mäletad, millest me eile rääkisime?",
         "Hello there!",
         "好的，明白了。",
         "Terima kasih banyak, esok saya pergi ke LHDN.",
