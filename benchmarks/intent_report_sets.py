@@ -297,5 +297,8 @@ SECOND_OPINION_NOTE = (
     "chat-wrapped ones 49/60 and 52/60 (v22 and chat9 with the e5 file of session 32, v23 and chat10 too); "
     "with the refitted e5, on v24 and chat11: benign 3/219 = 1.4% [0.5, 3.9] (hard and chat turns), chat "
     "turns 8/500 = 1.6% [0.8, 3.1] (goal <= 1%: **missed**), requests 91/140 = 65.0% and chat-wrapped ones "
-    '38/60; model card, "Model v13" and "The second opinion for v13\'s flags".'
+    "38/60; on v25 and chat12: hard benign 3/160 = 1.9% [0.6, 5.4], chat turns 12/500 = 2.4% [1.4, 4.1] "
+    "(**missed**), requests 100/140 and 32/60; on v26 and chat13: hard benign 1/160 = 0.6% [0.1, 3.5], chat turns "
+    '12/499 = 2.4% [1.4, 4.2] (**missed**), requests 95/140 = 67.9% and 30/60 = 50.0%; model card, "Model v13", '
+    '"The second opinion for v13\'s flags" and "Toward v14, fourth round" and "ninth round".'
 )
