@@ -31,6 +31,7 @@ import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
+from ragshield.guards.intent_training import balanced_weights
 
 DEVELOPMENT = ("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
 OUT = isets.REPO / "benchmarks" / "results"
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     args = parser.parse_args(argv)
     x, y, w, judged_x, judged_y = rows(args.part, args.data)
-    balanced = np.where(y == 1, y.size / (2 * y.sum()), y.size / (2 * (y.size - y.sum()))) * w
+    balanced = balanced_weights(y, w)
     c = ti.C_MULTILINGUAL if args.part == "multilingual" else 1.0
     results: dict[str, Any] = {}
     start = time.perf_counter()

@@ -255,8 +255,17 @@ PRIVACY_ROWS_TRAINED = False
 
 
 def privacy_examples(trained: bool = PRIVACY_ROWS_TRAINED) -> list[Example]:
-    """The privacy rows as training examples when `trained` (every one benign, source "object")."""
-    return [_object_example(row) for path in PRIVACY_ROWS for row in read_rows(path)] if trained else []
+    """The privacy rows as training examples when `trained` (every one benign, source "object").
+
+    Raises:
+        ValueError: a row not labelled benign (these files hold benign rows only).
+    """
+    if not trained:
+        return []
+    rows = [row for path in PRIVACY_ROWS for row in read_rows(path)]
+    if wrong := [row.get("id") for row in rows if row.get("label") != "benign"]:
+        raise ValueError(f"privacy rows must all be benign; not so: {', '.join(map(str, wrong[:5]))}")
+    return [_object_example(row) for row in rows]
 
 
 def _object_example(row: dict[str, Any]) -> Example:
@@ -563,10 +572,7 @@ META_NAMES = {
     "object_rows": "object_rows_trained_on",
     "object_benign_weight": "object_benign_weight",
     "privacy_rows": "privacy_rows_trained_on",
-    "hidden_units": "hidden_units",
-    "hidden_parts": "hidden_parts",
-    "hidden_alpha": "hidden_alpha",
-}
+}  # (the hidden layer is recorded per part by `train_intent_model`: hidden_units, multi_hidden_units, hidden_alpha)
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:

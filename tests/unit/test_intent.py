@@ -850,3 +850,13 @@ def test_a_hidden_layer_reads_what_a_logistic_part_cannot_and_survives_saving(
     only_multi = _fit_with_fake_multilingual(texts3, labels3, main, multi, hidden_units=0, multi_hidden_units=4)
     assert only_multi.embed_hidden is None and only_multi.multi_hidden is not None
     assert only_multi.multi_hidden.shape == (17, 4) and only_multi.meta["multi_hidden_units"] == 4
+    only_multi.save(tmp_path / "multi.json")
+    again = IntentModel.load(tmp_path / "multi.json").with_operating_point(0.7).with_multilingual_shift(0.5)
+    assert again.multi_hidden is not None and again.embed_hidden is None
+    np.testing.assert_array_equal(
+        again.embedding_logits(multi, multilingual=True), only_multi.embedding_logits(multi, multilingual=True)
+    )
+    with pytest.raises(ConfigError, match="whole numbers"):
+        train_intent_model(texts, labels, points, embedder="fake-xor", hidden_units=-1)
+    with pytest.raises(ConfigError, match="wrong shape"):
+        hidden._replace(embed_hidden=np.full((9, 16), np.inf))

@@ -365,6 +365,48 @@ def test_the_privacy_rows_are_benign_object_rows_a_recipe_trains_only_when_named
     assert ti.META_NAMES["privacy_rows"] == "privacy_rows_trained_on"
 
 
+def test_the_hidden_layer_switches_reach_each_part_as_the_recipe_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--hidden-parts multilingual` (candidate N of session 38) gives the English part no hidden layer."""
+    for name in ("HIDDEN_UNITS", "HIDDEN_PARTS", "HIDDEN_ALPHA"):
+        monkeypatch.setattr(ti, name, getattr(ti, name))
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(ti, "train_intent_model", lambda *args, **kwargs: seen.append(kwargs))
+    monkeypatch.setattr(ti, "multilingual_rows", lambda *args, **kwargs: None)
+
+    class FakeEmbedders:  # a FAKE: vectors of zeros, no model
+        name = "fake"
+        main = type("Main", (), {"save": lambda self: None})()
+        multi = type("Multi", (), {"name": "fake-multilingual"})()
+
+        def embed(self, texts: list[str]) -> Any:
+            import numpy as np
+
+            return np.zeros((len(texts), 4))
+
+    examples = [
+        isets.Example("a request", 1, "direct", "en", "own"),
+        isets.Example("a question", 0, "hard", "en", "own"),
+    ]
+    parser = _recipe_parser()
+    for flags, expected in (
+        ([], (0, 0)),
+        (["--hidden-units", "256"], (256, 256)),
+        (["--hidden-units", "256", "--hidden-parts", "multilingual"], (0, 256)),
+    ):
+        ti.recipe_from(parser, parser.parse_args([*flags, "--hidden-alpha", "0.5"] if flags else flags)).apply()
+        ti.train(examples, FakeEmbedders())  # type: ignore[arg-type]
+        assert (seen[-1]["hidden_units"], seen[-1]["multi_hidden_units"]) == expected
+        assert seen[-1]["hidden_alpha"] == (0.5 if flags else ti.Recipe().hidden_alpha)
+
+
+def test_privacy_rows_that_are_not_benign_are_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    bad = tmp_path / "rows.jsonl"
+    bad.write_text('{"id": "x-1", "label": "attack", "style": "hard", "lang": "en", "text": "t"}\n', encoding="utf-8")
+    monkeypatch.setattr(ti, "PRIVACY_ROWS", (bad,))
+    with pytest.raises(ValueError, match="x-1"):
+        ti.privacy_examples(True)
+
+
 def test_each_training_row_weighs_what_its_source_is_given() -> None:
     """`--enron-weight` reaches Enron's benign e-mails and requests only; requests never weigh more."""
     weights = {"hard_benign": 3.0, "written_benign": 2.0, "enron": 5.0}

@@ -142,7 +142,10 @@ class IntentModel:
         if (
             self.lexical_weights.shape != (N_FEATURES,)
             or any(w.shape != (3,) for w in stacks)
-            or any(h is not None and (w is None or h.ndim != 2 or h.shape[1:] != w.shape) for h, w in layers)
+            or any(
+                h is not None and (w is None or h.ndim != 2 or h.shape[1:] != w.shape or not np.isfinite(h).all())
+                for h, w in layers
+            )
         ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
 
@@ -153,7 +156,7 @@ class IntentModel:
 
     @property
     def dimension(self) -> int:
-        return int(self.embed_weights.shape[0] if self.embed_hidden is None else self.embed_hidden.shape[0] - 1)
+        return _input_width(self.embed_weights, self.embed_hidden)
 
     @property
     def feature_version(self) -> int:
@@ -199,7 +202,7 @@ class IntentModel:
         if weights is None:
             raise ConfigError("this intent model has no multilingual part")
         matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        expected = weights.shape[0] if hidden is None else hidden.shape[0] - 1
+        expected = _input_width(weights, hidden)
         if matrix.shape[1] != expected:
             raise ConfigError(
                 f"intent model expects {expected}-dimensional vectors from "
@@ -284,8 +287,8 @@ class IntentModel:
                 "multi_stack_bias": self.multi_stack_bias,
             }
         for name, hidden in (("embed_hidden", self.embed_hidden), ("multi_hidden", self.multi_hidden)):
-            if hidden is not None:
-                data |= {name: _b64(hidden.astype(np.float16)), f"{name}_units": int(hidden.shape[1])}
+            if hidden is not None:  # (d + 1) x units; the units are the length of the part's weights
+                data[name] = _b64(hidden.astype(np.float16))
         return data
 
     @classmethod
@@ -300,20 +303,22 @@ class IntentModel:
         lexical[where] = _unb64(data["lexical_values"], "<f4")
         multi = data.get("multi_weights")
         multi_stack = data.get("multi_stack_weights")
+        embed = _unb64(data["embed_weights"], "<f4")
+        multi_weights = None if multi is None else _unb64(multi, "<f4")
         hidden = {
-            name: _unb64(data[name], "<f2").reshape(-1, int(data[f"{name}_units"]))
-            for name in ("embed_hidden", "multi_hidden")
-            if name in data
+            name: _unb64(data[name], "<f2").reshape(-1, weights.size)
+            for name, weights in (("embed_hidden", embed), ("multi_hidden", multi_weights))
+            if name in data and weights is not None and weights.size
         }
         return cls(
-            embed_weights=_unb64(data["embed_weights"], "<f4"),
+            embed_weights=embed,
             embed_bias=float(data["embed_bias"]),
             lexical_weights=lexical,
             lexical_bias=float(data["lexical_bias"]),
             stack_weights=np.asarray(data["stack_weights"], dtype=np.float64),
             stack_bias=float(data["stack_bias"]),
             meta=data["meta"],
-            multi_weights=None if multi is None else _unb64(multi, "<f4"),
+            multi_weights=multi_weights,
             multi_bias=float(data.get("multi_bias", 0.0)),
             multi_stack_weights=None if multi_stack is None else np.asarray(multi_stack, dtype=np.float64),
             multi_stack_bias=float(data.get("multi_stack_bias", 0.0)),
@@ -400,6 +405,11 @@ class IntentModel:
             "multi_hidden": self.multi_hidden,
         }
         return IntentModel(**(fields | changes))
+
+
+def _input_width(weights: np.ndarray, hidden: np.ndarray | None) -> int:
+    """The vector width a part reads: its weights' length, or its hidden layer's rows less the bias row."""
+    return int(weights.shape[0] if hidden is None else hidden.shape[0] - 1)
 
 
 def hidden_layer(vectors: np.ndarray, hidden: np.ndarray) -> np.ndarray:

@@ -19,9 +19,9 @@ from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segmen
 from ragshield.guards.intent_model import IntentModel, hidden_layer
 
 MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
-# a hidden layer's fit (`hidden_units` > 0, session 38): L2 penalty and a fixed number of Adam epochs
-# (deterministic, no validation split; 60 reads the development sets within a few requests of
-# convergence, at about a third of the time)
+# a hidden layer's fit (`hidden_units` > 0, session 38): L2 penalty and at most this many Adam epochs
+# (deterministic, seed 0, no validation split; Adam also stops once the training loss stops improving;
+# 60 read the development sets within a few requests of 300, at about a third of the time)
 HIDDEN_ALPHA = 1e-2
 HIDDEN_EPOCHS = 60
 
@@ -80,6 +80,14 @@ class _EmbeddingPart:
         return (vectors if self.hidden is None else hidden_layer(vectors, self.hidden)) @ self.weights + self.bias
 
 
+def balanced_weights(labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per row, the weight LogisticRegression's `class_weight="balanced"` gives its class (n / (2 n_class)),
+    times the row's own weight (None: 1): what a learner without class weights is fitted with."""
+    positives = float(labels.sum())
+    balance = np.where(labels == 1, labels.size / (2 * positives), labels.size / (2 * (labels.size - positives)))
+    return balance * (1.0 if weights is None else weights)
+
+
 def _fit_embedding(
     vectors: np.ndarray,
     labels: np.ndarray,
@@ -100,13 +108,10 @@ def _fit_embedding(
         model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
         model.fit(vectors, labels, sample_weight=weights)
         return _EmbeddingPart(model.coef_[0].astype(np.float32), float(model.intercept_[0]))
-    # balanced as LogisticRegression's class_weight, times the rows' own weights
-    positives = float(labels.sum())
-    balance = np.where(labels == 1, labels.size / (2 * positives), labels.size / (2 * (labels.size - positives)))
     net = MLPClassifier((hidden_units,), alpha=alpha, max_iter=HIDDEN_EPOCHS, random_state=0)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed number of epochs, on purpose
-        net.fit(vectors, labels, sample_weight=balance * (1.0 if weights is None else weights))
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a capped number of epochs, on purpose
+        net.fit(vectors, labels, sample_weight=balanced_weights(labels, weights))
     hidden = np.vstack([net.coefs_[0], net.intercepts_[0]]).astype(np.float32)
     return _EmbeddingPart(net.coefs_[1][:, 0].astype(np.float32), float(net.intercepts_[1][0]), hidden)
 
@@ -196,6 +201,14 @@ class _PartsData:
     def c_multi(self) -> float:
         return self.c_embedding if self.c_multilingual is None else self.c_multilingual
 
+    def fit_part(self, rows: np.ndarray, *, multilingual: bool = False) -> _EmbeddingPart:
+        """The embedding part (with `multilingual`, the multilingual one) fitted on the texts `rows`."""
+        if multilingual and self.multi is not None:
+            vectors, c, units = self.multi, self.c_multi, self.multi_hidden_units
+        else:
+            vectors, c, units = self.matrix, self.c_embedding, self.hidden_units
+        return _fit_embedding(vectors[rows], self.y[rows], c, _take(self.weights, rows), units, self.hidden_alpha)
+
 
 def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
     """Per text, (embedding logit, largest segment logit, whole-text logit) from parts fitted
@@ -203,28 +216,13 @@ def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
     stack_x = np.zeros((parts.y.size, 3))
     for k in range(folds):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        embedding = _fit_embedding(
-            parts.matrix[train],
-            parts.y[train],
-            parts.c_embedding,
-            _take(parts.weights, train),
-            parts.hidden_units,
-            parts.hidden_alpha,
-        )
+        embedding = parts.fit_part(train)
         lw, lb = _fit_lexical(
             [parts.segments[i] for i in train], parts.y[train], parts.c_lexical, _take(parts.weights, train)
         )
         stack_x[test, 0] = embedding.logits(parts.matrix[test])
         if parts.multi is not None:
-            rows = train[parts.has[train]]
-            multi = _fit_embedding(
-                parts.multi[rows],
-                parts.y[rows],
-                parts.c_multi,
-                _take(parts.weights, rows),
-                parts.multi_hidden_units,
-                parts.hidden_alpha,
-            )
+            multi = parts.fit_part(train[parts.has[train]], multilingual=True)
             here = test[parts.routed[test]]
             stack_x[here, 0] = multi.logits(parts.multi[here])
         for i in test:
@@ -312,6 +310,12 @@ def train_intent_model(
         raise ConfigError("multilingual vectors must have one row per text")
     if groups is not None and len(groups) != y.size:
         raise ConfigError("groups must have one entry per text")
+    if not (isinstance(hidden_units, int) and hidden_units >= 0) or not (
+        multi_hidden_units is None or (isinstance(multi_hidden_units, int) and multi_hidden_units >= 0)
+    ):
+        raise ConfigError("hidden_units and multi_hidden_units must be whole numbers >= 0 (0: no hidden layer)")
+    if not hidden_alpha > 0:
+        raise ConfigError("hidden_alpha (the hidden layer's L2 penalty) must be positive")
     sw = None if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
     if sw is not None and (sw.shape != (y.size,) or not (sw > 0).all()):
         raise ConfigError("sample_weights must have one positive weight per text")
@@ -362,15 +366,9 @@ def train_intent_model(
     elif own_stacker:
         fitted = LogisticRegression(C=1.0, max_iter=2000).fit(multi_x, multi_y)
         multi_w, multi_b = fitted.coef_[0], float(fitted.intercept_[0])
-    embedding = _fit_embedding(matrix, y, c_embedding, sw, hidden_units, hidden_alpha)
+    embedding = parts.fit_part(np.arange(y.size))
     lw, lb = _fit_lexical(segments, y, c_lexical, sw)
-    multi_part = (
-        None
-        if multi is None
-        else _fit_embedding(
-            multi[has], y[has], parts.c_multi, _take(sw, np.flatnonzero(has)), multi_units, hidden_alpha
-        )
-    )
+    multi_part = None if multi is None else parts.fit_part(np.flatnonzero(has), multilingual=True)
     info = {
         "embedder": embedder,
         "feature_version": FEATURE_VERSION,
