@@ -39,7 +39,6 @@ their features.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import math
@@ -53,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import from_b64, hidden_layer, input_width, to_b64
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 from ragshield.guards.intent_run_together import run_together_form
@@ -156,7 +156,7 @@ class IntentModel:
 
     @property
     def dimension(self) -> int:
-        return _input_width(self.embed_weights, self.embed_hidden)
+        return input_width(self.embed_weights, self.embed_hidden)
 
     @property
     def feature_version(self) -> int:
@@ -202,7 +202,7 @@ class IntentModel:
         if weights is None:
             raise ConfigError("this intent model has no multilingual part")
         matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        expected = _input_width(weights, hidden)
+        expected = input_width(weights, hidden)
         if matrix.shape[1] != expected:
             raise ConfigError(
                 f"intent model expects {expected}-dimensional vectors from "
@@ -271,16 +271,16 @@ class IntentModel:
         data: dict[str, Any] = {
             "format": FORMAT,
             "meta": self.meta,
-            "embed_weights": _b64(self.embed_weights),
+            "embed_weights": to_b64(self.embed_weights),
             "embed_bias": self.embed_bias,
-            "lexical_mask": _b64(np.packbits(nonzero)),
-            "lexical_values": _b64(self.lexical_weights[nonzero]),
+            "lexical_mask": to_b64(np.packbits(nonzero)),
+            "lexical_values": to_b64(self.lexical_weights[nonzero]),
             "lexical_bias": self.lexical_bias,
             "stack_weights": self.stack_weights.tolist(),
             "stack_bias": self.stack_bias,
         }
         if self.multi_weights is not None:
-            data |= {"multi_weights": _b64(self.multi_weights), "multi_bias": self.multi_bias}
+            data |= {"multi_weights": to_b64(self.multi_weights), "multi_bias": self.multi_bias}
         if self.multi_stack_weights is not None:
             data |= {
                 "multi_stack_weights": self.multi_stack_weights.tolist(),
@@ -288,7 +288,7 @@ class IntentModel:
             }
         for name, hidden in (("embed_hidden", self.embed_hidden), ("multi_hidden", self.multi_hidden)):
             if hidden is not None:  # (d + 1) x units; the units are the length of the part's weights
-                data[name] = _b64(hidden.astype(np.float16))
+                data[name] = to_b64(hidden.astype(np.float16))
         return data
 
     @classmethod
@@ -297,16 +297,16 @@ class IntentModel:
             raise ConfigError(f"{label} is not a ragshield intent model")
         lexical = np.zeros(N_FEATURES, dtype=np.float32)
         if "lexical_mask" in data:
-            where = np.unpackbits(_unb64(data["lexical_mask"], "u1"), count=N_FEATURES).astype(bool)
+            where = np.unpackbits(from_b64(data["lexical_mask"], "u1"), count=N_FEATURES).astype(bool)
         else:  # written before the mask: the non-zero features' indices
-            where = _unb64(data["lexical_indices"], "<u4").astype(np.int64)
-        lexical[where] = _unb64(data["lexical_values"], "<f4")
+            where = from_b64(data["lexical_indices"], "<u4").astype(np.int64)
+        lexical[where] = from_b64(data["lexical_values"], "<f4")
         multi = data.get("multi_weights")
         multi_stack = data.get("multi_stack_weights")
-        embed = _unb64(data["embed_weights"], "<f4")
-        multi_weights = None if multi is None else _unb64(multi, "<f4")
+        embed = from_b64(data["embed_weights"], "<f4")
+        multi_weights = None if multi is None else from_b64(multi, "<f4")
         hidden = {
-            name: _unb64(data[name], "<f2").reshape(-1, weights.size)
+            name: from_b64(data[name], "<f2").reshape(-1, weights.size)
             for name, weights in (("embed_hidden", embed), ("multi_hidden", multi_weights))
             if name in data and weights is not None and weights.size
         }
@@ -405,21 +405,3 @@ class IntentModel:
             "multi_hidden": self.multi_hidden,
         }
         return IntentModel(**(fields | changes))
-
-
-def _input_width(weights: np.ndarray, hidden: np.ndarray | None) -> int:
-    """The vector width a part reads: its weights' length, or its hidden layer's rows less the bias row."""
-    return int(weights.shape[0] if hidden is None else hidden.shape[0] - 1)
-
-
-def hidden_layer(vectors: np.ndarray, hidden: np.ndarray) -> np.ndarray:
-    """ReLU units of a hidden layer `hidden` ((d + 1) x h, the last row the biases) on n x d vectors."""
-    return np.maximum(vectors @ hidden[:-1] + hidden[-1], 0.0)
-
-
-def _b64(array: np.ndarray) -> str:
-    return base64.b64encode(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()).decode("ascii")
-
-
-def _unb64(text: str, dtype: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text.encode("ascii"), validate=True), dtype=dtype).copy()

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import hidden_layer
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
-from ragshield.guards.intent_model import IntentModel, hidden_layer
+from ragshield.guards.intent_model import IntentModel
 
 MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
 # a hidden layer's fit (`hidden_units` > 0, session 38): L2 penalty and at most this many Adam epochs
