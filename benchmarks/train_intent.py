@@ -532,7 +532,7 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
 class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
-    English share (%) and inverse regularisation, which object rows train (and their benign side's weight)
+    English share (%) and inverse regularisation, which object rows train (and their benign side's weight),
     whether the privacy rows do, and the embedding parts' hidden layer (units, 0: none; parts; penalty).
     The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
     settings `train` reads, never these."""
@@ -632,6 +632,7 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
     """The `Recipe` the arguments of `add_recipe_arguments` name; a bad one is the parser's error."""
+    shipped = Recipe()
     trained = heldout_list(parser, args.train_heldout)
     non_english = heldout_list(parser, args.non_english_heldout)
     if set(non_english) & set(trained):
@@ -643,7 +644,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     if not args.hidden_alpha > 0:
         parser.error("--hidden-alpha must be positive")
     if not args.hidden_units and (
-        args.hidden_parts != Recipe().hidden_parts or args.hidden_alpha != Recipe().hidden_alpha
+        args.hidden_parts != shipped.hidden_parts or args.hidden_alpha != shipped.hidden_alpha
     ):
         parser.error("--hidden-parts and --hidden-alpha shape a hidden layer: give --hidden-units too")
     if not args.object_benign_weight > 0:
@@ -651,7 +652,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     if (
         args.object_rows == "none"
         and not args.privacy_rows
-        and args.object_benign_weight != Recipe().object_benign_weight
+        and args.object_benign_weight != shipped.object_benign_weight
     ):
         parser.error("--object-benign-weight weighs object rows: give --object-rows or --privacy-rows too")
     return Recipe(

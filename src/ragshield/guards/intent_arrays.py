@@ -21,6 +21,12 @@ def hidden_layer(vectors: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     return np.maximum(vectors @ hidden[:-1] + hidden[-1], 0.0)
 
 
+def part_logits(vectors: np.ndarray, weights: np.ndarray, bias: float, hidden: np.ndarray | None) -> np.ndarray:
+    """An embedding part's logits (log-odds; higher = more like a request) on n x d vectors: its logistic
+    weights and bias, read from its hidden layer when it has one."""
+    return (vectors if hidden is None else hidden_layer(vectors, hidden)) @ weights + bias
+
+
 def to_b64(array: np.ndarray) -> str:
     """`array`'s bytes, little-endian, as base64 text."""
     return base64.b64encode(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()).decode("ascii")

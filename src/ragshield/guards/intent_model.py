@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import from_b64, hidden_layer, input_width, to_b64
+from ragshield.guards.intent_arrays import from_b64, input_width, part_logits, to_b64
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 from ragshield.guards.intent_run_together import run_together_form
@@ -209,7 +209,7 @@ class IntentModel:
                 f"{self.meta.get('multilingual_embedder') if multilingual else self.embedder_name!r}, "
                 f"got {matrix.shape[1]}"
             )
-        return (matrix if hidden is None else hidden_layer(matrix, hidden)) @ weights + bias
+        return part_logits(matrix, weights, bias, hidden)
 
     def score(
         self, texts: Sequence[str], vectors: np.ndarray, multilingual: dict[int, np.ndarray] | None = None

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import hidden_layer
+from ragshield.guards.intent_arrays import part_logits
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
 from ragshield.guards.intent_model import IntentModel
 
@@ -78,7 +78,7 @@ class _EmbeddingPart:
     hidden: np.ndarray | None = None
 
     def logits(self, vectors: np.ndarray) -> np.ndarray:
-        return (vectors if self.hidden is None else hidden_layer(vectors, self.hidden)) @ self.weights + self.bias
+        return part_logits(vectors, self.weights, self.bias, self.hidden)
 
 
 def balanced_weights(labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
