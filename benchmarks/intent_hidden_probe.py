@@ -31,7 +31,7 @@ import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
-from ragshield.guards.intent_training import balanced_weights
+from ragshield.guards.intent_part_fit import balanced_weights
 
 DEVELOPMENT = ("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
 OUT = isets.REPO / "benchmarks" / "results"

@@ -83,7 +83,7 @@ from intent_sets import (
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_training import HIDDEN_ALPHA as DEFAULT_HIDDEN_ALPHA
+from ragshield.guards.intent_part_fit import HIDDEN_ALPHA as DEFAULT_HIDDEN_ALPHA
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
 
@@ -153,6 +153,8 @@ HIDDEN_UNITS = 0
 HIDDEN_PART_CHOICES = ("both", "multilingual")
 HIDDEN_PARTS = "both"
 HIDDEN_ALPHA = DEFAULT_HIDDEN_ALPHA
+# session 39: a part with the layer reads the mean of its logit and the logistic fit's (`--hidden-blend`)
+HIDDEN_BLEND = False
 # v9: the hand-written rows of `WRITTEN_BENIGN` and `WRITTEN_ATTACKS` (source "written"). The benign
 # ones train, or are test rows ("written-hard", "written-chat": the own phrasings' 15% test bucket),
 # but never calibrate: with their calibration bucket in the mixed set, the multilingual operating point
@@ -423,6 +425,7 @@ def train(
         hidden_units=HIDDEN_UNITS if HIDDEN_PARTS == "both" else 0,
         multi_hidden_units=HIDDEN_UNITS,
         hidden_alpha=HIDDEN_ALPHA,
+        hidden_blend=HIDDEN_BLEND,
     )
 
 
@@ -533,7 +536,8 @@ class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
     held-apart sets train (whole, or only their rows not in English), the multilingual part's
     English share (%) and inverse regularisation, which object rows train (and their benign side's weight),
-    whether the privacy rows do, and the embedding parts' hidden layer (units, 0: none; parts; penalty).
+    whether the privacy rows do, and the embedding parts' hidden layer (units, 0: none; parts; penalty;
+    whether it is averaged with the logistic fit).
     The field defaults are the shipped recipe's, fixed when the class is defined: `apply` moves the module
     settings `train` reads, never these."""
 
@@ -547,13 +551,15 @@ class Recipe:
     hidden_units: int = HIDDEN_UNITS
     hidden_parts: str = HIDDEN_PARTS
     hidden_alpha: float = HIDDEN_ALPHA
+    hidden_blend: bool = HIDDEN_BLEND
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
         global MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL, OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS, HIDDEN_PARTS, HIDDEN_ALPHA
+        global HIDDEN_BLEND
         MULTI_ENGLISH_SAMPLE, C_MULTILINGUAL = self.multi_english, self.c_multilingual
         OBJECT_BENIGN_WEIGHT, HIDDEN_UNITS = self.object_benign_weight, self.hidden_units
-        HIDDEN_PARTS, HIDDEN_ALPHA = self.hidden_parts, self.hidden_alpha
+        HIDDEN_PARTS, HIDDEN_ALPHA, HIDDEN_BLEND = self.hidden_parts, self.hidden_alpha, self.hidden_blend
 
     def changes(self) -> dict[str, Any]:
         """The switches that differ from the shipped recipe, by name."""
@@ -572,13 +578,15 @@ META_NAMES = {
     "object_rows": "object_rows_trained_on",
     "object_benign_weight": "object_benign_weight",
     "privacy_rows": "privacy_rows_trained_on",
-}  # (the hidden layer is recorded per part by `train_intent_model`: hidden_units, multi_hidden_units, hidden_alpha)
+}  # (the hidden layer is recorded per part by `train_intent_model`: hidden_units, multi_hidden_units,
+# hidden_alpha, hidden_blend)
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
     """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows`,
-    `--object-benign-weight`, `--privacy-rows` and `--hidden-units|parts|alpha`, the shipped recipe's values by default
-    (`Recipe()`'s, which `Recipe.apply` in the same process does not move); `recipe_from` reads them."""
+    `--object-benign-weight`, `--privacy-rows` and `--hidden-units|parts|alpha|blend`, the shipped recipe's
+    values by default (`Recipe()`'s, which `Recipe.apply` in the same process does not move); `recipe_from`
+    reads them."""
     shipped = Recipe()
     parser.add_argument(
         "--train-heldout",
@@ -628,6 +636,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         "--hidden-parts", choices=HIDDEN_PART_CHOICES, default=shipped.hidden_parts, help="which parts have it"
     )
     parser.add_argument("--hidden-alpha", type=float, default=shipped.hidden_alpha, help="its L2 penalty")
+    parser.add_argument(
+        "--hidden-blend",
+        action=argparse.BooleanOptionalAction,
+        default=shipped.hidden_blend,
+        help="a part with the layer reads the mean of its logit and the logistic fit's",
+    )
 
 
 def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Recipe:
@@ -644,9 +658,11 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     if not args.hidden_alpha > 0:
         parser.error("--hidden-alpha must be positive")
     if not args.hidden_units and (
-        args.hidden_parts != shipped.hidden_parts or args.hidden_alpha != shipped.hidden_alpha
+        args.hidden_parts != shipped.hidden_parts
+        or args.hidden_alpha != shipped.hidden_alpha
+        or args.hidden_blend != shipped.hidden_blend
     ):
-        parser.error("--hidden-parts and --hidden-alpha shape a hidden layer: give --hidden-units too")
+        parser.error("--hidden-parts, --hidden-alpha and --hidden-blend shape a hidden layer: give --hidden-units too")
     if not args.object_benign_weight > 0:
         parser.error("--object-benign-weight must be positive")
     if (
@@ -666,6 +682,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         args.hidden_units,
         args.hidden_parts,
         args.hidden_alpha,
+        args.hidden_blend,
     )
 
 

@@ -818,9 +818,9 @@ def test_a_hidden_layer_reads_what_a_logistic_part_cannot_and_survives_saving(
     """`hidden_units` (session 38) puts ReLU units before an embedding part's logistic weights. On
     FAKE vectors whose label is the XOR of two coordinates' signs, no linear part can separate the
     classes and one hidden layer can; saved (float16) and loaded, the model scores the same."""
-    from ragshield.guards import intent_training
+    from ragshield.guards import intent_part_fit
 
-    monkeypatch.setattr(intent_training, "HIDDEN_EPOCHS", 400)  # a tiny set needs more epochs than the corpus
+    monkeypatch.setattr(intent_part_fit, "HIDDEN_EPOCHS", 400)  # a tiny set needs more epochs than the corpus
     rng = np.random.default_rng(0)
     points = rng.uniform(-1.0, 1.0, size=(400, 8)).astype(np.float32)
     labels = [int((a > 0) != (b > 0)) for a, b in points[:, :2]]
@@ -860,3 +860,45 @@ def test_a_hidden_layer_reads_what_a_logistic_part_cannot_and_survives_saving(
         train_intent_model(texts, labels, points, embedder="fake-xor", hidden_units=-1)
     with pytest.raises(ConfigError, match="wrong shape"):
         hidden._replace(embed_hidden=np.full((9, 16), np.inf))
+
+
+def test_a_blended_part_reads_the_mean_of_the_logistic_and_hidden_fits_and_survives_saving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hidden_blend` (session 39): the part's logit is the mean of a logistic fit's and a hidden-layer fit's
+    on the same rows, stored as one part whose weights read the vector and then the units. On FAKE XOR
+    vectors: the mean, to float32 rounding; the same after save and load; a file without the units key
+    (session 38) still loads, and units that do not fit the layer are refused."""
+    from ragshield.guards import intent_part_fit
+
+    monkeypatch.setattr(intent_part_fit, "HIDDEN_EPOCHS", 400)
+    rng = np.random.default_rng(1)
+    points = rng.uniform(-1.0, 1.0, size=(300, 8)).astype(np.float32)
+    labels = np.array([int((a > 0) != (b > 0)) for a, b in points[:, :2]])
+    linear = intent_part_fit.fit_embedding(points, labels, 1.0)
+    layer = intent_part_fit.fit_embedding(points, labels, 1.0, hidden_units=16)
+    blend = intent_part_fit.fit_embedding(points, labels, 1.0, hidden_units=16, blend=True)
+    assert blend.hidden is not None and blend.hidden.shape == (9, 16) and blend.weights.shape == (8 + 16,)
+    expected = (linear.logits(points) + layer.logits(points)) / 2
+    np.testing.assert_allclose(blend.logits(points), expected, rtol=1e-4, atol=1e-4)
+    texts = [f"question number {i}" for i in range(labels.size)]
+    model = train_intent_model(texts, labels, points, embedder="fake-xor", folds=2, hidden_units=16, hidden_blend=True)
+    assert model.meta["hidden_blend"] is True and model.embed_weights.shape == (24,) and model.dimension == 8
+    model.save(tmp_path / "blend.json")
+    loaded = IntentModel.load(tmp_path / "blend.json")
+    np.testing.assert_array_equal(loaded.embedding_logits(points), model.embedding_logits(points))
+    with pytest.raises(ConfigError, match="wrong shape"):
+        model._replace(embed_weights=np.zeros(23, dtype=np.float32))
+    plain = train_intent_model(texts, labels, points, embedder="fake-xor", folds=2, hidden_units=16)
+    plain.save(tmp_path / "plain.json")
+    data = json.loads((tmp_path / "plain.json").read_text(encoding="utf-8"))
+    assert data.pop("embed_hidden_units") == 16
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    old = IntentModel.load(tmp_path / "old.json")
+    np.testing.assert_array_equal(old.embedding_logits(points), plain.embedding_logits(points))
+    data["embed_hidden_units"] = 7  # does not divide the layer: a broken file, refused
+    (tmp_path / "broken.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError):
+        IntentModel.load(tmp_path / "broken.json")
+    with pytest.raises(ConfigError, match="hidden_blend"):
+        train_intent_model(texts, labels, points, embedder="fake-xor", hidden_blend=True)

@@ -286,6 +286,7 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
         "HIDDEN_UNITS",
         "HIDDEN_PARTS",
         "HIDDEN_ALPHA",
+        "HIDDEN_BLEND",
     ):
         monkeypatch.setattr(ti, name, getattr(ti, name))  # restored after the test
     parser = _recipe_parser()
@@ -306,7 +307,7 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     )
     with pytest.raises(SystemExit):
         ti.recipe_from(parser, parser.parse_args(["--hidden-units", "-1"]))
-    for shape_only in (["--hidden-parts", "multilingual"], ["--hidden-alpha", "1"]):
+    for shape_only in (["--hidden-parts", "multilingual"], ["--hidden-alpha", "1"], ["--hidden-blend"]):
         with pytest.raises(SystemExit):  # a hidden layer's shape without one would only mislabel the recipe
             ti.recipe_from(parser, parser.parse_args(shape_only))
     # applied in this process, the settings still leave a new parser's defaults the shipped recipe's
@@ -367,7 +368,7 @@ def test_the_privacy_rows_are_benign_object_rows_a_recipe_trains_only_when_named
 
 def test_the_hidden_layer_switches_reach_each_part_as_the_recipe_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--hidden-parts multilingual` (candidate N of session 38) gives the English part no hidden layer."""
-    for name in ("HIDDEN_UNITS", "HIDDEN_PARTS", "HIDDEN_ALPHA"):
+    for name in ("HIDDEN_UNITS", "HIDDEN_PARTS", "HIDDEN_ALPHA", "HIDDEN_BLEND"):
         monkeypatch.setattr(ti, name, getattr(ti, name))
     seen: list[dict[str, Any]] = []
     monkeypatch.setattr(ti, "train_intent_model", lambda *args, **kwargs: seen.append(kwargs))
@@ -397,6 +398,13 @@ def test_the_hidden_layer_switches_reach_each_part_as_the_recipe_names_them(monk
         ti.train(examples, FakeEmbedders())  # type: ignore[arg-type]
         assert (seen[-1]["hidden_units"], seen[-1]["multi_hidden_units"]) == expected
         assert seen[-1]["hidden_alpha"] == (0.5 if flags else ti.Recipe().hidden_alpha)
+        assert seen[-1]["hidden_blend"] is False
+    # `--hidden-blend` (candidates B and BB of session 39) reaches the trainer and names the recipe
+    blended = ti.recipe_from(parser, parser.parse_args(["--hidden-units", "256", "--hidden-blend"]))
+    assert blended.changes() == {"hidden_units": 256, "hidden_blend": True}
+    blended.apply()
+    ti.train(examples, FakeEmbedders())  # type: ignore[arg-type]
+    assert seen[-1]["hidden_blend"] is True and seen[-1]["hidden_units"] == 256
 
 
 def test_privacy_rows_that_are_not_benign_are_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

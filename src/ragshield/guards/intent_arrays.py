@@ -22,9 +22,22 @@ def hidden_layer(vectors: np.ndarray, hidden: np.ndarray) -> np.ndarray:
 
 
 def part_logits(vectors: np.ndarray, weights: np.ndarray, bias: float, hidden: np.ndarray | None) -> np.ndarray:
-    """An embedding part's logits (log-odds; higher = more like a request) on n x d vectors: its logistic
-    weights and bias, read from its hidden layer when it has one."""
-    return (vectors if hidden is None else hidden_layer(vectors, hidden)) @ weights + bias
+    """An embedding part's logits (log-odds; higher = more like a request) on n x d vectors: its output
+    weights and bias read the vectors, or with a hidden layer of h units those units, or (weights of
+    d + h, the mean of a logistic fit and a hidden-layer fit, session 39) the vectors followed by the units."""
+    if hidden is None:
+        return vectors @ weights + bias
+    units = hidden_layer(vectors, hidden)
+    if weights.shape[0] == hidden.shape[1]:
+        return units @ weights + bias
+    width = hidden.shape[0] - 1
+    return vectors @ weights[:width] + units @ weights[width:] + bias
+
+
+def output_widths(hidden: np.ndarray) -> tuple[int, int]:
+    """The lengths a part's output weights may have over hidden layer `hidden` ((d + 1) x h): h (they read
+    the units) or d + h (the vector and the units)."""
+    return int(hidden.shape[1]), int(hidden.shape[0] - 1 + hidden.shape[1])
 
 
 def to_b64(array: np.ndarray) -> str:
@@ -39,3 +52,15 @@ def from_b64(text: str, dtype: str) -> np.ndarray:
         ValueError: the text is not base64 or its length does not fit `dtype`.
     """
     return np.frombuffer(base64.b64decode(text.encode("ascii"), validate=True), dtype=dtype).copy()
+
+
+def hidden_from_b64(text: str, units: object) -> np.ndarray:
+    """A hidden layer `to_b64` wrote as float16, shaped (d + 1) x `units`.
+
+    Raises:
+        ValueError: `units` is not a positive whole number or does not divide the array's length.
+    """
+    values = from_b64(text, "<f2")
+    if isinstance(units, bool) or not isinstance(units, int) or units <= 0 or values.size % units:
+        raise ValueError("a hidden layer's units do not fit its array")
+    return values.reshape(-1, units)

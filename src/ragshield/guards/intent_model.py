@@ -30,11 +30,11 @@ Three linear parts, each cheap at query time:
 The lexical features (`intent_features`) are hashed with CRC-32, stable across processes and
 platforms, so the weights are plain arrays, saved as JSON (arrays as base64 of little-endian
 float32; the lexical weights sparse). A model may give its embedding parts one hidden layer of ReLU
-units before their logistic weights (`embed_hidden`, `multi_hidden`, stored as float16; session 38),
-still one matrix product per query. Files written by ragshield before JSON (`.npz`) still load, read with
-`allow_pickle=False`. Feature version 2 adds skip-bigrams (word pairs two to four apart), so
-"list ... records" is one feature however many words stand between; version-1 files keep
-their features.
+units before their output weights (`embed_hidden`, `multi_hidden`, stored as float16; session 38), which
+may read the vector too (the mean of a logistic and a hidden-layer fit; session 39). Files written by
+ragshield before JSON (`.npz`) still load, read with `allow_pickle=False`. Feature version 2 adds
+skip-bigrams (word pairs two to four apart), so "list ... records" is one feature however many words
+stand between; version-1 files keep their features.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import from_b64, input_width, part_logits, to_b64
+from ragshield.guards.intent_arrays import from_b64, hidden_from_b64, input_width, output_widths, part_logits, to_b64
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 from ragshield.guards.intent_run_together import run_together_form
@@ -99,7 +99,8 @@ class IntentModel:
     `multi_weights` / `multi_bias` (optional) are the multilingual embedding part and
     `multi_stack_weights` / `multi_stack_bias` (optional) the stacker for the texts it reads.
     `embed_hidden` / `multi_hidden` (optional, (d + 1) x h, the last row the biases): a hidden layer
-    of ReLU units the part's logistic weights read instead of the vector (`hidden_layer`).
+    of ReLU units the part's output weights read instead of the vector (h weights), or after it (d + h
+    weights: the mean of a logistic and a hidden-layer fit; `intent_arrays.part_logits`).
     """
 
     def __init__(
@@ -143,7 +144,8 @@ class IntentModel:
             self.lexical_weights.shape != (N_FEATURES,)
             or any(w.shape != (3,) for w in stacks)
             or any(
-                h is not None and (w is None or h.ndim != 2 or h.shape[1:] != w.shape or not np.isfinite(h).all())
+                h is not None
+                and (w is None or h.ndim != 2 or w.shape[0] not in output_widths(h) or not np.isfinite(h).all())
                 for h, w in layers
             )
         ):
@@ -287,8 +289,8 @@ class IntentModel:
                 "multi_stack_bias": self.multi_stack_bias,
             }
         for name, hidden in (("embed_hidden", self.embed_hidden), ("multi_hidden", self.multi_hidden)):
-            if hidden is not None:  # (d + 1) x units; the units are the length of the part's weights
-                data[name] = to_b64(hidden.astype(np.float16))
+            if hidden is not None:  # (d + 1) x units
+                data |= {name: to_b64(hidden.astype(np.float16)), f"{name}_units": int(hidden.shape[1])}
         return data
 
     @classmethod
@@ -305,8 +307,8 @@ class IntentModel:
         multi_stack = data.get("multi_stack_weights")
         embed = from_b64(data["embed_weights"], "<f4")
         multi_weights = None if multi is None else from_b64(multi, "<f4")
-        hidden = {
-            name: from_b64(data[name], "<f2").reshape(-1, weights.size)
+        hidden = {  # files of session 38 have no "_units": their weights read the units alone
+            name: hidden_from_b64(data[name], data.get(f"{name}_units", weights.size))
             for name, weights in (("embed_hidden", embed), ("multi_hidden", multi_weights))
             if name in data and weights is not None and weights.size
         }

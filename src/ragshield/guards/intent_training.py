@@ -15,16 +15,11 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import part_logits
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
 from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_part_fit import HIDDEN_ALPHA, HIDDEN_EPOCHS, EmbeddingPart, fit_embedding
 
 MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
-# a hidden layer's fit (`hidden_units` > 0, session 38): L2 penalty and at most this many Adam epochs
-# (deterministic, seed 0, no validation split; Adam also stops once the training loss stops improving;
-# 60 read the development sets within a few requests of 300, at about a third of the time)
-HIDDEN_ALPHA = 1e-2
-HIDDEN_EPOCHS = 60
 
 
 def _row(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,54 +62,6 @@ def _fit_lexical(
     model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=2000)
     model.fit(matrix, y, sample_weight=row_weights)
     return model.coef_[0].astype(np.float32), float(model.intercept_[0])
-
-
-@dataclass(frozen=True)
-class _EmbeddingPart:
-    """A fitted embedding part: logistic `weights` and `bias`, read from a hidden layer when `hidden`."""
-
-    weights: np.ndarray
-    bias: float
-    hidden: np.ndarray | None = None
-
-    def logits(self, vectors: np.ndarray) -> np.ndarray:
-        return part_logits(vectors, self.weights, self.bias, self.hidden)
-
-
-def balanced_weights(labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Per row, the weight LogisticRegression's `class_weight="balanced"` gives its class (n / (2 n_class)),
-    times the row's own weight (None: 1): what a learner without class weights is fitted with."""
-    positives = float(labels.sum())
-    balance = np.where(labels == 1, labels.size / (2 * positives), labels.size / (2 * (labels.size - positives)))
-    return balance * (1.0 if weights is None else weights)
-
-
-def _fit_embedding(
-    vectors: np.ndarray,
-    labels: np.ndarray,
-    c: float,
-    weights: np.ndarray | None = None,
-    hidden_units: int = 0,
-    alpha: float = HIDDEN_ALPHA,
-) -> _EmbeddingPart:
-    """Logistic regression (inverse L2 `c`, classes balanced), or with `hidden_units` one layer of that
-    many ReLU units before it (a multi-layer perceptron, L2 penalty `alpha`, `HIDDEN_EPOCHS`; `c` unused)."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
-
-    if not hidden_units:
-        model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
-        model.fit(vectors, labels, sample_weight=weights)
-        return _EmbeddingPart(model.coef_[0].astype(np.float32), float(model.intercept_[0]))
-    net = MLPClassifier((hidden_units,), alpha=alpha, max_iter=HIDDEN_EPOCHS, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # a capped number of epochs, on purpose
-        net.fit(vectors, labels, sample_weight=balanced_weights(labels, weights))
-    hidden = np.vstack([net.coefs_[0], net.intercepts_[0]]).astype(np.float32)
-    return _EmbeddingPart(net.coefs_[1][:, 0].astype(np.float32), float(net.intercepts_[1][0]), hidden)
 
 
 def _lexical_logits(pieces: tuple[np.ndarray, ...], weights: np.ndarray, bias: float) -> tuple[float, float]:
@@ -197,18 +144,21 @@ class _PartsData:
     hidden_units: int = 0
     multi_hidden_units: int = 0
     hidden_alpha: float = HIDDEN_ALPHA
+    hidden_blend: bool = False
 
     @property
     def c_multi(self) -> float:
         return self.c_embedding if self.c_multilingual is None else self.c_multilingual
 
-    def fit_part(self, rows: np.ndarray, *, multilingual: bool = False) -> _EmbeddingPart:
+    def fit_part(self, rows: np.ndarray, *, multilingual: bool = False) -> EmbeddingPart:
         """The embedding part (with `multilingual`, the multilingual one) fitted on the texts `rows`."""
         if multilingual and self.multi is not None:
             vectors, c, units = self.multi, self.c_multi, self.multi_hidden_units
         else:
             vectors, c, units = self.matrix, self.c_embedding, self.hidden_units
-        return _fit_embedding(vectors[rows], self.y[rows], c, _take(self.weights, rows), units, self.hidden_alpha)
+        return fit_embedding(
+            vectors[rows], self.y[rows], c, _take(self.weights, rows), units, self.hidden_alpha, self.hidden_blend
+        )
 
 
 def _out_of_fold(parts: _PartsData, fold: np.ndarray, folds: int) -> np.ndarray:
@@ -253,6 +203,7 @@ def train_intent_model(
     hidden_units: int = 0,
     multi_hidden_units: int | None = None,
     hidden_alpha: float = HIDDEN_ALPHA,
+    hidden_blend: bool = False,
 ) -> IntentModel:
     """Fit the embedding and lexical parts, and the stacker on their out-of-fold logits.
 
@@ -264,8 +215,10 @@ def train_intent_model(
         c_embedding, c_lexical: inverse L2 regularisation of the two parts.
         c_multilingual: that of the multilingual embedding part (None: `c_embedding`).
         hidden_units: when > 0, the embedding part reads a hidden layer of that many ReLU units
-            (`_fit_embedding`, L2 penalty `hidden_alpha`; its c value then does not apply).
+            (`intent_part_fit.fit_embedding`, L2 penalty `hidden_alpha`; its c value then does not apply).
         multi_hidden_units: the same for the multilingual embedding part (None: `hidden_units`).
+        hidden_blend: a part with a hidden layer reads the mean of its logit and that of the logistic
+            fit (c value) on the same rows (session 39).
         folds: folds for the out-of-fold logits the stacker is fitted on.
         meta: extra metadata to record (sources, sizes).
         multilingual_vectors, multilingual_embedder: the texts' embeddings by a multilingual
@@ -317,6 +270,9 @@ def train_intent_model(
         raise ConfigError("hidden_units and multi_hidden_units must be whole numbers >= 0 (0: no hidden layer)")
     if not hidden_alpha > 0:
         raise ConfigError("hidden_alpha (the hidden layer's L2 penalty) must be positive")
+    multi_units = hidden_units if multi_hidden_units is None else multi_hidden_units
+    if hidden_blend and not (hidden_units or multi_units):
+        raise ConfigError("hidden_blend averages a hidden layer with the logistic fit: give hidden_units too")
     sw = None if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
     if sw is not None and (sw.shape != (y.size,) or not (sw > 0).all()):
         raise ConfigError("sample_weights must have one positive weight per text")
@@ -331,7 +287,6 @@ def train_intent_model(
         if not has[routed].all():
             raise ConfigError("every text the router sends to the multilingual part needs a multilingual vector")
     segments = [segments_of(text, version=FEATURE_VERSION).indices for text in texts]
-    multi_units = hidden_units if multi_hidden_units is None else multi_hidden_units
     parts = _PartsData(
         matrix,
         y,
@@ -346,6 +301,7 @@ def train_intent_model(
         hidden_units,
         multi_units,
         hidden_alpha,
+        hidden_blend,
     )
     stack_x = _out_of_fold(parts, fold_ids(y, groups, folds, seed), folds)
     # each stacker is fitted on the rows it will read: the multilingual one on routed texts
@@ -384,6 +340,7 @@ def train_intent_model(
         **({"multi_hidden_units": multi_units} if multi is not None and multi_units != hidden_units else {}),
         **(
             {"hidden_alpha": hidden_alpha, "hidden_epochs": HIDDEN_EPOCHS}
+            | ({"hidden_blend": True} if hidden_blend else {})
             if hidden_units or (multi is not None and multi_units)
             else {}
         ),
