@@ -434,6 +434,7 @@ def main(argv: list[str] | None = None) -> None:
         non_english_sets=recipe.non_english_sets,
         object_rows=recipe.object_rows,
         privacy_rows=recipe.privacy_rows,
+        request_sets=recipe.request_sets,
     )
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))

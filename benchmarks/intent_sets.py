@@ -197,6 +197,12 @@ def heldout_trained_on(model: IntentModel) -> tuple[str, ...]:
     return (*meta.get("heldout_sets_trained_on", []), *meta.get("heldout_sets_non_english_rows_trained_on", []))
 
 
+def heldout_requests_trained_on(model: IntentModel) -> tuple[str, ...]:
+    """The held-apart sets of which a model trained on the requests alone (`--request-heldout`, session 39):
+    their benign rows still judge it, their requests no more."""
+    return tuple(model.meta.get("heldout_sets_requests_trained_on", []))
+
+
 def heldout_benign_name(version: str) -> str:
     """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
     "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""

@@ -62,12 +62,22 @@ def shipped_configurations() -> dict[str, bool]:
     return {f"{shipped_version()} alone": False, f"{shipped_version()} + second opinion": True}
 
 
-def unseen_rows(examples: list[isets.Example], data: Path, also_trained: tuple[str, ...] = ()) -> list[int]:
+def unseen_rows(
+    examples: list[isets.Example],
+    data: Path,
+    also_trained: tuple[str, ...] = (),
+    requests_trained: tuple[str, ...] = (),
+) -> list[int]:
     """Indices of the `examples` the guard was not fitted on (the shipped model's rows, the rows of the held-apart
-    sets `also_trained` that a candidate model trained on, the verifiers' pairs)."""
+    sets `also_trained` and the requests of `requests_trained` that a candidate model trained on, the verifiers'
+    pairs)."""
     import intent_verifier as iv
 
-    corpus = ti.build_corpus(data, heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])))
+    corpus = ti.build_corpus(
+        data,
+        heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])),
+        request_sets=tuple(v for v in dict.fromkeys(requests_trained) if v not in also_trained),
+    )
     pairs = [e for part in iv.contrastive_pairs() for e in part]
     kept = {id(e) for e in isets.unseen(examples, isets.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
     return [i for i, e in enumerate(examples) if id(e) in kept]
@@ -230,7 +240,13 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the judge needs ../shared/data to leave out trained rows")
     written = isets.heldout(path)
-    rows = unseen_rows(written, args.data, also_trained)
+    requests_trained = tuple(
+        v
+        for candidate in args.candidate
+        if (model := candidate_model(candidate))
+        for v in isets.heldout_requests_trained_on(model)
+    )
+    rows = unseen_rows(written, args.data, also_trained, requests_trained)
     result = {"set": args.set, "blind": not args.again, "rows_seen_in_training_left_out": len(written) - len(rows)}
     result |= judge([written[i] for i in rows], tuple(args.candidate), rows)
     print(table(result))

@@ -291,6 +291,7 @@ def build_corpus(
     non_english_sets: tuple[str, ...] = (),
     object_rows: str = OBJECT_ROWS_TRAINED,
     privacy_rows: bool = PRIVACY_ROWS_TRAINED,
+    request_sets: tuple[str, ...] = (),
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
@@ -298,7 +299,8 @@ def build_corpus(
     `with_written` the hand-written rows of `written_rows` (source `written`), and of the held-apart
     sets `non_english_sets` only the rows not labelled English (a recipe study, session 36), and the
     object rows `object_rows` (`object_examples`, session 37) and with `privacy_rows` the privacy rows
-    (`privacy_examples`, session 38)."""
+    (`privacy_examples`, session 38), and of the held-apart sets `request_sets` only the requests (session 39:
+    their benign rows stay unseen, so they still judge false positives)."""
     rng = random.Random(seed)
     corpus = Corpus()
     own = read_rows(PHRASINGS)
@@ -355,11 +357,11 @@ def build_corpus(
         Example(q, 0, "real", "en", "healthcaremagic") for q in hcm if " ".join(q.split()).lower() in in_sage
     ]
     corpus.test["sage"] = [Example(q, 0, "real", "en", "sage") for q in dict.fromkeys(sage)]
-    for version in (*heldout_sets, *non_english_sets):
+    for version in dict.fromkeys((*heldout_sets, *non_english_sets, *request_sets)):
         corpus.train += [
             Example(e.text, e.label, e.style, e.lang, f"heldout-{version}")
             for e in heldout(HELDOUT_SETS[version])
-            if version in heldout_sets or e.lang != "en"
+            if version in heldout_sets or (version in non_english_sets and e.lang != "en") or e.label == 1
         ]
     corpus.train += object_examples(object_rows) + privacy_examples(privacy_rows)
     return corpus
@@ -534,7 +536,7 @@ def heldout_list(parser: argparse.ArgumentParser, names: str) -> tuple[str, ...]
 @dataclass(frozen=True)
 class Recipe:
     """The recipe switches the trainer and leave-one-out share (`add_recipe_arguments`): which
-    held-apart sets train (whole, or only their rows not in English), the multilingual part's
+    held-apart sets train (whole, only their rows not in English, or only their requests), the multilingual part's
     English share (%) and inverse regularisation, which object rows train (and their benign side's weight),
     whether the privacy rows do, and the embedding parts' hidden layer (units, 0: none; parts; penalty;
     whether it is averaged with the logistic fit).
@@ -552,6 +554,7 @@ class Recipe:
     hidden_parts: str = HIDDEN_PARTS
     hidden_alpha: float = HIDDEN_ALPHA
     hidden_blend: bool = HIDDEN_BLEND
+    request_sets: tuple[str, ...] = ()
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
@@ -583,10 +586,10 @@ META_NAMES = {
 
 
 def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--train-heldout`, `--non-english-heldout`, `--multi-english`, `--c-multilingual`, `--object-rows`,
-    `--object-benign-weight`, `--privacy-rows` and `--hidden-units|parts|alpha|blend`, the shipped recipe's
-    values by default (`Recipe()`'s, which `Recipe.apply` in the same process does not move); `recipe_from`
-    reads them."""
+    """`--train-heldout`, `--non-english-heldout`, `--request-heldout`, `--multi-english`, `--c-multilingual`,
+    `--object-rows`, `--object-benign-weight`, `--privacy-rows` and `--hidden-units|parts|alpha|blend`, the
+    shipped recipe's values by default (`Recipe()`'s, which `Recipe.apply` in the same process does not move);
+    `recipe_from` reads them."""
     shipped = Recipe()
     parser.add_argument(
         "--train-heldout",
@@ -597,6 +600,11 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         "--non-english-heldout",
         default="",
         help="held-apart sets of which only the rows not labelled English train (comma list)",
+    )
+    parser.add_argument(
+        "--request-heldout",
+        default="",
+        help="held-apart sets of which only the requests train; their benign rows still judge (comma list)",
     )
     parser.add_argument(
         "--multi-english",
@@ -649,8 +657,9 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     shipped = Recipe()
     trained = heldout_list(parser, args.train_heldout)
     non_english = heldout_list(parser, args.non_english_heldout)
-    if set(non_english) & set(trained):
-        parser.error("a set is in both --train-heldout and --non-english-heldout")
+    requests_only = heldout_list(parser, args.request_heldout)
+    if len({*trained, *non_english, *requests_only}) < len(trained) + len(non_english) + len(requests_only):
+        parser.error("a set is named twice in --train-heldout, --non-english-heldout and --request-heldout")
     if not 0 <= args.multi_english <= 100:
         parser.error("--multi-english is a percentage, 0-100")
     if args.hidden_units < 0:
@@ -683,6 +692,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         args.hidden_parts,
         args.hidden_alpha,
         args.hidden_blend,
+        requests_only,
     )
 
 
@@ -730,6 +740,7 @@ def main(argv: list[str] | None = None) -> None:
         non_english_sets=recipe.non_english_sets,
         object_rows=recipe.object_rows,
         privacy_rows=recipe.privacy_rows,
+        request_sets=recipe.request_sets,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
@@ -747,6 +758,7 @@ def main(argv: list[str] | None = None) -> None:
             if recipe.non_english_sets
             else {}
         ),
+        **({"heldout_sets_requests_trained_on": list(recipe.request_sets)} if recipe.request_sets else {}),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),

@@ -18,6 +18,7 @@ sys.path.insert(0, str(BENCHMARKS))
 import intent_public as ipub  # noqa: E402
 import intent_sets as isets  # noqa: E402
 import train_intent as ti  # noqa: E402
+from ragshield.guards.intent_model import IntentModel  # noqa: E402
 
 
 def test_the_written_requests_no_model_trains_on_are_exactly_the_untrained_ones() -> None:
@@ -320,6 +321,24 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     flags = ["--hidden-units", "64", "--hidden-parts", "multilingual", "--hidden-alpha", "1"]
     ti.recipe_from(parser, parser.parse_args(flags)).apply()
     assert (ti.HIDDEN_UNITS, ti.HIDDEN_PARTS, ti.HIDDEN_ALPHA) == (64, "multilingual", 1.0)
+
+
+def test_a_recipe_may_train_on_the_requests_of_a_set_and_no_set_twice(shared_data: Path) -> None:
+    """`--request-heldout` (session 39): a set's requests train, its benign rows do not, and the model's file
+    names the set (`heldout_requests_trained_on`), so a judge leaves its requests out."""
+    parser = _recipe_parser()
+    recipe = ti.recipe_from(parser, parser.parse_args(["--request-heldout", "v25,chat12"]))
+    assert recipe.changes() == {"request_sets": ["v25", "chat12"]}
+    for twice in (["--request-heldout", "v25", "--non-english-heldout", "v25"], ["--request-heldout", "v1"]):
+        with pytest.raises(SystemExit):  # v1 is a shipped training set already
+            ti.recipe_from(parser, parser.parse_args(twice))
+    corpus = ti.build_corpus(shared_data, request_sets=("v25",))
+    trained = [e for e in corpus.train if e.source == "heldout-v25"]
+    written = isets.heldout(isets.HELDOUT_SETS["v25"])
+    assert sorted(e.text for e in trained) == sorted(e.text for e in written if e.label == 1)
+    assert {e.label for e in trained} == {1}
+    model = IntentModel.load()._replace(meta={"heldout_sets_requests_trained_on": ["v25"]})
+    assert isets.heldout_requests_trained_on(model) == ("v25",) and "v25" not in isets.heldout_trained_on(model)
 
 
 def _recipe_parser() -> Any:

@@ -103,6 +103,10 @@ def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_confi
     rows = [isets.Example(text, 0, "hard", "en", "heldout") for text in (fresh, v8_row)]
     assert judge.unseen_rows(rows, shared_data) == [0, 1]
     assert judge.unseen_rows(rows, shared_data, also_trained=("v8",)) == [0]
+    # a candidate trained on a set's requests alone (`--request-heldout`): those leave, its benign rows stay
+    v8 = isets.heldout(isets.HELDOUT_SETS["v8"])
+    request, benign = next(e for e in v8 if e.label == 1), next(e for e in v8 if e.label == 0)
+    assert judge.unseen_rows([request, benign], shared_data, requests_trained=("v8",)) == [1]
 
 
 def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp_path: Path) -> None:
