@@ -435,6 +435,7 @@ def main(argv: list[str] | None = None) -> None:
         object_rows=recipe.object_rows,
         privacy_rows=recipe.privacy_rows,
         request_sets=recipe.request_sets,
+        request_languages=recipe.request_languages,
     )
     if args.cost:
         qs.write_json(args.out, measured_cost(corpus, None, args.cost))

@@ -203,6 +203,11 @@ def heldout_requests_trained_on(model: IntentModel) -> tuple[str, ...]:
     return tuple(model.meta.get("heldout_sets_requests_trained_on", []))
 
 
+def heldout_request_languages(model: IntentModel) -> str:
+    """Which requests of those sets it trained on: "all", or "non-english" (those not labelled English)."""
+    return str(model.meta.get("heldout_requests_languages", "all"))
+
+
 def heldout_benign_name(version: str) -> str:
     """The name its benign rows are reported under: "heldout-hard" (v1), "heldout-<v>-hard", and
     "heldout-chat" for the chat-turn set, whose benign rows are ordinary chat, not hard benign."""

@@ -67,16 +67,18 @@ def unseen_rows(
     data: Path,
     also_trained: tuple[str, ...] = (),
     requests_trained: tuple[str, ...] = (),
+    request_languages: str = "all",
 ) -> list[int]:
     """Indices of the `examples` the guard was not fitted on (the shipped model's rows, the rows of the held-apart
-    sets `also_trained` and the requests of `requests_trained` that a candidate model trained on, the verifiers'
-    pairs)."""
+    sets `also_trained` and the requests of `requests_trained` (of `request_languages`, as `build_corpus` reads
+    it) that a candidate model trained on, the verifiers' pairs)."""
     import intent_verifier as iv
 
     corpus = ti.build_corpus(
         data,
         heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])),
         request_sets=tuple(v for v in dict.fromkeys(requests_trained) if v not in also_trained),
+        request_languages=request_languages,
     )
     pairs = [e for part in iv.contrastive_pairs() for e in part]
     kept = {id(e) for e in isets.unseen(examples, isets.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
@@ -240,13 +242,13 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the judge needs ../shared/data to leave out trained rows")
     written = isets.heldout(path)
-    requests_trained = tuple(
-        v
-        for candidate in args.candidate
-        if (model := candidate_model(candidate))
-        for v in isets.heldout_requests_trained_on(model)
+    models = [model for candidate in args.candidate if (model := candidate_model(candidate))]
+    requests_trained = tuple(v for model in models for v in isets.heldout_requests_trained_on(model))
+    # of candidates trained on requests, one that read them in every language leaves them all out
+    languages = {isets.heldout_request_languages(m) for m in models if isets.heldout_requests_trained_on(m)}
+    rows = unseen_rows(
+        written, args.data, also_trained, requests_trained, "non-english" if languages == {"non-english"} else "all"
     )
-    rows = unseen_rows(written, args.data, also_trained, requests_trained)
     result = {"set": args.set, "blind": not args.again, "rows_seen_in_training_left_out": len(written) - len(rows)}
     result |= judge([written[i] for i in rows], tuple(args.candidate), rows)
     print(table(result))

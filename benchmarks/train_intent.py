@@ -151,6 +151,8 @@ C_MULTILINGUAL: float | None = 16.0
 # (`--hidden-alpha`); read at call time, so leave-one-out trains with a recipe's
 HIDDEN_UNITS = 0
 HIDDEN_PART_CHOICES = ("both", "multilingual")
+# session 39: which requests of the `--request-heldout` sets train (all, or those not labelled English)
+REQUEST_LANGUAGE_CHOICES = ("all", "non-english")
 HIDDEN_PARTS = "both"
 HIDDEN_ALPHA = DEFAULT_HIDDEN_ALPHA
 # session 39: a part with the layer reads the mean of its logit and the logistic fit's (`--hidden-blend`)
@@ -292,6 +294,7 @@ def build_corpus(
     object_rows: str = OBJECT_ROWS_TRAINED,
     privacy_rows: bool = PRIVACY_ROWS_TRAINED,
     request_sets: tuple[str, ...] = (),
+    request_languages: str = "all",
 ) -> Corpus:
     """All training, calibration and benign test material (see the module docstring); the rows
     of the burned held-apart sets `heldout_sets` are training rows (source `heldout-<set>`), with
@@ -300,7 +303,10 @@ def build_corpus(
     sets `non_english_sets` only the rows not labelled English (a recipe study, session 36), and the
     object rows `object_rows` (`object_examples`, session 37) and with `privacy_rows` the privacy rows
     (`privacy_examples`, session 38), and of the held-apart sets `request_sets` only the requests (session 39:
-    their benign rows stay unseen, so they still judge false positives)."""
+    their benign rows stay unseen, so they still judge false positives), with `request_languages`
+    "non-english" only those not labelled English."""
+    if request_languages not in REQUEST_LANGUAGE_CHOICES:
+        raise ValueError(f"request_languages must be one of {REQUEST_LANGUAGE_CHOICES}")
     rng = random.Random(seed)
     corpus = Corpus()
     own = read_rows(PHRASINGS)
@@ -361,7 +367,9 @@ def build_corpus(
         corpus.train += [
             Example(e.text, e.label, e.style, e.lang, f"heldout-{version}")
             for e in heldout(HELDOUT_SETS[version])
-            if version in heldout_sets or (version in non_english_sets and e.lang != "en") or e.label == 1
+            if version in heldout_sets
+            or (version in non_english_sets and e.lang != "en")
+            or (version in request_sets and e.label == 1 and (request_languages == "all" or e.lang != "en"))
         ]
     corpus.train += object_examples(object_rows) + privacy_examples(privacy_rows)
     return corpus
@@ -555,6 +563,7 @@ class Recipe:
     hidden_alpha: float = HIDDEN_ALPHA
     hidden_blend: bool = HIDDEN_BLEND
     request_sets: tuple[str, ...] = ()
+    request_languages: str = "all"
 
     def apply(self) -> None:
         """Set the module settings `train` reads at call time (leave-one-out trains through it)."""
@@ -605,6 +614,12 @@ def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
         "--request-heldout",
         default="",
         help="held-apart sets of which only the requests train; their benign rows still judge (comma list)",
+    )
+    parser.add_argument(
+        "--request-languages",
+        choices=REQUEST_LANGUAGE_CHOICES,
+        default=shipped.request_languages,
+        help="which of those requests train: all, or those not labelled English",
     )
     parser.add_argument(
         "--multi-english",
@@ -658,6 +673,8 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     trained = heldout_list(parser, args.train_heldout)
     non_english = heldout_list(parser, args.non_english_heldout)
     requests_only = heldout_list(parser, args.request_heldout)
+    if args.request_languages != shipped.request_languages and not requests_only:
+        parser.error("--request-languages chooses among the requests of --request-heldout: name those sets too")
     if len({*trained, *non_english, *requests_only}) < len(trained) + len(non_english) + len(requests_only):
         parser.error("a set is named twice in --train-heldout, --non-english-heldout and --request-heldout")
     if not 0 <= args.multi_english <= 100:
@@ -693,6 +710,7 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
         args.hidden_alpha,
         args.hidden_blend,
         requests_only,
+        args.request_languages,
     )
 
 
@@ -741,6 +759,7 @@ def main(argv: list[str] | None = None) -> None:
         object_rows=recipe.object_rows,
         privacy_rows=recipe.privacy_rows,
         request_sets=recipe.request_sets,
+        request_languages=recipe.request_languages,
     )
     embedder = Embedders()
     attacks = [e for e in corpus.train if e.label == 1]
@@ -759,6 +778,7 @@ def main(argv: list[str] | None = None) -> None:
             else {}
         ),
         **({"heldout_sets_requests_trained_on": list(recipe.request_sets)} if recipe.request_sets else {}),
+        **({"heldout_requests_languages": recipe.request_languages} if recipe.request_languages != "all" else {}),
         **({"hard_benign_weight": args.hard_benign_weight} if args.hard_benign_weight != 1.0 else {}),
         **({"written_benign_weight": args.written_benign_weight} if args.written_benign_weight != 1.0 else {}),
         **({"enron_weight": args.enron_weight} if args.enron_weight != 1.0 else {}),

@@ -339,6 +339,19 @@ def test_a_recipe_may_train_on_the_requests_of_a_set_and_no_set_twice(shared_dat
     assert {e.label for e in trained} == {1}
     model = IntentModel.load()._replace(meta={"heldout_sets_requests_trained_on": ["v25"]})
     assert isets.heldout_requests_trained_on(model) == ("v25",) and "v25" not in isets.heldout_trained_on(model)
+    assert isets.heldout_request_languages(model) == "all"
+    # `--request-languages non-english`: only the requests not labelled English train
+    recipe = ti.recipe_from(
+        parser, parser.parse_args(["--request-heldout", "v25", "--request-languages", "non-english"])
+    )
+    assert recipe.changes() == {"request_sets": ["v25"], "request_languages": "non-english"}
+    corpus = ti.build_corpus(shared_data, request_sets=("v25",), request_languages="non-english")
+    trained = [e for e in corpus.train if e.source == "heldout-v25"]
+    assert sorted(e.text for e in trained) == sorted(e.text for e in written if e.label == 1 and e.lang != "en")
+    with pytest.raises(ValueError, match="request_languages"):
+        ti.build_corpus(shared_data, request_sets=("v25",), request_languages="french")
+    with pytest.raises(SystemExit):  # a language choice with no requests named would only mislabel the recipe
+        ti.recipe_from(parser, parser.parse_args(["--request-languages", "non-english"]))
 
 
 def _recipe_parser() -> Any:

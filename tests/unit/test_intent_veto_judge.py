@@ -107,6 +107,9 @@ def test_rows_of_a_set_a_candidate_model_trained_on_are_left_out_for_every_confi
     v8 = isets.heldout(isets.HELDOUT_SETS["v8"])
     request, benign = next(e for e in v8 if e.label == 1), next(e for e in v8 if e.label == 0)
     assert judge.unseen_rows([request, benign], shared_data, requests_trained=("v8",)) == [1]
+    english = next(e for e in v8 if e.label == 1 and e.lang == "en")
+    other = next(e for e in v8 if e.label == 1 and e.lang != "en")
+    assert judge.unseen_rows([english, other], shared_data, (), ("v8",), "non-english") == [0]
 
 
 def test_a_candidate_model_of_another_version_than_its_veto_files_is_refused(tmp_path: Path) -> None:
