@@ -902,3 +902,12 @@ def test_a_blended_part_reads_the_mean_of_the_logistic_and_hidden_fits_and_survi
         IntentModel.load(tmp_path / "broken.json")
     with pytest.raises(ConfigError, match="hidden_blend"):
         train_intent_model(texts, labels, points, embedder="fake-xor", hidden_blend=True)
+    with pytest.raises(ConfigError, match="hidden_blend"):  # units for a multilingual part the model will not have
+        train_intent_model(texts, labels, points, embedder="fake-xor", multi_hidden_units=4, hidden_blend=True)
+    with pytest.raises(ConfigError, match="whole numbers"):
+        train_intent_model(texts, labels, points, embedder="fake-xor", hidden_units=True)
+    data = json.loads((tmp_path / "blend.json").read_text(encoding="utf-8"))
+    data["embed_hidden"] = ""  # an empty layer: refused at load, not when the first query is scored
+    (tmp_path / "empty.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError):
+        IntentModel.load(tmp_path / "empty.json")

@@ -348,6 +348,11 @@ def test_a_recipe_may_train_on_the_requests_of_a_set_and_no_set_twice(shared_dat
     corpus = ti.build_corpus(shared_data, request_sets=("v25",), request_languages="non-english")
     trained = [e for e in corpus.train if e.source == "heldout-v25"]
     assert sorted(e.text for e in trained) == sorted(e.text for e in written if e.label == 1 and e.lang != "en")
+    # `--non-english-heldout` (session 36) still trains exactly a set's rows not labelled English, of both classes
+    corpus = ti.build_corpus(shared_data, non_english_sets=("v25",))
+    trained = [e for e in corpus.train if e.source == "heldout-v25"]
+    assert sorted(e.text for e in trained) == sorted(e.text for e in written if e.lang != "en")
+    assert {e.label for e in trained} == {0, 1}
     with pytest.raises(ValueError, match="request_languages"):
         ti.build_corpus(shared_data, request_sets=("v25",), request_languages="french")
     with pytest.raises(SystemExit):  # a language choice with no requests named would only mislabel the recipe

@@ -34,10 +34,15 @@ def part_logits(vectors: np.ndarray, weights: np.ndarray, bias: float, hidden: n
     return vectors @ weights[:width] + units @ weights[width:] + bias
 
 
-def output_widths(hidden: np.ndarray) -> tuple[int, int]:
-    """The lengths a part's output weights may have over hidden layer `hidden` ((d + 1) x h): h (they read
-    the units) or d + h (the vector and the units)."""
-    return int(hidden.shape[1]), int(hidden.shape[0] - 1 + hidden.shape[1])
+def layer_fits(hidden: np.ndarray, weights: np.ndarray | None) -> bool:
+    """Whether `hidden` ((d + 1) x h, d and h at least 1, finite) is a hidden layer the output `weights` can
+    read: h of them (the units) or d + h (the vector and the units)."""
+    if weights is None or hidden.ndim != 2 or min(hidden.shape[0] - 1, hidden.shape[1]) < 1:
+        return False
+    return bool(np.isfinite(hidden).all()) and weights.shape[0] in (
+        hidden.shape[1],
+        hidden.shape[0] - 1 + hidden.shape[1],
+    )
 
 
 def to_b64(array: np.ndarray) -> str:

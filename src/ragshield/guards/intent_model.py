@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import from_b64, hidden_from_b64, input_width, output_widths, part_logits, to_b64
+from ragshield.guards.intent_arrays import from_b64, hidden_from_b64, input_width, layer_fits, part_logits, to_b64
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 from ragshield.guards.intent_run_together import run_together_form
@@ -143,11 +143,7 @@ class IntentModel:
         if (
             self.lexical_weights.shape != (N_FEATURES,)
             or any(w.shape != (3,) for w in stacks)
-            or any(
-                h is not None
-                and (w is None or h.ndim != 2 or w.shape[0] not in output_widths(h) or not np.isfinite(h).all())
-                for h, w in layers
-            )
+            or any(h is not None and not layer_fits(h, w) for h, w in layers)
         ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
 
@@ -295,6 +291,8 @@ class IntentModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], label: str = "data") -> IntentModel:
+        """The model `to_dict` wrote. Raises ConfigError (not an intent model, misshaped weights), or ValueError,
+        KeyError or TypeError on a broken field (`load` reports those as ConfigError too)."""
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("meta"), dict):
             raise ConfigError(f"{label} is not a ragshield intent model")
         lexical = np.zeros(N_FEATURES, dtype=np.float32)

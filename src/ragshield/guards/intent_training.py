@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards import intent_part_fit
 from ragshield.guards.intent_features import FEATURE_VERSION, N_FEATURES, segments_of
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_part_fit import HIDDEN_ALPHA, HIDDEN_EPOCHS, EmbeddingPart, fit_embedding
+from ragshield.guards.intent_part_fit import HIDDEN_ALPHA, EmbeddingPart, fit_embedding
 
 MULTI_SEGMENT_CLIP = 0.0  # log-odds; see `train_intent_model`'s multi_segment_floor
 
@@ -264,15 +265,15 @@ def train_intent_model(
         raise ConfigError("multilingual vectors must have one row per text")
     if groups is not None and len(groups) != y.size:
         raise ConfigError("groups must have one entry per text")
-    if not (isinstance(hidden_units, int) and hidden_units >= 0) or not (
-        multi_hidden_units is None or (isinstance(multi_hidden_units, int) and multi_hidden_units >= 0)
-    ):
+    whole = (hidden_units, *([] if multi_hidden_units is None else [multi_hidden_units]))
+    if not all(isinstance(units, int) and not isinstance(units, bool) and units >= 0 for units in whole):
         raise ConfigError("hidden_units and multi_hidden_units must be whole numbers >= 0 (0: no hidden layer)")
     if not hidden_alpha > 0:
         raise ConfigError("hidden_alpha (the hidden layer's L2 penalty) must be positive")
     multi_units = hidden_units if multi_hidden_units is None else multi_hidden_units
-    if hidden_blend and not (hidden_units or multi_units):
-        raise ConfigError("hidden_blend averages a hidden layer with the logistic fit: give hidden_units too")
+    has_layer = bool(hidden_units or (multi is not None and multi_units))
+    if hidden_blend and not has_layer:
+        raise ConfigError("hidden_blend averages a hidden layer with the logistic fit: give a part hidden units too")
     sw = None if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
     if sw is not None and (sw.shape != (y.size,) or not (sw > 0).all()):
         raise ConfigError("sample_weights must have one positive weight per text")
@@ -339,9 +340,9 @@ def train_intent_model(
         **({"hidden_units": hidden_units} if hidden_units else {}),
         **({"multi_hidden_units": multi_units} if multi is not None and multi_units != hidden_units else {}),
         **(
-            {"hidden_alpha": hidden_alpha, "hidden_epochs": HIDDEN_EPOCHS}
+            {"hidden_alpha": hidden_alpha, "hidden_epochs": intent_part_fit.HIDDEN_EPOCHS}
             | ({"hidden_blend": True} if hidden_blend else {})
-            if hidden_units or (multi is not None and multi_units)
+            if has_layer
             else {}
         ),
         **({"segment_floor": segment_floor} if segment_floor is not None else {}),
