@@ -484,10 +484,10 @@ def calibrate(
     scores = np.asarray(probabilities(model, texts, embedders))
     routed = np.array(model.routes(texts), dtype=bool)
     sources = sorted({e.source for e in calib})
-    own_points = _source_thresholds(calib, scores, routed, source_fpr) if per_source else {}
+    own_points = source_thresholds(calib, scores, routed, source_fpr) if per_source else {}
     paths: dict[str, Any] = {}
     if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
-        threshold = max([threshold_at_fpr(scores[~routed], TARGET_FPR), *own_points.values()])
+        threshold = english_line(scores[~routed], own_points)
         own = threshold_at_fpr(scores[routed], TARGET_FPR)
         model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
         paths = {
@@ -511,7 +511,14 @@ def calibrate(
     )
 
 
-def _source_thresholds(
+def english_line(english_scores: Any, source_points: dict[str, float]) -> float:
+    """The English path's operating point (a probability; a text at or above it is flagged): `TARGET_FPR` on
+    its calibration texts' `english_scores`, raised to each public source's own threshold in `source_points`
+    (`source_thresholds`). Since v6 Enron's has decided it (the model card, "And per public source")."""
+    return max([threshold_at_fpr(english_scores, TARGET_FPR), *source_points.values()])
+
+
+def source_thresholds(
     calib: list[Example], scores: Any, routed: Any, source_fpr: float = SOURCE_FPR
 ) -> dict[str, float]:
     """Each public source's own `source_fpr` threshold on its English-path calibration texts, for the

@@ -244,11 +244,18 @@ def test_a_stricter_source_rate_lets_no_calibration_e_mail_of_a_small_source_pas
     icliniq = [isets.Example(f"question {i}", 0, "real", "en", "icliniq") for i in range(150)]
     scores = np.concatenate([np.linspace(0.0, 0.9, 253), np.linspace(0.0, 0.99, 150)])
     routed = np.zeros(scores.size, dtype=bool)
-    usual = ti._source_thresholds(enron + icliniq, scores, routed)
-    strict = ti._source_thresholds(enron + icliniq, scores, routed, source_fpr=0.002)
+    usual = ti.source_thresholds(enron + icliniq, scores, routed)
+    strict = ti.source_thresholds(enron + icliniq, scores, routed, source_fpr=0.002)
     assert set(usual) == set(strict) == {"enron"}
     assert int((scores[:253] >= usual["enron"]).sum()) == 1
     assert int((scores[:253] >= strict["enron"]).sum()) == 0
+    # the English line is the pooled 0.5% threshold raised to each source's own: with iCliniq's questions
+    # scoring low, the pooled one would let two e-mails through and Enron's own (one) decides
+    calm = np.concatenate([scores[:253], np.linspace(0.0, 0.5, 150)])
+    own = ti.source_thresholds(enron + icliniq, calm, routed)
+    line = ti.english_line(calm, own)
+    assert line == own["enron"] > ti.english_line(calm, {})
+    assert int((calm[:253] >= line).sum()) == 1 < int((calm[:253] >= ti.english_line(calm, {})).sum())
 
 
 def test_object_rows_train_only_as_a_recipe_names_them() -> None:
