@@ -705,19 +705,19 @@ def recipe_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Re
     ):
         parser.error("--object-benign-weight weighs object rows: give --object-rows or --privacy-rows too")
     return Recipe(
-        trained,
-        non_english,
-        args.multi_english,
-        args.c_multilingual,
-        args.object_rows,
-        args.object_benign_weight,
-        args.privacy_rows,
-        args.hidden_units,
-        args.hidden_parts,
-        args.hidden_alpha,
-        args.hidden_blend,
-        requests_only,
-        args.request_languages,
+        heldout_sets=trained,
+        non_english_sets=non_english,
+        multi_english=args.multi_english,
+        c_multilingual=args.c_multilingual,
+        object_rows=args.object_rows,
+        object_benign_weight=args.object_benign_weight,
+        privacy_rows=args.privacy_rows,
+        hidden_units=args.hidden_units,
+        hidden_parts=args.hidden_parts,
+        hidden_alpha=args.hidden_alpha,
+        hidden_blend=args.hidden_blend,
+        request_sets=requests_only,
+        request_languages=args.request_languages,
     )
 
 
