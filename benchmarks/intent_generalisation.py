@@ -41,9 +41,13 @@ N_FAMILY = 250
 
 
 def rate(scores: np.ndarray, threshold: float) -> dict[str, Any]:
-    flagged = int((np.asarray(scores) >= threshold).sum())
-    n = int(np.asarray(scores).size)
-    return {"rate": flagged / n if n else float("nan"), "k": flagged, "n": n, "ci95": wilson(flagged, n)}
+    """The share of `scores` at or above `threshold` (`share`)."""
+    return share(int((np.asarray(scores) >= threshold).sum()), int(np.asarray(scores).size))
+
+
+def share(k: int, n: int) -> dict[str, Any]:
+    """k of n with its rate (NaN when n is 0: missing, not 0) and 95% Wilson interval."""
+    return {"rate": k / n if n else float("nan"), "k": k, "n": n, "ci95": wilson(k, n)}
 
 
 def published_families(data: Path) -> dict[str, list[str]]:

@@ -33,7 +33,6 @@ import intent_scoring as iscore
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_model import IntentModel
-from ragshield.metrics.intervals import wilson
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_line_spread.json"
 PERCENTILES = (2.5, 50.0, 97.5)
@@ -78,12 +77,6 @@ def resampled_lines(
     return lines
 
 
-def counted(scores: np.ndarray, line: float) -> dict[str, Any]:
-    """k/n at or above `line`, with its rate and 95% Wilson interval."""
-    k, n = int((scores >= line).sum()), int(scores.size)
-    return {"k": k, "n": n, "rate": k / n if n else float("nan"), "ci95": wilson(k, n)}
-
-
 def spread(
     lines: np.ndarray, shipped: float, families: dict[str, np.ndarray], enron_test: np.ndarray
 ) -> dict[str, Any]:
@@ -92,8 +85,8 @@ def spread(
     for label, line in [("shipped", shipped), *((f"p{p:g}", float(np.percentile(lines, p))) for p in PERCENTILES)]:
         at[label] = {
             "line": line,
-            "families": {name: counted(s, line) for name, s in families.items()},
-            "enron_test_flagged": counted(enron_test, line),
+            "families": {name: ig.rate(s, line) for name, s in families.items()},
+            "enron_test_flagged": ig.rate(enron_test, line),
         }
     family_floor = np.array([min(float((s >= line).mean()) for s in families.values()) for line in lines])
     enron_rate = np.array([float((enron_test >= line).mean()) for line in lines])

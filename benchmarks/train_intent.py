@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 from collections.abc import Iterable
@@ -82,7 +81,7 @@ from intent_sets import (
 )
 from ragshield.calibration import threshold_at_fpr
 from ragshield.guards.intent import load_bank
-from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_model import IntentModel, logit
 from ragshield.guards.intent_part_fit import HIDDEN_ALPHA as DEFAULT_HIDDEN_ALPHA
 from ragshield.guards.intent_training import train_intent_model
 from ragshield.rag.embedding import MultilingualE5Embedder
@@ -454,11 +453,6 @@ def row_weight(example: Example, hard_benign: float, written_benign: float, enro
     return enron if example.source in ("enron", "enron-requests") else 1.0
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-12), 1.0 - 1e-12)
-    return math.log(p / (1.0 - p))
-
-
 def calibrate(
     model: IntentModel,
     calib: list[Example],
@@ -489,11 +483,11 @@ def calibrate(
     if per_path and model.multi_stack_weights is not None and routed.any() and not routed.all():
         threshold = english_line(scores[~routed], own_points)
         own = threshold_at_fpr(scores[routed], TARGET_FPR)
-        model = model.with_multilingual_shift(_logit(threshold) - _logit(own))
+        model = model.with_multilingual_shift(logit(threshold) - logit(own))
         paths = {
             "per_path": True,
             "n_calibration_multilingual": int(routed.sum()),
-            "multilingual_shift": _logit(threshold) - _logit(own),
+            "multilingual_shift": logit(threshold) - logit(own),
         }
     else:
         threshold = threshold_at_fpr(scores, TARGET_FPR)

@@ -75,7 +75,7 @@ class IntentScore:
 
     `second_opinion`: what the veto (`intent_veto`) did, one of `SecondOpinion`'s values;
     `veto_logit`: its verifier's logit when it read the query (the probability is then
-    sigmoid(veto_logit) when it let the query through)."""
+    sigmoid(veto_logit) when it let the query through, and the operating point when it raised it)."""
 
     probability: float
     embedding_logit: float
@@ -90,6 +90,12 @@ class IntentScore:
 def sigmoid(value: float) -> float:
     """Log-odds to a probability in [0, 1] (clamped at +-50, so it never overflows)."""
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
+
+
+def logit(p: float) -> float:
+    """A probability to log-odds (`sigmoid`'s inverse; p clamped to [1e-12, 1 - 1e-12], so 0 and 1 stay finite)."""
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    return math.log(p / (1.0 - p))
 
 
 class IntentModel:
