@@ -32,6 +32,7 @@ the same text, and a judge must not score what was fitted on. `--again` reads a 
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -72,17 +73,29 @@ def unseen_rows(
     """Indices of the `examples` the guard was not fitted on (the shipped model's rows, the rows of the held-apart
     sets `also_trained` and the requests of `requests_trained` (of `request_languages`, as `build_corpus` reads
     it) that a candidate model trained on, the verifiers' pairs)."""
+    fitted = fitted_rows(
+        data,
+        tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])),
+        tuple(v for v in dict.fromkeys(requests_trained) if v not in also_trained),
+        request_languages,
+    )
+    kept = {id(e) for e in isets.unseen(examples, fitted)}
+    return [i for i, e in enumerate(examples) if id(e) in kept]
+
+
+@functools.lru_cache(maxsize=4)
+def fitted_rows(
+    data: Path, heldout_sets: tuple[str, ...], request_sets: tuple[str, ...], request_languages: str
+) -> isets.Corpus:
+    """The training and calibration rows of a model built with these held-apart sets, plus the verifiers'
+    pairs (`unseen_rows`); kept for the process, since a run that reads many sets builds the corpus once."""
     import intent_verifier as iv
 
     corpus = ti.build_corpus(
-        data,
-        heldout_sets=tuple(dict.fromkeys([*ti.TRAIN_HELDOUT, *also_trained])),
-        request_sets=tuple(v for v in dict.fromkeys(requests_trained) if v not in also_trained),
-        request_languages=request_languages,
+        data, heldout_sets=heldout_sets, request_sets=request_sets, request_languages=request_languages
     )
     pairs = [e for part in iv.contrastive_pairs() for e in part]
-    kept = {id(e) for e in isets.unseen(examples, isets.Corpus(train=corpus.train + pairs, calib=corpus.calib))}
-    return [i for i, e in enumerate(examples) if id(e) in kept]
+    return isets.Corpus(train=corpus.train + pairs, calib=corpus.calib)
 
 
 def judge(
