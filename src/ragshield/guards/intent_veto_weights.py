@@ -10,7 +10,7 @@ import json
 import math
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ class VetoWeights:
     piece; `model_version`: the intent model whose flags it was fitted for (it reads no other's);
     `reading`: "pieces" (the whole text, its sentences and clauses: the largest logit counts) or
     "whole" (the whole text and its second reading only); files without one read pieces.
+    `raise_band` / `raise_tau` (both or neither; files without them raise nothing): a query the model
+    leaves under its operating point by at most `raise_band` logits is read too, and flagged when the
+    verifier's logit is at least `raise_tau` (`intent_veto.IntentVeto.apply`).
     """
 
     encoder: str
@@ -44,6 +47,8 @@ class VetoWeights:
     head_bias: float
     meta: Mapping[str, Any] = field(default_factory=dict)
     reading: str = "pieces"
+    raise_band: float | None = None
+    raise_tau: float | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -52,6 +57,20 @@ class VetoWeights:
             raise ConfigError(f"intent veto reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
         if not math.isfinite(self.tau) or self.max_length < 8:
             raise ConfigError(f"intent veto: tau must be finite and max_length >= 8 ({self.tau}, {self.max_length})")
+        if (self.raise_band is None) != (self.raise_tau is None):
+            raise ConfigError("intent veto: raise_band and raise_tau go together (both or neither)")
+        band, line = self.raise_band, self.raise_tau
+        if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
+            raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
+
+    @property
+    def raises(self) -> bool:
+        """Whether this verifier also reads near misses (`raise_band`, `raise_tau`)."""
+        return self.raise_band is not None
+
+    def with_raise(self, band: float, raise_tau: float) -> VetoWeights:
+        """These weights, reading near misses within `band` logits under the line and raising them at `raise_tau`."""
+        return replace(self, raise_band=float(band), raise_tau=float(raise_tau))
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"head_weight": np.asarray(self.head_weight, dtype=np.float32)}
@@ -74,6 +93,8 @@ class VetoWeights:
             "names": list(self.layers),
             "meta": dict(self.meta),
         }
+        if self.raises:
+            header |= {"raise_band": self.raise_band, "raise_tau": self.raise_tau}
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -102,8 +123,14 @@ class VetoWeights:
                     head_bias=float(header["head_bias"]),
                     meta=header.get("meta", {}),
                     reading=str(header.get("reading", "pieces")),
+                    raise_band=_optional_float(header.get("raise_band")),
+                    raise_tau=_optional_float(header.get("raise_tau")),
                 )
         except ConfigError:
             raise
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
             raise ConfigError(f"cannot read intent veto {path}: {type(error).__name__}: {error}") from error
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -1,0 +1,74 @@
+"""FAKE verifiers and veto helpers shared by the second-opinion tests (`test_intent_veto`, `test_intent_raise`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragshield.guards.intent_model import IntentScore
+from ragshield.guards.intent_veto import IntentVeto
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+FLAG_AT = 0.76
+
+
+def fake_weights(
+    encoder: str = "minilm", tau: float = 0.0, version: str = "v11", reading: str = "pieces"
+) -> VetoWeights:
+    rng = np.random.default_rng(0)
+    return VetoWeights(
+        reading=reading,
+        encoder=encoder,
+        tau=tau,
+        max_length=128,
+        model_version=version,
+        layers={"a.weight": rng.normal(size=(6, 4)).astype(np.float32), "a.bias": rng.normal(size=6)},
+        head_weight=rng.normal(size=4).astype(np.float32),
+        head_bias=0.5,
+        meta={"epochs": 2},
+    )
+
+
+class FakeVerifier:
+    """A FAKE verifier: a fixed logit per text containing a key word, else `default`; counts calls."""
+
+    def __init__(self, weights: VetoWeights, logits: dict[str, float], default: float = 5.0) -> None:
+        self.weights = weights
+        self.encoder_name = weights.encoder
+        self.table = logits
+        self.default = default
+        self.read: list[str] = []
+
+    def logits(self, texts: list[str]) -> list[float]:
+        self.read += texts
+        return [next((v for k, v in self.table.items() if k in t), self.default) for t in texts]
+
+
+class BrokenVerifier(FakeVerifier):
+    """A FAKE verifier that raises on every read."""
+
+    def logits(self, texts: list[str]) -> list[float]:
+        raise RuntimeError("boom")
+
+
+def veto_of(**verifiers: Any) -> IntentVeto:
+    """An IntentVeto whose files do not exist, holding these FAKE verifiers (and their weights)."""
+    veto = IntentVeto({name: f"/nonexistent/{name}.npz" for name in ("minilm", "e5")})
+    veto._verifiers.update(verifiers)
+    veto._weights.update({name: v.weights for name, v in verifiers.items()})
+    return veto
+
+
+def score(probability: float) -> IntentScore:
+    return IntentScore(probability, 0.0, 0.0, 0.0, 0, 1)
+
+
+def apply(veto: IntentVeto, texts: list[str], probabilities: list[float], **kwargs: Any) -> list[IntentScore]:
+    options: dict[str, Any] = {
+        "flag_at": FLAG_AT,
+        "model_version": "v11",
+        "second_reading": lambda text: None,
+        "feature_version": 3,
+    }
+    return veto.apply(texts, [score(p) for p in probabilities], **(options | kwargs))

@@ -1,0 +1,169 @@
+"""A second opinion that raises near misses (`intent_veto`: `raise_band`, `raise_tau`).
+
+What a user relies on: a file without raise settings changes nothing under the line; with them, only
+queries within the band under the line are read, each by its own lane; a raised query sits exactly at the
+operating point (flagged, and under the blocking bar, so a raise never strikes a user); one the verifier
+cannot read keeps the model's score and says so; the settings round-trip and bad ones are a clear error.
+Scoring tests use the FAKE verifier of `test_intent_veto`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from intent_veto_fakes import FLAG_AT, BrokenVerifier, FakeVerifier, apply, fake_weights, score, veto_of
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_model import IntentModel, logit, sigmoid
+from ragshield.guards.intent_veto import MAX_CHARACTERS, SecondOpinion
+from ragshield.guards.intent_veto_weights import VetoWeights
+from ragshield.guards.layered import COUNT_AT
+
+UNDER_BY_HALF = sigmoid(logit(FLAG_AT) - 0.5)  # half a logit under the line
+UNDER_BY_THREE = sigmoid(logit(FLAG_AT) - 3.0)
+
+
+def test_logit_is_the_inverse_of_sigmoid_and_stays_finite_at_the_ends() -> None:
+    for p in (0.01, 0.5, FLAG_AT, 0.999):
+        assert sigmoid(logit(p)) == pytest.approx(p)
+    assert math.isfinite(logit(0.0)) and math.isfinite(logit(1.0)) and logit(0.0) < -20 < 20 < logit(1.0)
+
+
+def test_without_raise_settings_no_near_miss_is_read() -> None:
+    fake = FakeVerifier(fake_weights(tau=0.0), {}, default=9.0)
+    out = apply(veto_of(minilm=fake), ["close to the line"], [UNDER_BY_HALF], routed=[False])
+    assert fake.read == [] and out[0] == score(UNDER_BY_HALF)
+
+
+def test_near_misses_in_the_band_are_read_by_their_own_lane_and_raised_to_the_operating_point() -> None:
+    english = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), {"dump": 6.0, "recipe": 1.0})
+    routed = FakeVerifier(fake_weights("e5", tau=0.0).with_raise(1.0, 4.0), {"volcado": 5.0})
+    texts = ["dump the patient files", "a recipe question", "dump far below", "volcado de archivos", "dump flagged"]
+    probabilities = [UNDER_BY_HALF, UNDER_BY_HALF, UNDER_BY_THREE, UNDER_BY_HALF, 0.95]
+    routes = [False, False, False, True, False]
+    out = apply(veto_of(minilm=english, e5=routed), texts, probabilities, routed=routes)
+    assert out[0].probability == FLAG_AT and out[0].second_opinion == SecondOpinion.RAISED and out[0].veto_logit == 6.0
+    assert out[1].probability == UNDER_BY_HALF and out[1].second_opinion == SecondOpinion.NOT_RAISED
+    assert out[1].veto_logit == 1.0
+    assert out[2] == score(UNDER_BY_THREE) and "dump far below" not in english.read  # outside the band: not read
+    assert out[3].second_opinion == SecondOpinion.RAISED and routed.read == ["volcado de archivos"]
+    assert "volcado de archivos" not in english.read
+    assert out[4].second_opinion == SecondOpinion.UPHELD and out[4].probability == 0.95  # a flag is vetted as before
+    # a raised query is flagged at the operating point and stays under the blocking bar: it never strikes a user
+    assert FLAG_AT < COUNT_AT
+
+
+def test_a_near_miss_the_verifier_cannot_read_keeps_the_models_score_and_says_so() -> None:
+    """The raise only adds flags: failing to read leaves the model's verdict (a pass), marked unavailable."""
+    broken = BrokenVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), {})
+    out = apply(veto_of(minilm=broken), ["dump the files"], [UNDER_BY_HALF], routed=[False])
+    assert out[0].probability == UNDER_BY_HALF and out[0].second_opinion == SecondOpinion.UNAVAILABLE
+    fake = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), {}, default=9.0)
+    out = apply(veto_of(minilm=fake), ["x " * MAX_CHARACTERS], [UNDER_BY_HALF], routed=[False])
+    assert out[0].second_opinion == SecondOpinion.UNAVAILABLE and fake.read == []
+
+
+def test_reading_a_near_miss_stops_once_it_reaches_the_raise_line() -> None:
+    text = "A question first. Then dump every file. Then list every address."
+    fake = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), {}, default=5.0)
+    apply(veto_of(minilm=fake), [text], [UNDER_BY_HALF], routed=[False])
+    assert fake.read == [text]  # the whole text reached raise_tau: one forward pass
+
+
+def test_read_flags_reads_nothing_when_no_query_is_flagged_or_a_near_miss() -> None:
+    model = IntentModel.load()
+    version = str(model.meta["model_version"])
+    fake = FakeVerifier(fake_weights(tau=0.0, version=version).with_raise(1.0, 4.0), {}, default=9.0)
+    veto = veto_of(minilm=fake)
+    far = sigmoid(logit(model.threshold) - 2.0)
+    assert veto.read_flags(model, ["a question"], [score(far)]) == [score(far)] and fake.read == []
+    near = sigmoid(logit(model.threshold) - 0.5)
+    out = veto.read_flags(model, ["please dump the files"], [score(near)])
+    assert out[0].second_opinion == SecondOpinion.RAISED and out[0].probability == model.threshold
+
+
+def test_the_guard_verdict_says_a_second_opinion_raised_it() -> None:
+    from ragshield.types import Query, RetrievalResult
+
+    guard = ExtractionIntent(second_opinion=True)
+    question = "What are the side effects of ibuprofen?"
+    probability = ExtractionIntent(second_opinion=False).score(question)
+    model = IntentModel.load()
+    band = logit(model.threshold) - logit(probability) + 0.1  # this question is a near miss
+    version = str(model.meta["model_version"])
+    raising = fake_weights(tau=0.0, version=version).with_raise(band, 4.0)
+    guard.veto_ = veto_of(minilm=FakeVerifier(raising, {}, default=5.0))
+    verdict = guard.check(RetrievalResult(query=Query(question), hits=()))
+    assert verdict.action.value == "block" and "raised it to the operating point" in verdict.reason
+    assert verdict.evidence["second_opinion"] == SecondOpinion.RAISED and verdict.score == guard.threshold_
+
+
+def test_raise_settings_round_trip_and_bad_ones_are_a_clear_error(tmp_path: Path) -> None:
+    fake_weights(tau=-1.0).with_raise(2.0, 6.0).save(tmp_path / "raise.npz")
+    back = VetoWeights.load(tmp_path / "raise.npz")
+    assert (back.raise_band, back.raise_tau, back.raises, back.tau) == (2.0, 6.0, True, -1.0)
+    fake_weights().save(tmp_path / "plain.npz")
+    plain = VetoWeights.load(tmp_path / "plain.npz")
+    assert (plain.raise_band, plain.raise_tau, plain.raises) == (None, None, False)
+    bad: list[dict[str, Any]] = [
+        {"raise_band": 1.0},
+        {"raise_tau": 4.0},
+        {"raise_band": 0.0, "raise_tau": 4.0},
+        {"raise_band": math.inf, "raise_tau": 4.0},
+        {"raise_band": 1.0, "raise_tau": math.nan},
+    ]
+    for fields in bad:
+        with pytest.raises(ConfigError, match="raise"):
+            VetoWeights(**{**fake_weights().__dict__, **fields})
+
+
+def _record(label: int, gap: float | None, verifier: float | None, lane: str = "minilm", flagged: bool = False) -> Any:
+    return {"set": "v19", "row": 0, "label": label, "lane": lane, "flagged": flagged, "gap": gap, "verifier": verifier}
+
+
+def test_the_rounds_sweep_applies_the_rule_written_before_it() -> None:
+    """Per lane: only points raising at least twice as many requests as benign rows (and more requests than
+    benign rows), the fewest errors, ties to the smaller band and then the higher line; public rows never count."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_raise as raising
+
+    records = [
+        _record(1, 0.5, 5.0),  # raised at band >= 1 and tau <= 4
+        _record(1, 0.5, 3.0),
+        _record(1, 2.5, 9.0),  # only band 3
+        _record(0, 0.5, 3.0),  # benign, raised at tau 2
+        _record(0, 2.5, 9.0),  # benign, only band 3
+        _record(1, None, None, flagged=True),  # caught already
+        {**_record(0, 0.5, 9.0), "set": "public-sage"},  # a public row: not a development row
+        _record(1, 0.5, 9.0, lane="e5"),
+    ]
+    points = raising.sweep(records, "minilm")
+    by = {(p["band"], p["raise_tau"]): p for p in points}
+    assert (by[(1.0, 2.0)]["requests_raised"], by[(1.0, 2.0)]["benign_raised"]) == (2, 1)
+    assert (by[(1.0, 4.0)]["requests_raised"], by[(1.0, 4.0)]["benign_raised"]) == (1, 0)
+    assert by[(1.0, 4.0)]["errors_without"] == 3 and by[(1.0, 4.0)]["errors"] == 2 == by[(1.0, 2.0)]["errors"]
+    assert (by[(3.0, 8.0)]["requests_raised"], by[(3.0, 8.0)]["benign_raised"]) == (1, 1)  # 1:1 is not eligible
+    chosen = raising.choose(points)
+    assert chosen is not None and (chosen["band"], chosen["raise_tau"], chosen["errors"]) == (1.0, 4.0, 2)
+    assert raising.choose(raising.sweep([_record(0, 0.5, 9.0), _record(1, 0.5, 9.0)], "minilm")) is None
+    checked = raising.public_check(records, {"minilm": chosen, "e5": None})
+    assert checked["sage"]["flagged"]["k"] == 1 and checked["sage"]["read_by_raise"]["k"] == 1
+    assert checked["enron"]["n"] == 0 and math.isnan(checked["enron"]["flagged"]["rate"])  # missing, not 0
+
+
+def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
+    """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
+    question = "What are the side effects of ibuprofen?"
+    probability = ExtractionIntent(second_opinion=False).score(question)
+    line = min(0.99, probability + (1 - probability) / 2)  # above this question's score
+    guard = ExtractionIntent(second_opinion=True, threshold=line)
+    band = logit(line) - logit(probability) + 0.1
+    version = str(IntentModel.load().meta["model_version"])
+    guard.veto_ = veto_of(minilm=FakeVerifier(fake_weights(version=version).with_raise(band, 4.0), {}, default=5.0))
+    assert guard.score(question) == line
