@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from release import defense_time  # one definition of a request's time in the defense
+from release_benign import defense_time  # one definition of a request's time in the defense
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = REPO / "runs" / "release-benign-index"

@@ -67,7 +67,7 @@ def run_cases(requests: int, seed: int) -> list[dict[str, Any]]:
     from ragshield.pii.analyzer import PiiAnalyzer
     from ragshield.pii.store import ChunkPiiStore
     from ragshield.types import Query, RetrievalResult, ScoredChunk
-    from release import knowledge_bases  # the cost and views benchmark's chunk loader
+    from release_views import knowledge_bases  # the cost and views benchmark's chunk loader
 
     pii = ChunkPiiStore(PiiAnalyzer(ner=False))
     budget = MemoryBudget()

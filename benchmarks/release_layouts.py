@@ -38,7 +38,7 @@ from ragshield.guards.release.echo import ContextEchoGuard, EchoSettings
 from ragshield.guards.release.fold import text_symbols
 from ragshield.pipeline import RagPipeline
 from ragshield.types import Query, ScoredChunk
-from release import _FixedRetriever, knowledge_bases
+from release_views import _FixedRetriever, knowledge_bases
 
 RESULTS = Path(__file__).resolve().parent / "results" / "release_layouts.json"
 CYCLES = ((4, 4, 6), (4, 6), (3, 3, 7), (4, 4, 4, 7), (5, 3), (3, 6), (4, 5), (6, 6), (12,))
