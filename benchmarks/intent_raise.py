@@ -1,0 +1,206 @@
+"""The thirteenth round toward v14 (issue 18): a second opinion that can raise a near miss.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise.py --rows runs/raise_rows.json [--choose]
+
+The shipped guard (v13 with its second opinion) reads every development set (`DEVELOPMENT`, each set's rows
+unseen by v13 and the verifiers' pairs, as `intent_veto_judge.unseen_rows` keeps them) and the public
+benign test buckets (`PUBLIC`). Each query it leaves unflagged within `max(BANDS)` logits under its line
+is read by its lane's verifier exactly as a flag is (`intent_veto.verifier_logits`, the file's reading
+and limits). `--rows` keeps one record per row (set, label, lane, the gap in logits under the line, the
+verifier's logit; no text), so the grid can be swept again without reading. The sweep (`choose`) applies
+the rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, the
+points raising at least twice as many requests as benign rows, the fewest errors, ties to the smaller
+band and then the higher line. `--candidate DIR` writes the packaged veto files with the chosen settings
+into DIR, for `intent_veto_judge.py --candidate DIR`. Prints a table; `--out` writes the sweep as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import intent_generalisation as ig
+import intent_sets as isets
+import intent_veto_judge as judge
+import query_sets as qs
+import train_intent as ti
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_model import logit
+from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_weights, verifier_logits
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+
+DEVELOPMENT = ("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
+DEVELOPMENT += ("v26", "chat13")
+PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")  # the benign test buckets of the issue's FPR goal
+BANDS = (1.0, 2.0, 3.0)  # logits under the operating point's logit that the raise reads
+RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)  # the verifier's logit at or above which a near miss is raised
+
+
+def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
+    """One record per example: its label, lane, whether the guard flags it, its gap under the line (logits;
+    None when flagged) and, for a near miss within `max(BANDS)`, its lane verifier's logit (None: not read)."""
+    model = guard._model()
+    texts = [e.text for e in examples]
+    scores = guard.scores(texts)
+    lanes = model.routes(texts)
+    line = logit(model.threshold)
+    records = []
+    for i, (example, score) in enumerate(zip(examples, scores, strict=True)):
+        flagged = score.probability >= model.threshold
+        near = not flagged and score.second_opinion == SecondOpinion.NOT_ASKED
+        records.append(
+            {
+                "set": name,
+                "row": i,
+                "label": example.label,
+                "lane": "e5" if lanes[i] else "minilm",
+                "flagged": bool(flagged),
+                "gap": round(line - logit(score.probability), 4) if near else None,
+                "verifier": None,
+            }
+        )
+    veto = guard.veto_
+    for encoder in ENCODERS:
+        asked = {
+            r["row"]: texts[r["row"]]
+            for r in records
+            if r["gap"] is not None and r["gap"] <= max(BANDS) and r["lane"] == encoder
+        }
+        verifier = veto.verifier(encoder, str(model.meta.get("model_version"))) if asked else None
+        if verifier is None:
+            continue
+        found = verifier_logits(
+            verifier.logits,
+            asked,
+            model.second_reading,
+            model.feature_version,
+            stop_at=max(RAISE_TAUS),
+            reading=verifier.weights.reading,
+        )
+        for i, value in found.items():
+            records[i]["verifier"] = round(value, 4)
+    return records
+
+
+def read_all(data: Path) -> list[dict[str, Any]]:
+    """`read_set` over the development sets and the public benign test buckets."""
+    guard = ExtractionIntent()
+    records: list[dict[str, Any]] = []
+    for name in DEVELOPMENT:
+        written = isets.heldout(isets.HELDOUT_SETS[name])
+        kept = judge.unseen_rows(written, data)
+        records += read_set(guard, name, [written[i] for i in kept])
+        print(f"read {name}: {len(kept)} rows", flush=True)
+    corpus = ti.build_corpus(data)
+    for name in PUBLIC:
+        records += read_set(guard, f"public-{name}", corpus.test[name])
+        print(f"read public {name}: {len(corpus.test[name])} rows", flush=True)
+    return records
+
+
+def raised(record: dict[str, Any], band: float, raise_tau: float) -> bool:
+    """Whether a near miss is raised at these settings (a row the verifier did not read is not)."""
+    gap, value = record["gap"], record["verifier"]
+    return gap is not None and gap <= band and value is not None and value >= raise_tau
+
+
+def sweep(records: list[dict[str, Any]], lane: str) -> list[dict[str, Any]]:
+    """Per grid point, the development rows of `lane` raised (requests, benign) and the errors left."""
+    rows = [r for r in records if r["lane"] == lane and not r["set"].startswith("public-")]
+    base = sum(r["flagged"] != bool(r["label"]) for r in rows)
+    out = []
+    for band in BANDS:
+        for tau in RAISE_TAUS:
+            up = [r for r in rows if raised(r, band, tau)]
+            requests = sum(r["label"] == 1 for r in up)
+            benign = len(up) - requests
+            out.append(
+                {
+                    "band": band,
+                    "raise_tau": tau,
+                    "requests_raised": requests,
+                    "benign_raised": benign,
+                    "errors": base - requests + benign,
+                    "errors_without": base,
+                }
+            )
+    return out
+
+
+def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The rule's point: at least twice as many requests as benign rows raised, and more requests than benign
+    rows; the fewest errors, ties to the smaller band, then the higher line. None: this lane raises nothing."""
+    eligible = [p for p in points if p["requests_raised"] >= max(2 * p["benign_raised"], p["benign_raised"] + 1)]
+    if not eligible:
+        return None
+    return min(eligible, key=lambda p: (p["errors"], p["band"], -p["raise_tau"]))
+
+
+def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+    """Step 1: per public bucket, rows flagged with the raise (rate, Wilson interval) and the share read by it."""
+    out = {}
+    for name in PUBLIC:
+        rows = [r for r in records if r["set"] == f"public-{name}"]
+        settings = {lane: (point["band"], point["raise_tau"]) for lane, point in chosen.items() if point}
+        up = sum(1 for r in rows if r["lane"] in settings and raised(r, *settings[r["lane"]]))
+        read = sum(1 for r in rows if r["lane"] in settings and raised(r, settings[r["lane"]][0], -math.inf))
+        flagged = sum(r["flagged"] for r in rows) + up
+        out[name] = {
+            "n": len(rows),
+            "flagged_without": ig.share(sum(r["flagged"] for r in rows), len(rows)),
+            "flagged": ig.share(flagged, len(rows)),
+            "read_by_raise": ig.share(read, len(rows)),
+        }
+    return out
+
+
+def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> None:
+    """The packaged veto files, each with its lane's chosen settings (none: the file as packaged), in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for encoder in ENCODERS:
+        weights = VetoWeights.load(shipped_weights(encoder))
+        point = chosen.get(encoder)
+        if point:
+            weights = weights.with_raise(point["band"], point["raise_tau"])
+        weights.save(folder / f"intent_veto_{encoder}.npz")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
+    parser.add_argument("--out", type=Path, help="the sweep and the rule's choice as JSON")
+    parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
+    args = parser.parse_args(argv)
+    if args.rows.exists():
+        records = json.loads(args.rows.read_text())
+    else:
+        if not (args.data / "queries").exists():
+            raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
+        records = read_all(args.data)
+        qs.write_json(args.rows, records)
+    points = {lane: sweep(records, lane) for lane in ENCODERS}
+    chosen = {lane: choose(p) for lane, p in points.items()}
+    result = {"grid": points, "chosen": chosen, "public": public_check(records, chosen)}
+    for lane in ENCODERS:
+        print(f"{lane} (reads {'routed' if reads_routed(lane) else 'English'} queries)")
+        print("band  tau  requests_up  benign_up  errors")
+        for p in points[lane]:
+            up = f"{p['requests_raised']:12d} {p['benign_raised']:10d}"
+            print(f"{p['band']:4.0f} {p['raise_tau']:4.0f} {up} {p['errors']:7d}")
+        print(f"chosen: {chosen[lane]}")
+    for name, row in result["public"].items():
+        without, read = row["flagged_without"]["k"], row["read_by_raise"]["k"]
+        print(f"public {name}: flagged {row['flagged']['k']}/{row['n']} (without {without}), read by the raise {read}")
+    if args.out:
+        qs.write_json(args.out, result)
+    if args.candidate:
+        write_candidate(args.candidate, chosen)
+        print(f"wrote {args.candidate}")
+
+
+if __name__ == "__main__":
+    main()
