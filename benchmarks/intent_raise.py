@@ -1,22 +1,24 @@
 """The thirteenth round toward v14 (issue 18): a second opinion that can raise a near miss.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise.py --rows runs/raise_rows.json [--choose]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise.py --rows runs/rows.json [--candidate DIR] [--cost]
 
-The shipped guard (v13 with its second opinion) reads every development set (`DEVELOPMENT`, each set's rows
-unseen by v13 and the verifiers' pairs, as `intent_veto_judge.unseen_rows` keeps them) and the public
-benign test buckets (`PUBLIC`). Each query it leaves unflagged within `max(BANDS)` logits under its line
-is read by its lane's verifier exactly as a flag is (`intent_veto.verifier_logits`, the file's reading
-and limits). `--rows` keeps one record per row (set, label, lane, the gap in logits under the line, the
-verifier's logit; no text), so the grid can be swept again without reading. The sweep (`choose`) applies
-the rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, the
-points raising at least twice as many requests as benign rows, the fewest errors, ties to the smaller
-band and then the higher line. `--candidate DIR` writes the packaged veto files with the chosen settings
-into DIR, for `intent_veto_judge.py --candidate DIR`. Prints a table; `--out` writes the sweep as JSON.
+The guard as it was before this round (v13 with its second opinion, raising nothing) reads every development set
+(`DEVELOPMENT`, each set's rows unseen by v13 and the verifiers' pairs, as `intent_veto_judge.unseen_rows` keeps
+them) and the public benign test buckets (`PUBLIC`). Each query it leaves unflagged within `max(BANDS)` logits
+under its line is read by its lane's verifier exactly as a flag is (`intent_veto.verifier_logits`, the file's
+reading and limits). `--rows` keeps one record per row (set, label, lane, the gap in logits under the line, the
+verifier's logit; no text), so the grid can be swept again without reading. The sweep (`choose`) applies the
+rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, the points
+raising at least twice as many requests as benign rows, the fewest errors, ties to the smaller band and then the
+higher line. `--candidate DIR` writes the packaged veto files with the chosen settings into DIR, for
+`intent_veto_judge.py --candidate DIR`; `--cost` measures what the raise adds per public benign query. Prints a
+table and writes the sweep as JSON (`--out`, default `benchmarks/results/intent_raise.json`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 from pathlib import Path
@@ -29,7 +31,7 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import logit
-from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_weights, verifier_logits
+from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_veto, shipped_weights, verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 DEVELOPMENT = ("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
@@ -87,7 +89,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
 
 def read_all(data: Path) -> list[dict[str, Any]]:
     """`read_set` over the development sets and the public benign test buckets."""
-    guard = ExtractionIntent()
+    guard = ExtractionIntent(raise_near_misses=False)  # the guard before this round: its near misses unread
     records: list[dict[str, Any]] = []
     for name in DEVELOPMENT:
         written = isets.heldout(isets.HELDOUT_SETS[name])
@@ -157,6 +159,56 @@ def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any]
     return out
 
 
+def raise_cost(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any] | None], data: Path) -> dict[str, Any]:
+    """Single-thread CPU time the raise adds per public benign query: each near miss it reads, read as the guard
+    reads it (stopping at `raise_tau`), summed over the buckets and divided by all their rows; against the median
+    retrieval (MiniLM query embedding + exact search over 2,000 vectors) of a seeded sample of the same rows."""
+    import random
+
+    import numpy as np
+
+    from ragshield.rag.embedding import SentenceTransformerEmbedder
+
+    corpus = ti.build_corpus(data)
+    texts = {f"public-{name}": [e.text for e in corpus.test[name]] for name in PUBLIC}
+    guard = ExtractionIntent(raise_near_misses=False)
+    model = guard._model()
+    version = str(model.meta.get("model_version"))
+    spent: list[float] = []
+    with qs.single_thread():
+        for record in records:
+            point = chosen.get(record["lane"])
+            if record["set"] not in texts or not point or not raised(record, point["band"], -math.inf):
+                continue
+            verifier = shipped_veto().verifier(record["lane"], version)
+            text = {0: texts[record["set"]][record["row"]]}
+            read = functools.partial(
+                verifier_logits,
+                verifier.logits,
+                text,
+                model.second_reading,
+                model.feature_version,
+                stop_at=point["raise_tau"],
+                reading=verifier.weights.reading,
+            )
+            read()  # warm
+            spent.append(qs.cpu_time_us(read))
+        embedder = SentenceTransformerEmbedder()
+        index = ig.random_index(embedder.dimension, 2000)
+        sample = random.Random(5).sample([t for rows in texts.values() for t in rows], 50)
+        embedder.embed(["warm up"])
+        retrieval = float(np.median([ig.timed_retrieval(embedder, index, t)[0] for t in sample]))
+    queries = sum(len(rows) for rows in texts.values())
+    return {
+        "queries": queries,
+        "near_misses_read": len(spent),
+        "read_us_median": float(np.median(spent)) if spent else None,
+        "added_us_per_query": sum(spent) / queries,
+        "retrieve_us_median": retrieval,
+        "added_share_of_retrieval": sum(spent) / queries / retrieval,
+    }
+
+
 def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> None:
     """The packaged veto files, each with its lane's chosen settings (none: the file as packaged), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -172,8 +224,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument("--out", type=Path, help="the sweep and the rule's choice as JSON")
+    parser.add_argument(
+        "--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_raise.json", help="the sweep as JSON"
+    )
     parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
+    parser.add_argument("--cost", action="store_true", help="measure what the raise adds per public benign query")
     args = parser.parse_args(argv)
     if args.rows.exists():
         records = json.loads(args.rows.read_text())
@@ -195,8 +250,10 @@ def main(argv: list[str] | None = None) -> None:
     for name, row in result["public"].items():
         without, read = row["flagged_without"]["k"], row["read_by_raise"]["k"]
         print(f"public {name}: flagged {row['flagged']['k']}/{row['n']} (without {without}), read by the raise {read}")
-    if args.out:
-        qs.write_json(args.out, result)
+    if args.cost:
+        result["cost"] = raise_cost(records, chosen, args.data)
+        print(f"cost: {result['cost']}")
+    qs.write_json(args.out, result)
     if args.candidate:
         write_candidate(args.candidate, chosen)
         print(f"wrote {args.candidate}")

@@ -395,6 +395,18 @@ def report(g: dict[str, Any]) -> list[str]:
         f"the query itself) {c['check_without_reuse_us'] / 1000:.2f} ms = "
         f"{100 * c['check_without_reuse_share']:.0f}% of retrieval.",
     ]
+    if c.get("check_share_mean") is not None:
+        lines[-1] += (
+            f" The mean share is {100 * c['check_share_mean']:.1f}%: the sample's extraction requests are flags, "
+            "each read by the second opinion, and near misses are read too."
+        )
+    if raised := g.get("raise", {}).get("cost"):
+        lines[-1] += (
+            f" On the public benign test buckets the raise of near misses reads {raised['near_misses_read']} of "
+            f"{raised['queries']} queries and adds {raised['added_us_per_query'] / 1000:.2f} ms per query on "
+            f"average, {100 * raised['added_share_of_retrieval']:.1f}% of a retrieval "
+            '(`benchmarks/intent_raise.py --cost`; model card, "thirteenth round").'
+        )
     if c.get("multilingual_queries"):
         lines[-1] += (
             f" Queries in other languages ({c['multilingual_queries']} own phrasings, same measurement): "

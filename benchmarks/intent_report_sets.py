@@ -30,6 +30,9 @@ JUDGE_NOTES = {
     "v26": "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 38 as the judge of candidate N against v13",
     "chat13": "500 chat turns and 60 chat-wrapped requests, written blind like v26, read once with it",
+    "v27": "written blind in session 37 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 40 as the judge of the second opinion that raises near misses",
+    "chat14": "500 chat turns and 60 chat-wrapped requests, written blind like v27, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -44,6 +47,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v27-hard": "held-apart set v27, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the raise of near misses, which shipped; split by kind in the summary)",
+    "heldout-chat14": "held-apart chat turns, set chat14 (written blind by a helper; read once with v27)",
     "heldout-v26-hard": "held-apart set v26, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of candidate N, which did not ship; split by kind in the summary)",
     "heldout-chat13": "held-apart chat turns, set chat13 (written blind by a helper; read once with v26)",
@@ -103,6 +109,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v27",
+        "written blind in session 37 by a helper that read only `benchmarks/data/README.md`, in v26's shape, and "
+        "read once in session 40 as the judge of the shipped guard against RS, the same guard whose second "
+        "opinion also raises near misses; RS made 2 errors fewer over v27 and chat14 and shipped "
+        "(`intent_veto_judge_v27.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat14",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v27 and read once with it "
+        "(`intent_veto_judge_chat14.json`); the model's figures alone",
+    ),
     (
         "v26",
         "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v25's shape, and "
@@ -287,8 +305,9 @@ SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
     "session 29 on model v11's flags; e5, for routed flags, refitted on v13's rows and flags in session 36, "
-    "line +1.0), which can only lower a score: every false-positive rate below is an upper bound for the "
-    "guard, and every true-positive rate can fall by the requests it lets through "
+    "line +1.0), which lowers a flag's score and, since session 40, raises a near miss (a query at most 3 "
+    "logits under the line whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 4) to the operating "
+    "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM half behind v11). The guard as shipped (v13), on blind sets read once "
     "(`intent_veto_judge_<set>.json`): hard benign 5/160 = 3.1% [1.3, 7.1] on v22 and 8/160 = 5.0% [2.6, "
@@ -299,6 +318,9 @@ SECOND_OPINION_NOTE = (
     "turns 8/500 = 1.6% [0.8, 3.1] (goal <= 1%: **missed**), requests 91/140 = 65.0% and chat-wrapped ones "
     "38/60; on v25 and chat12: hard benign 3/160 = 1.9% [0.6, 5.4], chat turns 12/500 = 2.4% [1.4, 4.1] "
     "(**missed**), requests 100/140 and 32/60; on v26 and chat13: hard benign 1/160 = 0.6% [0.1, 3.5], chat turns "
-    '12/499 = 2.4% [1.4, 4.2] (**missed**), requests 95/140 = 67.9% and 30/60 = 50.0%; model card, "Model v13", '
-    '"The second opinion for v13\'s flags" and "Toward v14, fourth round" and "ninth round".'
+    "12/499 = 2.4% [1.4, 4.2] (**missed**), requests 95/140 = 67.9% and 30/60 = 50.0%; with the raise of near "
+    "misses, on v27 and chat14: hard benign 0/160 = 0.0% [0.0, 2.3], chat turns 10/500 = 2.0% [1.1, 3.6] "
+    "(**missed**), requests 120/140 = 85.7% [79.0, 90.6] and 53/60 = 88.3% [77.8, 94.2] (without it 0/160, 8/500, "
+    '117/140 and 52/60); model card, "Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth '
+    'round", "ninth round" and "thirteenth round".'
 )

@@ -124,14 +124,15 @@ HELDOUT_SETS = {
     # the judges of the ninth v14 round, v13 and candidate N (`intent_veto_judge_v26.json`, `_chat13.json`)
     "v26": DATA / "intent_heldout_v26.jsonl",
     "chat13": DATA / "intent_chat_heldout_v13.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v27 in v26's shape and chat14 in chat13's,
-# written blind in session 37 by helpers that read only `benchmarks/data/README.md`, for the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 37 (v27 in v26's shape, chat14 in chat13's) and read once in session 40 as
+    # the judges of the thirteenth v14 round, the shipped guard and RS, its second opinion raising near misses
+    # (`intent_veto_judge_v27.json`, `_chat14.json`): RS shipped
     "v27": DATA / "intent_heldout_v27.jsonl",
     "chat14": DATA / "intent_chat_heldout_v14.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -141,8 +142,9 @@ UNREAD_JUDGES: dict[str, Path] = {
 # session 34, which did not ship; v13's judges, sets v22 and chat9, read once in session 35, and sets
 # v23 and chat10, read once for v13 alone in session 36, and v24 and chat11, read once that session with
 # the refitted e5 second opinion; v25 and chat12, read once in session 37 for v13 and candidate W; v26 and
-# chat13, read once in session 38 for v13 and candidate N)
-JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13")
+# chat13, read once in session 38 for v13 and candidate N; v27 and chat14, read once in session 40 for the
+# second opinion that raises near misses)
+JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 
 
 def bucket(text: str) -> int:

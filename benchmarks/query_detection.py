@@ -359,10 +359,12 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
 
 def _with_diagnostics(payload: dict[str, Any], results: Path) -> None:
     """Put the intent diagnostics' own results, as their scripts last wrote them, into the
-    generalisation section: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py."""
+    generalisation section: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py,
+    benchmarks/intent_raise.py."""
     if not payload.get("generalisation"):
         return
-    for key, name in (("enron_grid_format", "intent_enron_format.json"), ("encoded", "intent_encoded.json")):
+    diagnostics = {"enron_grid_format": "intent_enron_format.json", "encoded": "intent_encoded.json"}
+    for key, name in (diagnostics | {"raise": "intent_raise.json"}).items():
         if (path := results / name).is_file():
             payload["generalisation"][key] = json.loads(path.read_text(encoding="utf-8"))
 

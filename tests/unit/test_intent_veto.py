@@ -129,6 +129,9 @@ def test_the_shipped_files_read_as_the_model_card_says() -> None:
     lines = {e: VetoWeights.load(shipped_weights(e)) for e in ("minilm", "e5")}
     assert (lines["minilm"].tau, lines["minilm"].reading) == (-1.0, "pieces")
     assert (lines["e5"].tau, lines["e5"].reading) == (1.0, "pieces")  # refitted on v13, session 36
+    # the thirteenth v14 round's raise of near misses (session 40), chosen per lane on the development sets
+    assert (lines["minilm"].raise_band, lines["minilm"].raise_tau) == (3.0, 2.0)
+    assert (lines["e5"].raise_band, lines["e5"].raise_tau) == (3.0, 4.0)
     assert all(w.model_version == str(IntentModel.load().meta["model_version"]) for w in lines.values())
 
 
@@ -243,3 +246,6 @@ def test_the_config_switch_reaches_the_intent_guard_alone_and_inside_the_default
     assert off.second_opinion is False
     shield = build_defense("shield", context, {"shield": {"intent": {"second_opinion": False}}})
     assert shield.query_guards[0].guard.second_opinion is False
+    assert build_defense("intent", context).query_guards[0].raise_near_misses is True  # the default
+    flags_only = build_defense("shield", context, {"shield": {"intent": {"raise_near_misses": False}}})
+    assert flags_only.query_guards[0].guard.raise_near_misses is False
