@@ -21,6 +21,7 @@ import argparse
 import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,41 +65,46 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
                 "verifier": None,
             }
         )
-    veto = guard.veto_
-    for encoder in ENCODERS:
-        asked = {
-            r["row"]: texts[r["row"]]
-            for r in records
-            if r["gap"] is not None and r["gap"] <= max(BANDS) and r["lane"] == encoder
-        }
-        verifier = veto.verifier(encoder, str(model.meta.get("model_version"))) if asked else None
-        if verifier is None:
-            continue
-        found = verifier_logits(
-            verifier.logits,
-            asked,
-            model.second_reading,
-            model.feature_version,
-            stop_at=max(RAISE_TAUS),
-            reading=verifier.weights.reading,
-        )
-        for i, value in found.items():
-            records[i]["verifier"] = round(value, 4)
+    near = [r["row"] for r in records if r["gap"] is not None and r["gap"] <= max(BANDS)]
+    for i, value in lane_logits(guard, texts, near, lanes, max(RAISE_TAUS)).items():
+        records[i]["verifier"] = round(value, 4)
     return records
 
 
-def read_all(data: Path) -> list[dict[str, Any]]:
-    """`read_set` over the development sets and the public benign test buckets."""
-    guard = ExtractionIntent(raise_near_misses=False)  # the guard before this round: its near misses unread
+def lane_logits(
+    guard: ExtractionIntent, texts: list[str], rows: list[int], lanes: list[bool], stop_at: float
+) -> dict[int, float]:
+    """Per row of `rows` its lane's verifier reads, the verifier's logit as the guard reads it (the file's reading
+    and limits), reading stopped once a piece reaches `stop_at`; rows too long to read are left out."""
+    model = guard._model()
+    veto = guard.veto_ if hasattr(guard, "veto_") else shipped_veto(False)
+    out: dict[int, float] = {}
+    for encoder in ENCODERS:
+        asked = {i: texts[i] for i in rows if lanes[i] == reads_routed(encoder)}
+        verifier = veto.verifier(encoder, str(model.meta.get("model_version"))) if asked else None
+        if verifier is not None:
+            reading = verifier.weights.reading
+            out |= verifier_logits(
+                verifier.logits, asked, model.second_reading, model.feature_version, stop_at=stop_at, reading=reading
+            )
+    return out
+
+
+def read_all(
+    data: Path, reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
+    """`reader` (default `read_set` with the guard as it was before this round, its near misses unread) over the
+    development sets and the public benign test buckets."""
+    read = reader or functools.partial(read_set, ExtractionIntent(raise_near_misses=False))
     records: list[dict[str, Any]] = []
     for name in DEVELOPMENT:
         written = isets.heldout(isets.HELDOUT_SETS[name])
         kept = judge.unseen_rows(written, data)
-        records += read_set(guard, name, [written[i] for i in kept])
+        records += read(name, [written[i] for i in kept])
         print(f"read {name}: {len(kept)} rows", flush=True)
     corpus = ti.build_corpus(data)
     for name in PUBLIC:
-        records += read_set(guard, f"public-{name}", corpus.test[name])
+        records += read(f"public-{name}", corpus.test[name])
         print(f"read public {name}: {len(corpus.test[name])} rows", flush=True)
     return records
 

@@ -172,3 +172,47 @@ def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     version = str(IntentModel.load().meta["model_version"])
     guard.veto_ = veto_of(minilm=FakeVerifier(fake_weights(version=version).with_raise(band, 4.0), {}, default=5.0))
     assert guard.score(question) == line
+
+
+def test_the_fourteenth_rounds_sweep_moves_the_veto_line_and_the_raise_as_its_rule_says() -> None:
+    """A flag stands unless its logit is under the veto line and its sigmoid under the operating point (an unread
+    flag stands); a near miss is raised within the band at the raise line; the choice caps benign flags at the
+    shipped point's and keeps the shipped point when nothing makes fewer errors."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_veto_raise as rounds
+
+    line = logit(0.92)
+
+    def row(label: int, flagged: bool, gap: float, verifier: float | None) -> dict[str, Any]:
+        return {
+            "set": "v19",
+            "row": 0,
+            "label": label,
+            "lane": "e5",
+            "flagged_by_model": flagged,
+            "gap": gap,
+            "verifier": verifier,
+        }
+
+    assert rounds.guard_flags(row(0, True, -1.0, 1.2), 1.0, 1.0, 4.0, line)  # above the veto line: stands
+    assert not rounds.guard_flags(row(0, True, -1.0, 1.2), 1.5, 1.0, 4.0, line)  # under a higher line: let through
+    assert rounds.guard_flags(row(0, True, -1.0, 2.6), 8.0, 1.0, 4.0, line)  # sigmoid(2.6) >= 0.92: cannot fall
+    assert rounds.guard_flags(row(0, True, -1.0, None), 8.0, 1.0, 4.0, line)  # unread: stands
+    assert rounds.guard_flags(row(1, False, 0.5, 4.0), 1.0, 1.0, 4.0, line)  # raised
+    assert not rounds.guard_flags(row(1, False, 1.5, 9.0), 1.0, 1.0, 4.0, line)  # outside the band
+    assert not rounds.guard_flags(row(1, False, 0.5, None), 1.0, 4.0, 2.0, line)  # unread near miss: not raised
+    shipped = {"tau": 1.0, "band": 3.0, "raise_tau": 4.0, "benign_flagged": 10, "requests_missed": 20, "errors": 30}
+    fewer = {**shipped, "tau": 1.5, "benign_flagged": 8, "requests_missed": 21, "errors": 29}
+    cheaper_but_noisier = {
+        **shipped,
+        "tau": 1.0,
+        "band": 4.0,
+        "benign_flagged": 11,
+        "requests_missed": 15,
+        "errors": 26,
+    }
+    assert rounds.choose([shipped, fewer, cheaper_but_noisier], shipped) == fewer  # more benign flags: not eligible
+    worse = {**shipped, "tau": 2.0, "benign_flagged": 5, "requests_missed": 30, "errors": 35}
+    assert rounds.choose([shipped, worse], shipped) == shipped

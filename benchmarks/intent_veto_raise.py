@@ -1,0 +1,165 @@
+"""The fourteenth round toward v14 (issue 18): the veto lines and the raise of near misses chosen together.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_veto_raise.py --rows runs/rows14.json [--candidate DIR]
+
+The model alone (v13) reads the development sets and public benign test buckets of the thirteenth round
+(`intent_raise.read_all`); each flag is read by its lane's verifier up to the highest veto line of the grid, and
+each near miss within `max(BANDS)` logits under the line up to the highest raise line, as the guard reads them.
+`--rows` keeps one record per row (no text). The sweep applies the rule in the model card ("Toward v14,
+fourteenth round"): per lane over `VETO_TAUS` x `BANDS` x `RAISE_TAUS`, the points flagging at most as many
+development benign rows as the shipped settings, the fewest errors, ties to fewer benign flags, the lower veto
+line, the smaller band and the higher raise line. `--candidate DIR` writes the packaged veto files with the
+chosen settings into DIR, for `intent_veto_judge.py --candidate DIR`. Writes the sweep to `--out`
+(default `benchmarks/results/intent_veto_raise.json`) and prints the chosen points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import intent_generalisation as ig
+import intent_raise as ir
+import intent_sets as isets
+import query_sets as qs
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_model import logit, sigmoid
+from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+
+VETO_TAUS = {"minilm": (-1.0, -0.5, 0.0, 0.5), "e5": (1.0, 1.5, 2.0, 2.5)}  # the shipped line first
+BANDS = (1.0, 2.0, 3.0, 4.0)
+RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)
+
+
+def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
+    """One record per example: label, lane, the model's log-odds gap under its line (negative: flagged) and the
+    lane verifier's logit for a flag or a near miss within `max(BANDS)` (None: not read, too long)."""
+    model = guard._model()
+    texts = [e.text for e in examples]
+    scores = guard.scores(texts)
+    lanes = model.routes(texts)
+    line = logit(model.threshold)
+    gaps = [line - logit(s.probability) for s in scores]
+    flags = [i for i, s in enumerate(scores) if s.probability >= model.threshold]
+    near = [i for i, gap in enumerate(gaps) if 0 < gap <= max(BANDS) and scores[i].probability < model.threshold]
+    highest_veto = max(max(taus) for taus in VETO_TAUS.values())
+    found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
+    found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS))
+    return [
+        {
+            "set": name,
+            "row": i,
+            "label": example.label,
+            "lane": "e5" if lanes[i] else "minilm",
+            "flagged_by_model": scores[i].probability >= model.threshold,
+            "gap": round(gaps[i], 4),
+            "verifier": round(found[i], 4) if i in found else None,
+        }
+        for i, example in enumerate(examples)
+    ]
+
+
+def guard_flags(record: dict[str, Any], tau: float, band: float, raise_tau: float, line: float) -> bool:
+    """Whether the guard flags this row with these settings: a flag stands unless its verifier logit is under `tau`
+    and its sigmoid under the line (unread: it stands); a near miss within `band` is raised at `raise_tau`."""
+    value = record["verifier"]
+    if record["flagged_by_model"]:
+        return value is None or value >= tau or sigmoid(value) >= sigmoid(line)
+    return record["gap"] <= band and value is not None and value >= raise_tau
+
+
+def lane_points(records: list[dict[str, Any]], lane: str, line: float) -> list[dict[str, Any]]:
+    """Per grid point, the development rows of `lane` the guard flags (benign) and misses (requests)."""
+    rows = [r for r in records if r["lane"] == lane and not r["set"].startswith("public-")]
+    out = []
+    for tau in VETO_TAUS[lane]:
+        for band in BANDS:
+            for raise_tau in RAISE_TAUS:
+                flagged = [guard_flags(r, tau, band, raise_tau, line) for r in rows]
+                benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
+                missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
+                out.append(
+                    {
+                        "tau": tau,
+                        "band": band,
+                        "raise_tau": raise_tau,
+                        "benign_flagged": benign,
+                        "requests_missed": missed,
+                        "errors": benign + missed,
+                    }
+                )
+    return out
+
+
+def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, Any]:
+    """The rule's point: of those flagging at most the shipped settings' benign rows, the fewest errors (ties: fewer
+    benign flags, lower veto line, smaller band, higher raise line); the shipped point when none makes fewer errors."""
+    eligible = [p for p in points if p["benign_flagged"] <= shipped["benign_flagged"]]
+    best = min(eligible, key=lambda p: (p["errors"], p["benign_flagged"], p["tau"], p["band"], -p["raise_tau"]))
+    return best if best["errors"] < shipped["errors"] else shipped
+
+
+def shipped_point(points: list[dict[str, Any]], lane: str) -> dict[str, Any]:
+    """The grid point of the packaged file's settings (veto line, band, raise line)."""
+    weights = VetoWeights.load(shipped_weights(lane))
+    wanted = (weights.tau, weights.raise_band, weights.raise_tau)
+    return next(p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted)
+
+
+def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any]], line: float) -> dict[str, Any]:
+    """Step 1: per public bucket, rows the guard flags with the chosen settings and the share the raise reads."""
+    out = {}
+    for name in ir.PUBLIC:
+        rows = [r for r in records if r["set"] == f"public-{name}"]
+        flagged = sum(guard_flags(r, *(chosen[r["lane"]][k] for k in ("tau", "band", "raise_tau")), line) for r in rows)
+        read = sum(1 for r in rows if not r["flagged_by_model"] and r["gap"] <= chosen[r["lane"]]["band"])
+        out[name] = {"flagged": ig.share(flagged, len(rows)), "read_by_raise": ig.share(read, len(rows))}
+    return out
+
+
+def write_candidate(folder: Path, chosen: dict[str, dict[str, Any]]) -> None:
+    """The packaged veto files with each lane's chosen veto line and raise settings, in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for encoder in ENCODERS:
+        point = chosen[encoder]
+        weights = dataclasses.replace(VetoWeights.load(shipped_weights(encoder)), tau=point["tau"])
+        weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{encoder}.npz")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
+    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_veto_raise.json")
+    parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
+    args = parser.parse_args(argv)
+    guard = ExtractionIntent(second_opinion=False)
+    if args.rows.exists():
+        records = json.loads(args.rows.read_text())
+    else:
+        if not (args.data / "queries").exists():
+            raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
+        records = ir.read_all(args.data, functools.partial(read_set, guard))
+        qs.write_json(args.rows, records)
+    line = logit(guard._model().threshold)
+    points = {lane: lane_points(records, lane, line) for lane in ENCODERS}
+    shipped = {lane: shipped_point(points[lane], lane) for lane in ENCODERS}
+    chosen = {lane: choose(points[lane], shipped[lane]) for lane in ENCODERS}
+    result = {"grid": points, "shipped": shipped, "chosen": chosen, "public": public_check(records, chosen, line)}
+    for lane in ENCODERS:
+        print(f"{lane}: shipped {shipped[lane]}\n{' ' * len(lane)}  chosen  {chosen[lane]}")
+    for name, row in result["public"].items():
+        print(f"public {name}: flagged {row['flagged']['k']}/{row['flagged']['n']}, read {row['read_by_raise']['k']}")
+    qs.write_json(args.out, result)
+    if args.candidate:
+        write_candidate(args.candidate, chosen)
+        print(f"wrote {args.candidate}")
+
+
+if __name__ == "__main__":
+    main()
