@@ -212,7 +212,7 @@ class IntentVeto:
             texts,
             scores,
             flag_at=line,
-            model_version=str(model.meta.get("model_version")),
+            model_version=version,
             second_reading=model.second_reading,
             feature_version=model.feature_version,
             routed=model.routes(texts),
@@ -240,7 +240,7 @@ class IntentVeto:
         lanes = routed if routed is not None else [needs_multilingual(t) for t in texts]
         for encoder in self.files:
             lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
-            asked = [i for i in lane if out[i].probability >= flag_at]
+            asked = [i for i in lane if out[i].probability >= flag_at]  # before the raise: a raised query is not vetoed
             weights = self.weights(encoder, model_version) if lane and self.raises else None
             near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
@@ -255,9 +255,9 @@ class IntentVeto:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
-                    # the second condition holds for any tau below the operating point's logit (the
-                    # shipped lines, MiniLM -1 and e5 0, are under 1.17); a file with a higher one cannot lift
-                    # a score, nor call a flag let through that still blocks
+                    # the second condition holds for any tau up to the operating point's logit (v13: 2.48;
+                    # the shipped lines are MiniLM -1 and e5 +1); a file with a higher one cannot lift a
+                    # score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
                     )
