@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+import intent_recipe
 import intent_scoring as iscore
 import intent_sets as isets
 import query_sets as qs
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     x, y, w, judged_x, judged_y = rows(args.part, args.data)
     balanced = balanced_weights(y, w)
-    c = ti.C_MULTILINGUAL if args.part == "multilingual" else 1.0
+    c = intent_recipe.C_MULTILINGUAL if args.part == "multilingual" else 1.0
     results: dict[str, Any] = {}
     start = time.perf_counter()
     logistic = LogisticRegression(C=c, class_weight="balanced", max_iter=5000).fit(x, y, sample_weight=w)

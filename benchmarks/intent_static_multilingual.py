@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+import intent_recipe
 import intent_scoring as iscore
 import intent_sets as isets
 import query_sets as qs
@@ -44,7 +45,7 @@ from ragshield.rag.e5_torch import META, E5File, PieceTokenizer, model_file
 OUT = qs.REPO / "benchmarks" / "results" / "intent_static_multilingual.json"
 PIECE_CACHE = qs.REPO / "runs" / "intent-cache" / "e5_pieces.npz"
 SIF_A = (1e-5, 1e-3, 1e-2, 100.0)  # weight a / (a + p): small a downweights frequent pieces, 100 is a plain mean
-C_MULTILINGUAL = ti.C_MULTILINGUAL or 1.0
+C_MULTILINGUAL = intent_recipe.C_MULTILINGUAL or 1.0
 FLAGGED_BENIGN = 0.05  # the operating point of the comparison: 5% of the benign texts flagged
 LOO_LANGUAGES = ("de", "fr", "es", "it", "pt", "ru", "ja", "zh", "ko", "ar", "hi", "tr")
 

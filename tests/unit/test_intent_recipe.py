@@ -16,7 +16,9 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import intent_public as ipub  # noqa: E402
+import intent_recipe  # noqa: E402
 import intent_sets as isets  # noqa: E402
+import intent_training_corpus  # noqa: E402
 import train_intent as ti  # noqa: E402
 from ragshield.guards.intent_model import IntentModel  # noqa: E402
 
@@ -296,7 +298,8 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
         "HIDDEN_ALPHA",
         "HIDDEN_BLEND",
     ):
-        monkeypatch.setattr(ti, name, getattr(ti, name))  # restored after the test
+        monkeypatch.setattr(intent_recipe, name, getattr(intent_recipe, name))  # restored after the test
+        assert not hasattr(ti, name)  # a copy in `train_intent` would not follow `apply`, nor reach `train`
     parser = _recipe_parser()
     flags = ["--object-rows", "all", "--object-benign-weight", "3", "--c-multilingual", "64", "--hidden-units", "256"]
     recipe = ti.recipe_from(parser, parser.parse_args(flags))
@@ -307,7 +310,13 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
         "hidden_units": 256,
     }
     recipe.apply()
-    assert (ti.C_MULTILINGUAL, ti.OBJECT_BENIGN_WEIGHT, ti.MULTI_ENGLISH_SAMPLE, ti.HIDDEN_UNITS) == (
+    # `apply` writes them in `intent_recipe`, where `train_intent.train` reads them
+    assert (
+        intent_recipe.C_MULTILINGUAL,
+        intent_recipe.OBJECT_BENIGN_WEIGHT,
+        intent_recipe.MULTI_ENGLISH_SAMPLE,
+        intent_recipe.HIDDEN_UNITS,
+    ) == (
         64.0,
         3.0,
         12,
@@ -327,7 +336,11 @@ def test_a_recipe_sets_what_leave_one_out_trains_with_and_the_weight_reaches_the
     assert ti.row_weight(isets.Example("a text", 0, "hard", "de", "written"), **weights) == 1.0
     flags = ["--hidden-units", "64", "--hidden-parts", "multilingual", "--hidden-alpha", "1"]
     ti.recipe_from(parser, parser.parse_args(flags)).apply()
-    assert (ti.HIDDEN_UNITS, ti.HIDDEN_PARTS, ti.HIDDEN_ALPHA) == (64, "multilingual", 1.0)
+    assert (intent_recipe.HIDDEN_UNITS, intent_recipe.HIDDEN_PARTS, intent_recipe.HIDDEN_ALPHA) == (
+        64,
+        "multilingual",
+        1.0,
+    )
 
 
 def test_a_recipe_may_train_on_the_requests_of_a_set_and_no_set_twice(shared_data: Path) -> None:
@@ -413,7 +426,7 @@ def test_the_privacy_rows_are_benign_object_rows_a_recipe_trains_only_when_named
 def test_the_hidden_layer_switches_reach_each_part_as_the_recipe_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--hidden-parts multilingual` (candidate N of session 38) gives the English part no hidden layer."""
     for name in ("HIDDEN_UNITS", "HIDDEN_PARTS", "HIDDEN_ALPHA", "HIDDEN_BLEND"):
-        monkeypatch.setattr(ti, name, getattr(ti, name))
+        monkeypatch.setattr(intent_recipe, name, getattr(intent_recipe, name))
     seen: list[dict[str, Any]] = []
     monkeypatch.setattr(ti, "train_intent_model", lambda *args, **kwargs: seen.append(kwargs))
     monkeypatch.setattr(ti, "multilingual_rows", lambda *args, **kwargs: None)
@@ -454,7 +467,7 @@ def test_the_hidden_layer_switches_reach_each_part_as_the_recipe_names_them(monk
 def test_privacy_rows_that_are_not_benign_are_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     bad = tmp_path / "rows.jsonl"
     bad.write_text('{"id": "x-1", "label": "attack", "style": "hard", "lang": "en", "text": "t"}\n', encoding="utf-8")
-    monkeypatch.setattr(ti, "PRIVACY_ROWS", (bad,))
+    monkeypatch.setattr(intent_training_corpus, "PRIVACY_ROWS", (bad,))  # where `privacy_examples` reads it
     with pytest.raises(ValueError, match="x-1"):
         ti.privacy_examples(True)
 
