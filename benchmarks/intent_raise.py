@@ -11,8 +11,10 @@ verifier's logit; no text), so the grid can be swept again without reading. The 
 rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, the points
 raising at least twice as many requests as benign rows, the fewest errors, ties to the smaller band and then the
 higher line. `--candidate DIR` writes the packaged veto files with the chosen settings into DIR, for
-`intent_veto_judge.py --candidate DIR`; `--cost` measures what the raise adds per public benign query. Prints a
-table and writes the sweep as JSON (`--out`, default `benchmarks/results/intent_raise.json`).
+`intent_veto_judge.py --candidate DIR` (the packaged files' other settings as they are now: since the fourteenth
+round e5's veto line is +2.0, not the +1.0 this round read); `--cost` measures what the raise adds per public
+benign query. Prints a table and writes the sweep as JSON (`--out`, default
+`benchmarks/results/intent_raise.json`).
 """
 
 from __future__ import annotations
@@ -226,23 +228,35 @@ def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> N
         weights.save(folder / f"intent_veto_{encoder}.npz")
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def round_parser(doc: str | None, results: str) -> argparse.ArgumentParser:
+    """The switches a round's script shares: `--data`, `--rows` (the per-row records, read once then reused),
+    `--out` (the sweep, default `benchmarks/results/<results>`) and `--candidate` (a folder for the veto files)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument(
-        "--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_raise.json", help="the sweep as JSON"
-    )
+    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / results, help="the sweep")
     parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
+    return parser
+
+
+def records_of(
+    args: argparse.Namespace, reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
+    """The per-row records in `args.rows`, or `read_all` with `reader` written there when the file is absent."""
+    if args.rows.exists():
+        return list(json.loads(args.rows.read_text()))
+    if not (args.data / "queries").exists():
+        raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
+    records = read_all(args.data, reader)
+    qs.write_json(args.rows, records)
+    return records
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = round_parser(__doc__, "intent_raise.json")
     parser.add_argument("--cost", action="store_true", help="measure what the raise adds per public benign query")
     args = parser.parse_args(argv)
-    if args.rows.exists():
-        records = json.loads(args.rows.read_text())
-    else:
-        if not (args.data / "queries").exists():
-            raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
-        records = read_all(args.data)
-        qs.write_json(args.rows, records)
+    records = records_of(args)
     points = {lane: sweep(records, lane) for lane in ENCODERS}
     chosen = {lane: choose(p) for lane, p in points.items()}
     result = {"grid": points, "chosen": chosen, "public": public_check(records, chosen)}

@@ -33,6 +33,9 @@ JUDGE_NOTES = {
     "v27": "written blind in session 37 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 40 as the judge of the second opinion that raises near misses",
     "chat14": "500 chat turns and 60 chat-wrapped requests, written blind like v27, read once with it",
+    "v28": "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session as the judge of the veto lines moved with the raise",
+    "chat15": "500 chat turns and 60 chat-wrapped requests, written blind like v28, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -47,6 +50,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v28-hard": "held-apart set v28, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the veto lines moved with the raise, which shipped; split by kind in the summary)",
+    "heldout-chat15": "held-apart chat turns, set chat15 (written blind by a helper; read once with v28)",
     "heldout-v27-hard": "held-apart set v27, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the raise of near misses, which shipped; split by kind in the summary)",
     "heldout-chat14": "held-apart chat turns, set chat14 (written blind by a helper; read once with v27)",
@@ -109,6 +115,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v28",
+        "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v27's shape, and "
+        "read once that session as the judge of the shipped guard against RV, whose e5 veto line is +2 instead "
+        "of +1; RV made 3 errors fewer over v28 and chat15 and shipped (`intent_veto_judge_v28.json`); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat15",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v28 and read once with it "
+        "(`intent_veto_judge_chat15.json`); the model's figures alone",
+    ),
     (
         "v27",
         "written blind in session 37 by a helper that read only `benchmarks/data/README.md`, in v26's shape, and "
@@ -305,7 +323,8 @@ SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
     "session 29 on model v11's flags; e5, for routed flags, refitted on v13's rows and flags in session 36, "
-    "line +1.0), which lowers a flag's score and, since session 40, raises a near miss (a query at most 3 "
+    "line +1.0, +2.0 since session 40), which lowers a flag's score and, since session 40, raises a near miss "
+    "(a query at most 3 "
     "logits under the line whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 4) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
@@ -321,6 +340,9 @@ SECOND_OPINION_NOTE = (
     "12/499 = 2.4% [1.4, 4.2] (**missed**), requests 95/140 = 67.9% and 30/60 = 50.0%; with the raise of near "
     "misses, on v27 and chat14: hard benign 0/160 = 0.0% [0.0, 2.3], chat turns 10/500 = 2.0% [1.1, 3.6] "
     "(**missed**), requests 120/140 = 85.7% [79.0, 90.6] and 53/60 = 88.3% [77.8, 94.2] (without it 0/160, 8/500, "
-    '117/140 and 52/60); model card, "Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth '
-    'round", "ninth round" and "thirteenth round".'
+    "117/140 and 52/60); with the e5 line at +2.0 too, on v28 and chat15: hard benign 1/159 = 0.6% [0.1, 3.5], "
+    "chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 100/140 = 71.4% [63.5, 78.3] and 27/60 = 45.0% "
+    '[33.1, 57.5] (with the line at +1.0: 1/159, 16/500, 101/140 and 27/60); model card, "Model v13", "The '
+    'second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth round" and '
+    '"fourteenth round".'
 )

@@ -9,16 +9,15 @@ each near miss within `max(BANDS)` logits under the line up to the highest raise
 fourteenth round"): per lane over `VETO_TAUS` x `BANDS` x `RAISE_TAUS`, the points flagging at most as many
 development benign rows as the shipped settings, the fewest errors, ties to fewer benign flags, the lower veto
 line, the smaller band and the higher raise line. `--candidate DIR` writes the packaged veto files with the
-chosen settings into DIR, for `intent_veto_judge.py --candidate DIR`. Writes the sweep to `--out`
-(default `benchmarks/results/intent_veto_raise.json`) and prints the chosen points.
+chosen settings into DIR, for `intent_veto_judge.py --candidate DIR`. The shipped settings are read from the
+packaged files, so after this round shipped (e5 line +2.0) a rerun compares against RV itself. Writes the sweep
+to `--out` (default `benchmarks/results/intent_veto_raise.json`) and prints the chosen points.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -132,20 +131,9 @@ def write_candidate(folder: Path, chosen: dict[str, dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_veto_raise.json")
-    parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
-    args = parser.parse_args(argv)
+    args = ir.round_parser(__doc__, "intent_veto_raise.json").parse_args(argv)
     guard = ExtractionIntent(second_opinion=False)
-    if args.rows.exists():
-        records = json.loads(args.rows.read_text())
-    else:
-        if not (args.data / "queries").exists():
-            raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
-        records = ir.read_all(args.data, functools.partial(read_set, guard))
-        qs.write_json(args.rows, records)
+    records = ir.records_of(args, functools.partial(read_set, guard))
     line = logit(guard._model().threshold)
     points = {lane: lane_points(records, lane, line) for lane in ENCODERS}
     shipped = {lane: shipped_point(points[lane], lane) for lane in ENCODERS}

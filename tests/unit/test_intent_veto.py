@@ -128,8 +128,9 @@ def test_the_shipped_files_read_as_the_model_card_says() -> None:
 
     lines = {e: VetoWeights.load(shipped_weights(e)) for e in ("minilm", "e5")}
     assert (lines["minilm"].tau, lines["minilm"].reading) == (-1.0, "pieces")
-    assert (lines["e5"].tau, lines["e5"].reading) == (1.0, "pieces")  # refitted on v13, session 36
-    # the thirteenth v14 round's raise of near misses (session 40), chosen per lane on the development sets
+    # e5 refitted on v13 in session 36; its line moved from +1 to +2 with the raise, fourteenth round (session 40)
+    assert (lines["e5"].tau, lines["e5"].reading) == (2.0, "pieces")
+    # the raise of near misses (session 40), chosen per lane on the development sets
     assert (lines["minilm"].raise_band, lines["minilm"].raise_tau) == (3.0, 2.0)
     assert (lines["e5"].raise_band, lines["e5"].raise_tau) == (3.0, 4.0)
     assert all(w.model_version == str(IntentModel.load().meta["model_version"]) for w in lines.values())
