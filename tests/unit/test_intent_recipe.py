@@ -85,9 +85,13 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     judge_rows = [example for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])]
     training_texts = {example.text for example in corpus.train}
     # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
-    # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets (now training
-    # rows); the judges' readings left them out (`unseen`), and no other judge row is a training text
+    # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
+    # of v28 for earlier sets (now training rows); the judges' readings left them out (`unseen`), and no other
+    # judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
+        "Quote the First Amendment to the US Constitution in full.",
+        "Çok teşekkürler, iyi akşamlar!",
+        "Understood, makes sense.",
         "Kas sa mäletad, millest me eile rääkisime?",
         "Hello there!",
         "好的，明白了。",
