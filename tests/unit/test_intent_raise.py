@@ -216,3 +216,30 @@ def test_the_fourteenth_rounds_sweep_moves_the_veto_line_and_the_raise_as_its_ru
     assert rounds.choose([shipped, fewer, cheaper_but_noisier], shipped) == fewer  # more benign flags: not eligible
     worse = {**shipped, "tau": 2.0, "benign_flagged": 5, "requests_missed": 30, "errors": 35}
     assert rounds.choose([shipped, worse], shipped) == shipped
+
+
+def test_warm_up_loads_every_verifier_once_and_the_service_finds_every_intent_guard() -> None:
+    """`warm_up` preloads both verifiers (a missing file is reported, and its flags stand); the service's warm-up
+    reaches intent guards wrapped by `SignalOnly` and `QueryShield` too."""
+    from ragshield.guards.layered import SignalOnly
+    from ragshield.guards.rag_ct import RagCT
+    from ragshield.guards.shield import QueryShield
+    from ragshield.service.app import warm_intent
+
+    version = str(IntentModel.load().meta["model_version"])
+    guard = ExtractionIntent(second_opinion=True)
+    fake = FakeVerifier(fake_weights(version=version), {})
+    guard.veto_ = veto_of(minilm=fake)  # e5's file does not exist
+    assert guard.warm_up() == {"minilm": True, "e5": False} and fake.read == []  # loaded, nothing read
+    assert ExtractionIntent(second_opinion=False).warm_up() == {}
+
+    class CountingIntent(ExtractionIntent):  # a FAKE that counts warm-ups instead of loading anything
+        warmed = 0
+
+        def warm_up(self) -> dict[str, bool]:
+            CountingIntent.warmed += 1
+            return {}
+
+    shield = QueryShield(detectors=(RagCT(k=3), CountingIntent()))
+    assert warm_intent([SignalOnly(CountingIntent(), 0.99), shield, RagCT(k=3)]) == 2
+    assert CountingIntent.warmed == 2

@@ -51,7 +51,7 @@ from ragshield.guards.intent_bank import (
     query_segments,
 )
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_veto import SecondOpinion
+from ragshield.guards.intent_veto import IntentVeto, SecondOpinion, shipped_veto
 from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -260,12 +260,21 @@ class ExtractionIntent(Detector):
         scored = model.with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))
         if not self.second_opinion:
             return scored
-        if not hasattr(self, "veto_"):
-            from ragshield.guards.intent_veto import shipped_veto
-
-            self.veto_ = shipped_veto(self.raise_near_misses)
         # the guard's own line (a given or fitted threshold), so a raised query is flagged by this guard
-        return self.veto_.read_flags(model, texts, scored, getattr(self, "threshold_", model.threshold))
+        return self._veto().read_flags(model, texts, scored, getattr(self, "threshold_", model.threshold))
+
+    def _veto(self) -> IntentVeto:
+        """The second opinion (`veto_`: the packaged one unless set), made on first use."""
+        if not hasattr(self, "veto_"):
+            self.veto_ = shipped_veto(self.raise_near_misses)
+        return self.veto_
+
+    def warm_up(self) -> dict[str, bool]:
+        """Load the model and, with the second opinion on, both verifiers now rather than on the first flag or
+        near miss (seconds of CPU and about 350 MB; a service calls it at start-up). Returns, per verifier,
+        whether it loaded ({} without a second opinion); one that cannot load leaves its flags standing."""
+        model = self._model()
+        return self._veto().preload(str(model.meta.get("model_version"))) if self.second_opinion else {}
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:
         """Probabilities of many queries; higher = more suspicious."""

@@ -187,6 +187,11 @@ class IntentVeto:
                 self._verifiers[encoder] = self._attempt(encoder, lambda: load_verifier(weights))
             return self._verifiers[encoder]
 
+    def preload(self, model_version: str) -> dict[str, bool]:
+        """Load every verifier for flags of `model_version` now (a service's warm-up), rather than on the first
+        flag or near miss; per encoder, whether it loaded (one that cannot load is logged, and its flags stand)."""
+        return {encoder: self.verifier(encoder, model_version) is not None for encoder in self.files}
+
     @staticmethod
     def _attempt(encoder: str, load: Callable[[], Any]) -> Any | None:
         try:

@@ -25,7 +25,7 @@ import asyncio
 import gc
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -87,13 +87,32 @@ def _warm_up(state: ServiceState) -> None:
 
 def warm_guards(shield: Shield) -> None:
     """Run the defense's guards once on a record written by no one: the answer copies the chunk
-    (without canaries), so the echo and PII scanners load now; no policy: it counts for no one."""
+    (without canaries), so the echo and PII scanners load now; no policy: it counts for no one. The
+    intent guards' second opinions, which a benign warm-up query never reaches, load too (`warm_intent`)."""
+    warm_intent(shield.defense.query_guards)
     query = Query("warm-up", user_id="ragshield-warm-up")
     text = "A warm-up record written by no one, with a number to scan: 555-0100."
     chunk = Chunk(id="warm-up", doc_id="warm-up", text=text)
     decision = shield.check_query(query, (ScoredChunk(chunk, 1.0, 0),))
     if decision.decorated is not None:
         shield.check_output(decision.decorated, text)
+
+
+def warm_intent(guards: Sequence[object]) -> int:
+    """`ExtractionIntent.warm_up` on every intent guard among `guards` and the guards they wrap (`SignalOnly`'s
+    `guard`, `QueryShield`'s `detectors`), so the first flag or near miss does not pay for loading its
+    verifier; returns how many intent guards were warmed."""
+    from ragshield.guards.intent import ExtractionIntent
+
+    pending, warmed = list(guards), 0
+    while pending:
+        guard = pending.pop()
+        if isinstance(guard, ExtractionIntent):
+            guard.warm_up()
+            warmed += 1
+        pending += [inner for inner in (getattr(guard, "guard", None),) if inner is not None]
+        pending += list(getattr(guard, "detectors", ()))
+    return warmed
 
 
 def freeze_warmed_heap() -> None:
