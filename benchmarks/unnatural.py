@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import binascii
-import codecs
 import importlib
 import inspect
 import json
@@ -35,19 +33,20 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragshield.guards.release.unnatural import UnnaturalSpan, UnnaturalTextDetector
+from ragshield.guards.release.unnatural import UnnaturalTextDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ragshield.metrics.intervals import wilson
+from unnatural_encoders import INFORMATIONAL, encoders
+from unnatural_feed import COVERED, DELTA, detect, flagged
+from unnatural_report import render
 from unnatural_samples import MULTILINGUAL, SPECIAL
 
 REPO = Path(__file__).resolve().parents[1]
-DELTA = 4
-COVERED = 0.9  # a blob counts as detected when this share of its characters is flagged
 PREFIX = "Sure, here is the information you asked for: "
 SUFFIX = "\nLet me know if there is anything else I can help with."
 
@@ -63,22 +62,6 @@ def _rows(name: str) -> list[dict[str, Any]]:
         return []
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
-
-
-def detect(text: str, delta: int = DELTA, **params: Any) -> list[UnnaturalSpan]:
-    detector = UnnaturalTextDetector(**params)
-    spans: list[UnnaturalSpan] = []
-    for i in range(0, len(text), delta):
-        spans.extend(detector.feed(text[i : i + delta]))
-    spans.extend(detector.flush())
-    return spans
-
-
-def flagged(spans: list[UnnaturalSpan], length: int) -> bytearray:
-    mask = bytearray(length)
-    for span in spans:
-        mask[span.start : span.end] = b"\x01" * (span.end - span.start)
-    return mask
 
 
 # -- benign sets ------------------------------------------------------------------------------
@@ -113,6 +96,7 @@ def benign_sets(per_source: int) -> dict[str, list[tuple[str, str]]]:
 
 
 def run_fpr(per_source: int) -> dict[str, Any]:
+    """The fpr section: per benign set, how many answers have a flagged span, with their ids and spans."""
     out: dict[str, Any] = {}
     for name, items in benign_sets(per_source).items():
         hits = []
@@ -137,173 +121,7 @@ def run_fpr(per_source: int) -> dict[str, Any]:
     return out
 
 
-# -- encodings --------------------------------------------------------------------------------
-
-MORSE = dict(
-    zip(
-        "abcdefghijklmnopqrstuvwxyz0123456789.,?'!/()&:;=+-_\"$@",
-        [
-            ".-",
-            "-...",
-            "-.-.",
-            "-..",
-            ".",
-            "..-.",
-            "--.",
-            "....",
-            "..",
-            ".---",
-            "-.-",
-            ".-..",
-            "--",
-            "-.",
-            "---",
-            ".--.",
-            "--.-",
-            ".-.",
-            "...",
-            "-",
-            "..-",
-            "...-",
-            ".--",
-            "-..-",
-            "-.--",
-            "--..",
-            "-----",
-            ".----",
-            "..---",
-            "...--",
-            "....-",
-            ".....",
-            "-....",
-            "--...",
-            "---..",
-            "----.",
-            ".-.-.-",
-            "--..--",
-            "..--..",
-            ".----.",
-            "-.-.--",
-            "-..-.",
-            "-.--.",
-            "-.--.-",
-            ".-...",
-            "---...",
-            "-.-.-.",
-            "-...-",
-            ".-.-.",
-            "-....-",
-            "..--.-",
-            ".-..-.",
-            "...-..-",
-            ".--.-.",
-        ],
-        strict=True,
-    )
-)
-NATO_WORDS = [
-    "Alfa",
-    "Bravo",
-    "Charlie",
-    "Delta",
-    "Echo",
-    "Foxtrot",
-    "Golf",
-    "Hotel",
-    "India",
-    "Juliett",
-    "Kilo",
-    "Lima",
-    "Mike",
-    "November",
-    "Oscar",
-    "Papa",
-    "Quebec",
-    "Romeo",
-    "Sierra",
-    "Tango",
-    "Uniform",
-    "Victor",
-    "Whiskey",
-    "Xray",
-    "Yankee",
-    "Zulu",
-]
-DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
-
-
-def _morse(text: str) -> str:
-    words = [" ".join(MORSE[c] for c in word if c in MORSE) for word in text.lower().split()]
-    return " / ".join(w for w in words if w)
-
-
-def _nato(text: str) -> str:
-    out = []
-    for c in text.lower():
-        if "a" <= c <= "z":
-            out.append(NATO_WORDS[ord(c) - 97])
-        elif c.isdigit():
-            out.append(DIGIT_WORDS[int(c)])
-    return " ".join(out)
-
-
-def _regional(text: str) -> str:
-    return "".join(
-        chr(0x1F1E6 + ord(c) - 97) if "a" <= c <= "z" else c for c in text.lower() if c.isalnum() or c == " "
-    )
-
-
-def _filler_random(text: str, rng: random.Random) -> str:
-    return "".join(c + rng.choice("bcdfghjklmnpqrstvwxz") for c in text)
-
-
-def _uu(data: bytes) -> str:
-    return "".join(binascii.b2a_uu(data[i : i + 45]).decode("ascii") for i in range(0, len(data), 45))
-
-
-def encoders(rng: random.Random) -> dict[str, Callable[[str], str]]:
-    def b(text: str) -> bytes:
-        return text.encode("utf-8")
-
-    return {
-        "base64": lambda t: base64.b64encode(b(t)).decode(),
-        "base64-wrapped": lambda t: base64.encodebytes(b(t)).decode(),
-        "base32": lambda t: base64.b32encode(b(t)).decode(),
-        "base85": lambda t: base64.b85encode(b(t)).decode(),
-        "ascii85": lambda t: base64.a85encode(b(t)).decode(),
-        "uuencode": lambda t: _uu(b(t)),
-        "hex": lambda t: binascii.hexlify(b(t)).decode(),
-        "hex-upper": lambda t: binascii.hexlify(b(t)).decode().upper(),
-        "hex-spaced": lambda t: binascii.hexlify(b(t), " ").decode(),
-        "hex-escapes": lambda t: "".join(f"\\x{c:02x}" for c in b(t)),
-        "hex-0x-list": lambda t: ", ".join(f"0x{c:02x}" for c in b(t)),
-        "percent-encoding": lambda t: "".join(f"%{c:02X}" for c in b(t)),
-        "binary": lambda t: " ".join(f"{c:08b}" for c in b(t)),
-        "decimal-codes": lambda t: " ".join(str(c) for c in b(t)),
-        "decimal-commas": lambda t: ", ".join(str(c) for c in b(t)),
-        "octal-escapes": lambda t: "".join(f"\\{c:03o}" for c in b(t)),
-        "morse": _morse,
-        "char-per-line": lambda t: "\n".join(t),
-        "numbered-lines": lambda t: "\n".join(f"{i + 1}. {c}" for i, c in enumerate(t)),
-        "html-tag-per-letter": lambda t: "".join(f"<b>{c}</b>" for c in t),
-        "span-per-letter": lambda t: "".join(f"<span>{c}</span>" for c in t),
-        "spaced-letters": lambda t: " ".join(t),
-        "filler-fixed": lambda t: "".join(c + "x" for c in t),
-        "filler-random": lambda t: _filler_random(t, rng),
-        "filler-upper": lambda t: "".join(c + "Q" for c in t),
-        "nato": _nato,
-        "regional-indicators": _regional,
-        "tag-characters": lambda t: "".join(chr(0xE0000 + ord(c)) for c in t if ord(c) < 128),
-    }
-
-
-# not targeted: these look like words; the echo guard compares them with the retrieved chunks
-INFORMATIONAL: dict[str, Callable[[str], str]] = {
-    "rot13": lambda t: codecs.encode(t, "rot13"),
-    "reversed": lambda t: t[::-1],
-    "leetspeak": lambda t: t.translate(str.maketrans("aeiostAEIOST", "4310574310S7")),
-    "doubled-letters": lambda t: "".join(c * 2 for c in t),
-}
+# -- recall -----------------------------------------------------------------------------------
 
 
 def record_texts(n: int, seed: int) -> list[str]:
@@ -323,6 +141,7 @@ def record_texts(n: int, seed: int) -> list[str]:
 
 
 def run_recall(n: int) -> dict[str, Any]:
+    """The recall section: per encoding family, how many of `n` encoded record snippets are detected."""
     rng = random.Random(7)
     records = record_texts(4 * n, seed=11)  # families with short encodings skip records below 60 chars
     out: dict[str, Any] = {}
@@ -403,6 +222,7 @@ def _time_per_delta(text: str, repeats: int) -> tuple[float, float]:
 
 
 def run_cost(repeats: int) -> dict[str, Any]:
+    """The cost section: CPU microseconds per delta over prose and base64 answers of three sizes."""
     out: dict[str, Any] = {}
     for size in (1_000, 10_000, 100_000):
         prose = _prose(size)
@@ -413,115 +233,8 @@ def run_cost(repeats: int) -> dict[str, Any]:
     return out
 
 
-# -- report -----------------------------------------------------------------------------------
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
-def render(results: dict[str, Any]) -> str:
-    params = results["params"]
-    lines = [
-        "# Unnatural-output detector (`ragshield.guards.release.unnatural`)",
-        "",
-        "Generated by `benchmarks/unnatural.py`; every rate with n and a Wilson 95% CI. "
-        f"Defaults: min_run_chars={params['min_run_chars']}, threshold={params['threshold']}, "
-        f"holdback_chars={params['holdback_chars']}; answers fed in {DELTA}-character deltas.",
-        "",
-    ]
-    if "fpr" in results:
-        lines += [
-            "## False positives on benign answers",
-            "",
-            "An answer counts as flagged when any span is reported. The costs were tuned on the `dev` halves, "
-            "the special cases and the multilingual prose; the `heldout` halves were not looked at while tuning.",
-            "",
-            "| set | n | flagged | rate | 95% CI | flagged chars / chars |",
-            "|---|---|---|---|---|---|",
-        ]
-        for name, row in results["fpr"].items():
-            low, high = row["ci95"]
-            lines.append(
-                f"| {name} | {row['n']} | {row['flagged']} | {_pct(row['rate'])} | {_pct(low)}-{_pct(high)} "
-                f"| {row['flagged_chars']} / {row['chars']} |"
-            )
-        lines.append("")
-    if "recall" in results:
-        lines += [
-            "## Recall per encoding family",
-            "",
-            f"Real record snippets (30-120 characters) encoded, kept when the encoding is >= 60 characters, "
-            f"embedded between two prose sentences. Detected = >= {int(COVERED * 100)}% of the blob's characters "
-            "flagged. `covered` is the mean share of blob characters flagged; `prose flagged` the share of the "
-            "surrounding prose characters flagged (span overshoot).",
-            "",
-            "| family | targeted | n | detected | recall | 95% CI | covered | prose flagged |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for name, row in results["recall"].items():
-            low, high = row["ci95"]
-            lines.append(
-                f"| {name} | {'yes' if row['targeted'] else 'no'} | {row['n']} | {row['detected']} | "
-                f"{_pct(row['recall'])} | {_pct(low)}-{_pct(high)} | {_pct(row['mean_covered_share'])} | "
-                f"{_pct(row['prose_chars_flagged_share'])} |"
-            )
-        lines.append("")
-    if "cost" in results:
-        lines += [
-            "## Cost per delta",
-            "",
-            f"CPython {sys.version.split()[0]}, CPU time (`time.process_time`), best of repeated runs, "
-            f"{DELTA}-character deltas fed to the detector alone, load average {results.get('load_average', '?')} "
-            f"on {os.cpu_count()} cores while measured (shared machine); `last 10%` is the mean over the last "
-            "tenth of the answer (equal to the overall mean when the cost is flat). Plain prose words are scored "
-            "in one step (`unnatural_scan.py`); base64 goes character by character. Tables before December 2026 "
-            "used wall-clock time and are not comparable; the before/after comparison, measured in one run, is in "
-            "[release.md](release.md#cost) (`echo+unnatural` minus `echo` is the detector's share).",
-            "",
-            "| answer | chars | us / delta | us / delta, last 10% |",
-            "|---|---|---|---|",
-        ]
-        for name, row in results["cost"].items():
-            lines.append(
-                f"| {name} | {row['chars']} | {row['us_per_delta']:.2f} | {row['us_per_delta_last_10pct']:.2f} |"
-            )
-        lines.append("")
-    lines += NOTES
-    return "\n".join(lines)
-
-
-NOTES = [
-    "## Reading",
-    "",
-    "- How it works: every character gets a cost from its Unicode class, its neighbours and the shape of its "
-    "word or number (prose letters earn a negative cost; case switches inside words, letters glued to digits, "
-    "one-letter words and lines, vowel-poor words, long alphanumeric runs, numbers separated by bare spaces, "
-    "escapes, punctuation-only words, symbols, format characters, repeated words and NATO chains cost). A CUSUM "
-    "of the costs reports a run once it reaches the threshold over at least min_run_chars characters. No list "
-    "of encodings is involved except the 26 NATO words.",
-    "- False positives on real answers: none on HealthcareMagic doctor answers or the multilingual prose. The "
-    "Enron bodies that are flagged are mostly text that is itself unnatural: quoted-printable residue "
-    "(`=09=09`, `=3D=3D`), Exchange addresses (`IMCEANOTES-+22...+40ENRON`), mail headers with hex "
-    "(`FILETIME=[F8E60810:01C15E64]`), spaced-out banner letters (`T H E  P O W E R`), long feed paths with "
-    "digit runs, attachment lists (`<<2250-G_Form79-845.doc>>`), lists of bare ID numbers, and ALL CAPS "
-    "acronym lists with phone numbers. As a release guard, withholding those is mostly harmless, but they count "
-    "here as false positives.",
-    "- Special cases flagged: a 5-row table of bare numbers with one-letter units (`| 0 h | 2 h |`) and an "
-    "answer quoting a UUID and a SHA-1 hash in one sentence (hex, 102 characters with the words between). "
-    "The brief's must-pass cases (code, the markdown table with a header, contact details, URL, dates, dosage "
-    "list, numbered sentences, order #A12-99812) pass, and unit tests pin them.",
-    "- Misses: letters interleaved with *random* filler letters are caught only half the time (the vowel share "
-    "and consonant-cluster costs are the only signal; a fixed filler letter or a capital filler is caught "
-    "always). Not targeted and mostly not caught: rot13, reversed text (they look like words; the echo guard "
-    "compares them with the retrieved chunks). Leetspeak and doubled letters are caught although not targeted.",
-    "- Span edges: a span starts at the first character of the blob's token and ends where the cost peaked; "
-    "it can take a separator and a following one-letter word (`I`) with it (`prose flagged` column).",
-    "",
-]
-
-
 def main(argv: list[str] | None = None) -> int:
+    """Run the chosen sections, merge them into the JSON results and write the report."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sections", nargs="+", default=["fpr", "recall", "cost"], choices=["fpr", "recall", "cost"])
     parser.add_argument("--per-source", type=int, default=200, help="benign answers per real-data half")
