@@ -37,8 +37,10 @@ from ragshield.guards.intent_model import logit
 from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_veto, shipped_weights, verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
-DEVELOPMENT = ("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12")
-DEVELOPMENT += ("v26", "chat13")
+DEVELOPMENT = (
+    *("v19", "chat6", "v20", "chat7", "v22", "chat9", "v23", "chat10"),
+    *("v24", "chat11", "v25", "chat12", "v26", "chat13"),
+)
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")  # the benign test buckets of the issue's FPR goal
 BANDS = (1.0, 2.0, 3.0)  # logits under the operating point's logit that the raise reads
 RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)  # the verifier's logit at or above which a near miss is raised
@@ -52,10 +54,10 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
     scores = guard.scores(texts)
     lanes = model.routes(texts)
     line = logit(model.threshold)
-    records = []
+    records: list[dict[str, Any]] = []
     for i, (example, score) in enumerate(zip(examples, scores, strict=True)):
         flagged = score.probability >= model.threshold
-        near = not flagged and score.second_opinion == SecondOpinion.NOT_ASKED
+        unread = not flagged and score.second_opinion == SecondOpinion.NOT_ASKED
         records.append(
             {
                 "set": name,
@@ -63,7 +65,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
                 "label": example.label,
                 "lane": "e5" if lanes[i] else "minilm",
                 "flagged": bool(flagged),
-                "gap": round(line - logit(score.probability), 4) if near else None,
+                "gap": round(line - logit(score.probability), 4) if unread else None,
                 "verifier": None,
             }
         )
@@ -189,6 +191,8 @@ def raise_cost(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any] |
             if record["set"] not in texts or not point or not raised(record, point["band"], -math.inf):
                 continue
             verifier = shipped_veto().verifier(record["lane"], version)
+            if verifier is None:
+                raise SystemExit(f"the {record['lane']} verifier does not load: the raise's cost cannot be measured")
             text = {0: texts[record["set"]][record["row"]]}
             read = functools.partial(
                 verifier_logits,
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
     records = records_of(args)
     points = {lane: sweep(records, lane) for lane in ENCODERS}
     chosen = {lane: choose(p) for lane, p in points.items()}
-    result = {"grid": points, "chosen": chosen, "public": public_check(records, chosen)}
+    result: dict[str, Any] = {"grid": points, "chosen": chosen, "public": public_check(records, chosen)}
     for lane in ENCODERS:
         print(f"{lane} (reads {'routed' if reads_routed(lane) else 'English'} queries)")
         print("band  tau  requests_up  benign_up  errors")
@@ -273,9 +277,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.cost:
         result["cost"] = raise_cost(records, chosen, args.data)
         print(f"cost: {result['cost']}")
+    finish(args, result, write_candidate)
+
+
+def finish(args: argparse.Namespace, result: dict[str, Any], candidate: Callable[[Path, Any], None]) -> None:
+    """Write a round's sweep to `--out` and, with `--candidate`, the veto files of its chosen settings."""
     qs.write_json(args.out, result)
     if args.candidate:
-        write_candidate(args.candidate, chosen)
+        candidate(args.candidate, result["chosen"])
         print(f"wrote {args.candidate}")
 
 

@@ -24,7 +24,6 @@ from typing import Any
 import intent_generalisation as ig
 import intent_raise as ir
 import intent_sets as isets
-import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import logit, sigmoid
 from ragshield.guards.intent_veto import shipped_weights
@@ -110,12 +109,17 @@ def shipped_point(points: list[dict[str, Any]], lane: str) -> dict[str, Any]:
     return next(p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted)
 
 
+def settings(point: dict[str, Any]) -> tuple[float, float, float]:
+    """A grid point's veto line, band and raise line, in `guard_flags`'s order."""
+    return float(point["tau"]), float(point["band"]), float(point["raise_tau"])
+
+
 def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any]], line: float) -> dict[str, Any]:
     """Step 1: per public bucket, rows the guard flags with the chosen settings and the share the raise reads."""
     out = {}
     for name in ir.PUBLIC:
         rows = [r for r in records if r["set"] == f"public-{name}"]
-        flagged = sum(guard_flags(r, *(chosen[r["lane"]][k] for k in ("tau", "band", "raise_tau")), line) for r in rows)
+        flagged = sum(guard_flags(r, *settings(chosen[r["lane"]]), line) for r in rows)
         read = sum(1 for r in rows if not r["flagged_by_model"] and r["gap"] <= chosen[r["lane"]]["band"])
         out[name] = {"flagged": ig.share(flagged, len(rows)), "read_by_raise": ig.share(read, len(rows))}
     return out
@@ -138,15 +142,17 @@ def main(argv: list[str] | None = None) -> None:
     points = {lane: lane_points(records, lane, line) for lane in ENCODERS}
     shipped = {lane: shipped_point(points[lane], lane) for lane in ENCODERS}
     chosen = {lane: choose(points[lane], shipped[lane]) for lane in ENCODERS}
-    result = {"grid": points, "shipped": shipped, "chosen": chosen, "public": public_check(records, chosen, line)}
+    result: dict[str, Any] = {
+        "grid": points,
+        "shipped": shipped,
+        "chosen": chosen,
+        "public": public_check(records, chosen, line),
+    }
     for lane in ENCODERS:
         print(f"{lane}: shipped {shipped[lane]}\n{' ' * len(lane)}  chosen  {chosen[lane]}")
     for name, row in result["public"].items():
         print(f"public {name}: flagged {row['flagged']['k']}/{row['flagged']['n']}, read {row['read_by_raise']['k']}")
-    qs.write_json(args.out, result)
-    if args.candidate:
-        write_candidate(args.candidate, chosen)
-        print(f"wrote {args.candidate}")
+    ir.finish(args, result, write_candidate)
 
 
 if __name__ == "__main__":
