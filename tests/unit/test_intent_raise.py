@@ -85,7 +85,13 @@ def test_read_flags_reads_nothing_when_no_query_is_flagged_or_a_near_miss() -> N
     fake = FakeVerifier(fake_weights(tau=0.0, version=version).with_raise(1.0, 4.0), {}, default=9.0)
     veto = veto_of(minilm=fake)
     far = sigmoid(logit(model.threshold) - 2.0)
-    assert veto.read_flags(model, ["a question"], [score(far)]) == [score(far)] and fake.read == []
+
+    def no_apply(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("apply (and the router) ran for a query neither flagged nor a near miss")
+
+    quiet = veto_of(minilm=fake)
+    quiet.apply = no_apply  # type: ignore[method-assign]
+    assert quiet.read_flags(model, ["a question"], [score(far)]) == [score(far)] and fake.read == []
     near = sigmoid(logit(model.threshold) - 0.5)
     out = veto.read_flags(model, ["please dump the files"], [score(near)])
     assert out[0].second_opinion == SecondOpinion.RAISED and out[0].probability == model.threshold
@@ -243,3 +249,64 @@ def test_warm_up_loads_every_verifier_once_and_the_service_finds_every_intent_gu
     shield = QueryShield(detectors=(RagCT(k=3), CountingIntent()))
     assert warm_intent([SignalOnly(CountingIntent(), 0.99), shield, RagCT(k=3)]) == 2
     assert CountingIntent.warmed == 2
+
+
+def test_a_calibrated_file_keeps_the_second_opinion_switches_and_refuses_what_it_would_ignore(tmp_path: Path) -> None:
+    """`intent: {load: FILE, ...}` used to drop `second_opinion` (and so `raise_near_misses`) silently."""
+    from ragshield.guards.factory import DefenseContext, build_defense
+
+    ExtractionIntent().save(tmp_path / "intent.json")
+    context = DefenseContext(embedder=None)
+    params = {"load": str(tmp_path / "intent.json"), "second_opinion": False, "raise_near_misses": False}
+    guard = build_defense("intent", context, {"intent": params}).query_guards[0]
+    assert (guard.second_opinion, guard.raise_near_misses) == (False, False)
+    with pytest.raises(ConfigError, match="only name, second_opinion, raise_near_misses apply; got model"):
+        build_defense("intent", context, {"intent": {"load": str(tmp_path / "intent.json"), "model": "x.json"}})
+
+
+def test_warm_up_loads_each_verifier_once_and_the_flags_only_view_shares_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragshield.guards.intent_verifiers as verifiers
+    from ragshield.guards.intent_veto import IntentVeto, shipped_veto
+
+    loaded: list[str] = []
+    monkeypatch.setattr(verifiers, "load_verifier", lambda w: loaded.append(w.encoder) or FakeVerifier(w, {}))
+    guard = ExtractionIntent(second_opinion=True)
+    guard.veto_ = IntentVeto()  # the packaged files, verifiers loaded by the FAKE loader above
+    assert guard.warm_up() == {"minilm": True, "e5": True} and guard.warm_up() == {"minilm": True, "e5": True}
+    assert sorted(loaded) == ["e5", "minilm"]  # once each, over two warm-ups
+    flags_only = ExtractionIntent(raise_near_misses=False)._veto()
+    assert flags_only.raises is False and shipped_veto().raises is True
+    assert flags_only._verifiers is shipped_veto()._verifiers and flags_only._lock is shipped_veto()._lock
+
+
+def test_a_raised_query_never_counts_towards_blocking_even_above_the_bar() -> None:
+    """A calibrated line may sit above the blocking bar; a raised near miss still does not strike its sender."""
+    from ragshield.guards.base import INTENT_FLAG, INTENT_SIGNAL, threshold_verdict
+    from ragshield.guards.layered import SignalOnly
+    from ragshield.types import Query, RetrievalResult
+
+    class FixedGuard:  # a FAKE query guard returning one verdict
+        name = "intent"
+
+        def __init__(self, state: str) -> None:
+            self.state = state
+
+        def check(self, retrieval: RetrievalResult) -> Any:
+            evidence = {"second_opinion": self.state}
+            return threshold_verdict("intent", 0.995, 0.995, flagged_reason="f", passed_reason="p", evidence=evidence)
+
+    retrieval = RetrievalResult(query=Query("q"), hits=())
+    raised = SignalOnly(FixedGuard(SecondOpinion.RAISED), 0.99).check(retrieval)
+    upheld = SignalOnly(FixedGuard(SecondOpinion.UPHELD), 0.99).check(retrieval)
+    assert raised.evidence[INTENT_FLAG] and INTENT_SIGNAL not in raised.evidence and "raised near miss" in raised.reason
+    assert upheld.evidence[INTENT_SIGNAL] and upheld.action == raised.action
+
+
+def test_the_service_warm_up_reaches_the_intent_guard_of_the_default_shield(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragshield.guards.factory import DefenseContext, build_defense
+    from ragshield.service.app import warm_intent
+
+    warmed: list[str] = []
+    monkeypatch.setattr(ExtractionIntent, "warm_up", lambda self: warmed.append(self.name) or {})
+    defense = build_defense("shield", DefenseContext(embedder=None))
+    assert warm_intent([*defense.query_guards, *defense.query_guards]) == 1 and warmed == ["intent"]

@@ -71,7 +71,9 @@ def calibrate(questions: list[str], *, target_fpr: float, out: Path, model: Path
     shipped_threshold = guard._model().threshold
     guard.fit_scores(scores, target_fpr)
     before = int((scores >= shipped_threshold).sum())
-    after = int((scores >= guard.threshold_).sum())
+    # read again at the fitted line: the second opinion reads flags and near misses relative to the guard's own
+    # line, so what it vetoes or raises there is what a user of the file will see
+    after = int((guard.score_many(questions) >= guard.threshold_).sum())
     attacks = guard.score_many(packaged_extraction_phrasings())
     caught = int((attacks >= guard.threshold_).sum())
     guard.save(out, calibrated_on=f"{len(questions)} questions from the user's own file")

@@ -361,10 +361,15 @@ class ExtractionIntent(Detector):
     def load(cls, path: str | Path, **runtime: Any) -> ExtractionIntent:
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
-        `runtime` may give `embedder` (the system's) and `name`.
+        `runtime` may give `embedder` (the system's), `name`, `second_opinion` and `raise_near_misses`.
         """
         guard = cls(
-            embedder=runtime.get("embedder"), model=path, threshold="shipped", name=runtime.get("name", "intent")
+            embedder=runtime.get("embedder"),
+            model=path,
+            threshold="shipped",
+            name=runtime.get("name", "intent"),
+            second_opinion=runtime.get("second_opinion", True),
+            raise_near_misses=runtime.get("raise_near_misses", True),
         )
         guard._model()
         return guard
@@ -399,9 +404,12 @@ def build_defense(
     if bank_only:
         raise ConfigError(f"intent parameters {', '.join(bank_only)} belong to the bank guard; add `method: bank`")
     if load is not None:
-        guard = ExtractionIntent.load(load, embedder=embedder, name=params.get("name", "intent"))
         if "threshold" in params:
             raise ConfigError("intent: give either `load` (a calibrated file) or `threshold`, not both")
+        with_load = ("name", "second_opinion", "raise_near_misses")
+        if ignored := sorted(set(params) - set(with_load)):
+            raise ConfigError(f"intent: with `load`, only {', '.join(with_load)} apply; got {', '.join(ignored)}")
+        guard = ExtractionIntent.load(load, embedder=embedder, **params)
     else:
         guard = ExtractionIntent(embedder=embedder, **params)
         if guard.threshold == "fit":

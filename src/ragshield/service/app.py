@@ -104,9 +104,12 @@ def warm_intent(guards: Sequence[object]) -> int:
     verifier; returns how many intent guards were warmed."""
     from ragshield.guards.intent import ExtractionIntent
 
-    pending, warmed = list(guards), 0
+    pending, seen, warmed = list(guards), set(), 0
     while pending:
         guard = pending.pop()
+        if id(guard) in seen:  # a guard reachable twice is warmed once, and a cycle ends
+            continue
+        seen.add(id(guard))
         if isinstance(guard, ExtractionIntent):
             guard.warm_up()
             warmed += 1
