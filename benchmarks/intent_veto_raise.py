@@ -106,7 +106,10 @@ def shipped_point(points: list[dict[str, Any]], lane: str) -> dict[str, Any]:
     """The grid point of the packaged file's settings (veto line, band, raise line)."""
     weights = VetoWeights.load(shipped_weights(lane))
     wanted = (weights.tau, weights.raise_band, weights.raise_tau)
-    return next(p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted)
+    found = [p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted]
+    if not found:
+        raise SystemExit(f"the packaged {lane} settings {wanted} are not a point of this round's grid")
+    return found[0]
 
 
 def settings(point: dict[str, Any]) -> tuple[float, float, float]:
