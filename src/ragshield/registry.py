@@ -111,7 +111,7 @@ DEFENSES = Registry(
         "none": "ragshield.guards.factory:build_no_defense",
         "rag-ct": "ragshield.guards.rag_ct:build_defense",
         "rag-ct-2s": "ragshield.guards.anomaly:build_defense",
-        "intent": "ragshield.guards.intent:build_defense",
+        "intent": "ragshield.guards.intent_defense:build_defense",
         "query-shield": "ragshield.guards.shield:build_defense",
         "canary-rag": "ragshield.guards.canary.defense:build_defense",
         "rephrase": "ragshield.guards.baselines.rephrase:build_defense",

