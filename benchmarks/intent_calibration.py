@@ -14,7 +14,8 @@ from typing import Any
 from intent_scoring import Embedders, probabilities
 from intent_sets import Example
 from ragshield.calibration import threshold_at_fpr
-from ragshield.guards.intent_model import IntentModel, logit
+from ragshield.guards.intent_arrays import logit
+from ragshield.guards.intent_model import IntentModel
 
 TARGET_FPR = 0.005  # chosen before any evaluation: half the 1% goal, for transfer to unseen sets
 PER_PATH = True  # an operating point per stacker (see `calibrate`), from v5

@@ -33,7 +33,7 @@ import intent_veto_judge as judge
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_model import logit
+from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_veto, shipped_weights, verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 

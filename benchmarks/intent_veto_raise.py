@@ -25,7 +25,7 @@ import intent_generalisation as ig
 import intent_raise as ir
 import intent_sets as isets
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_model import logit, sigmoid
+from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_veto import shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 

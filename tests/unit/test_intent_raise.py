@@ -18,7 +18,8 @@ from intent_veto_fakes import FLAG_AT, BrokenVerifier, FakeVerifier, apply, fake
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_model import IntentModel, logit, sigmoid
+from ragshield.guards.intent_arrays import logit, sigmoid
+from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_veto import MAX_CHARACTERS, SecondOpinion
 from ragshield.guards.intent_veto_weights import VetoWeights
 from ragshield.guards.layered import COUNT_AT

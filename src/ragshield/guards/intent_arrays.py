@@ -1,4 +1,5 @@
-"""Array helpers of the `intent` model: its hidden layer and how its arrays are written to JSON.
+"""Numeric helpers of the `intent` model: log-odds and probabilities, its hidden layer and how its arrays are
+written to JSON.
 
 Arrays are stored as base64 of little-endian bytes (float32, or float16 for a hidden layer), so a
 model file is plain JSON and nothing is unpickled.
@@ -7,8 +8,20 @@ model file is plain JSON and nothing is unpickled.
 from __future__ import annotations
 
 import base64
+import math
 
 import numpy as np
+
+
+def sigmoid(value: float) -> float:
+    """Log-odds to a probability in [0, 1] (clamped at +-50, so it never overflows)."""
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
+
+
+def logit(p: float) -> float:
+    """A probability to log-odds (`sigmoid`'s inverse; p clamped to [1e-12, 1 - 1e-12], so 0 and 1 stay finite)."""
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    return math.log(p / (1.0 - p))
 
 
 def input_width(weights: np.ndarray, hidden: np.ndarray | None) -> int:

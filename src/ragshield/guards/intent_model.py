@@ -52,7 +52,15 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import from_b64, hidden_from_b64, input_width, layer_fits, part_logits, to_b64
+from ragshield.guards.intent_arrays import (
+    from_b64,
+    hidden_from_b64,
+    input_width,
+    layer_fits,
+    part_logits,
+    sigmoid,
+    to_b64,
+)
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
 from ragshield.guards.intent_run_together import run_together_form
@@ -85,17 +93,6 @@ class IntentScore:
     segments: int
     second_opinion: str = "not asked"
     veto_logit: float | None = None
-
-
-def sigmoid(value: float) -> float:
-    """Log-odds to a probability in [0, 1] (clamped at +-50, so it never overflows)."""
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
-
-
-def logit(p: float) -> float:
-    """A probability to log-odds (`sigmoid`'s inverse; p clamped to [1e-12, 1 - 1e-12], so 0 and 1 stay finite)."""
-    p = min(max(p, 1e-12), 1.0 - 1e-12)
-    return math.log(p / (1.0 - p))
 
 
 class IntentModel:

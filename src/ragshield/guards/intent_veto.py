@@ -49,9 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
-from ragshield.guards.intent_model import IntentModel, IntentScore, logit, sigmoid
+from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
