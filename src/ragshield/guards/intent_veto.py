@@ -230,7 +230,7 @@ class IntentVeto:
         version = str(model.meta.get("model_version"))
         raising = [w for e in self.files if self.raises and (w := self.weights(e, version))]
         bands = [w.raise_band for w in raising if w.raise_band is not None]
-        floor = sigmoid(logit(line) - max(bands)) if bands else line
+        floor = band_floor(line, max(bands)) if bands else line
         if all(s.probability < floor for s in scores):
             return list(scores)
         return self.apply(
@@ -345,9 +345,14 @@ def near_misses(
     no verifier has read; none when the file does not raise (or did not load)."""
     if weights is None or weights.raise_band is None:
         return []
-    floor = sigmoid(logit(flag_at) - weights.raise_band)
+    floor = band_floor(flag_at, weights.raise_band)
     return [
         i
         for i in lane
         if floor <= scores[i].probability < flag_at and scores[i].second_opinion == SecondOpinion.NOT_ASKED
     ]
+
+
+def band_floor(flag_at: float, band: float) -> float:
+    """The lowest probability a near miss has: `band` logits under the line `flag_at`."""
+    return sigmoid(logit(flag_at) - band)
