@@ -112,7 +112,8 @@ def test_benign_answer_from_smollm_passes(index: VectorStoreIndex, guards: Any, 
     response = guarded.query("What should I do about persistent headaches?")
     info = response.metadata["ragshield"]
     assert info.get("stage") != "query" and len(sink) == 1  # the query guards let it through
-    assert len(response.source_nodes) == 3
+    # a halt at the output (SmolLM sometimes copies a canary-laced record) answers with the refusal and no sources
+    assert len(response.source_nodes) == (0 if info["blocked"] else 3)
     assert str(response).strip() and _canary_free(str(response), sink)
     assert info["blocked"] is (str(response) == DEFAULT_REFUSAL)  # a halt answers with the refusal only
 
