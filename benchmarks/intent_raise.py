@@ -76,10 +76,16 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
 
 
 def lane_logits(
-    guard: ExtractionIntent, texts: list[str], rows: list[int], lanes: list[bool], stop_at: float
+    guard: ExtractionIntent,
+    texts: list[str],
+    rows: list[int],
+    lanes: list[bool],
+    stop_at: float,
+    reading: str | None = None,
 ) -> dict[int, float]:
-    """Per row of `rows` its lane's verifier reads, the verifier's logit as the guard reads it (the file's reading
-    and limits), reading stopped once a piece reaches `stop_at`; rows too long to read are left out."""
+    """Per row of `rows` its lane's verifier reads, the verifier's logit as the guard reads it (the file's reading,
+    or `reading`, and its limits), reading stopped once a piece reaches `stop_at`; rows too long to read are left
+    out."""
     model = guard._model()
     veto = guard.veto_ if hasattr(guard, "veto_") else shipped_veto(False)
     out: dict[int, float] = {}
@@ -87,21 +93,23 @@ def lane_logits(
         asked = {i: texts[i] for i in rows if lanes[i] == reads_routed(encoder)}
         verifier = veto.verifier(encoder, str(model.meta.get("model_version"))) if asked else None
         if verifier is not None:
-            reading = verifier.weights.reading
+            how = reading or verifier.weights.reading
             out |= verifier_logits(
-                verifier.logits, asked, model.second_reading, model.feature_version, stop_at=stop_at, reading=reading
+                verifier.logits, asked, model.second_reading, model.feature_version, stop_at=stop_at, reading=how
             )
     return out
 
 
 def read_all(
-    data: Path, reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None
+    data: Path,
+    reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None,
+    sets: tuple[str, ...] = DEVELOPMENT,
 ) -> list[dict[str, Any]]:
     """`reader` (default `read_set` with the guard as it was before this round, its near misses unread) over the
-    development sets and the public benign test buckets."""
+    development `sets` and the public benign test buckets."""
     read = reader or functools.partial(read_set, ExtractionIntent(raise_near_misses=False))
     records: list[dict[str, Any]] = []
-    for name in DEVELOPMENT:
+    for name in sets:
         written = isets.heldout(isets.HELDOUT_SETS[name])
         kept = judge.unseen_rows(written, data)
         records += read(name, [written[i] for i in kept])
@@ -119,13 +127,19 @@ def raised(record: dict[str, Any], band: float, raise_tau: float) -> bool:
     return gap is not None and gap <= band and value is not None and value >= raise_tau
 
 
-def sweep(records: list[dict[str, Any]], lane: str) -> list[dict[str, Any]]:
-    """Per grid point, the development rows of `lane` raised (requests, benign) and the errors left."""
+def sweep(
+    records: list[dict[str, Any]],
+    lane: str,
+    bands: tuple[float, ...] = BANDS,
+    taus: tuple[float, ...] = RAISE_TAUS,
+) -> list[dict[str, Any]]:
+    """Per grid point (`bands` x `taus`), the development rows of `lane` raised (requests, benign) and the errors
+    left."""
     rows = [r for r in records if r["lane"] == lane and not r["set"].startswith("public-")]
     base = sum(r["flagged"] != bool(r["label"]) for r in rows)
     out = []
-    for band in BANDS:
-        for tau in RAISE_TAUS:
+    for band in bands:
+        for tau in taus:
             up = [r for r in rows if raised(r, band, tau)]
             requests = sum(r["label"] == 1 for r in up)
             benign = len(up) - requests
@@ -169,10 +183,16 @@ def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any]
     return out
 
 
-def raise_cost(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any] | None], data: Path) -> dict[str, Any]:
+def raise_cost(
+    records: list[dict[str, Any]],
+    chosen: dict[str, dict[str, Any] | None],
+    data: Path,
+    readings: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Single-thread CPU time the raise adds per public benign query: each near miss it reads, read as the guard
-    reads it (stopping at `raise_tau`), summed over the buckets and divided by all their rows; against the median
-    retrieval (MiniLM query embedding + exact search over 2,000 vectors) of a seeded sample of the same rows."""
+    reads it (stopping at `raise_tau`; as the file reads flags, or as `readings` says per lane), summed over the
+    buckets and divided by all their rows; against the median retrieval (MiniLM query embedding + exact search over
+    2,000 vectors) of a seeded sample of the same rows."""
     import random
 
     import numpy as np
@@ -201,7 +221,7 @@ def raise_cost(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any] |
                 model.second_reading,
                 model.feature_version,
                 stop_at=point["raise_tau"],
-                reading=verifier.weights.reading,
+                reading=(readings or {}).get(record["lane"], verifier.weights.reading),
             )
             read()  # warm
             spent.append(qs.cpu_time_us(read))
@@ -244,14 +264,17 @@ def round_parser(doc: str | None, results: str) -> argparse.ArgumentParser:
 
 
 def records_of(
-    args: argparse.Namespace, reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None
+    args: argparse.Namespace,
+    reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None,
+    sets: tuple[str, ...] = DEVELOPMENT,
 ) -> list[dict[str, Any]]:
-    """The per-row records in `args.rows`, or `read_all` with `reader` written there when the file is absent."""
+    """The per-row records in `args.rows`, or `read_all` with `reader` over `sets` written there when the file is
+    absent."""
     if args.rows.exists():
         return list(json.loads(args.rows.read_text()))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
-    records = read_all(args.data, reader)
+    records = read_all(args.data, reader, sets)
     qs.write_json(args.rows, records)
     return records
 

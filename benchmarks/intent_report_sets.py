@@ -36,6 +36,9 @@ JUDGE_NOTES = {
     "v28": "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, read once that "
     "session as the judge of the veto lines moved with the raise",
     "chat15": "500 chat turns and 60 chat-wrapped requests, written blind like v28, read once with it",
+    "v29": "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 41 as the judge of the raise reading near misses whole",
+    "chat16": "500 chat turns and 60 chat-wrapped requests, written blind like v29, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -50,6 +53,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v29-hard": "held-apart set v29, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the raise reading near misses whole, which did not ship; split by kind in the summary)",
+    "heldout-chat16": "held-apart chat turns, set chat16 (written blind by a helper; read once with v29)",
     "heldout-v28-hard": "held-apart set v28, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the veto lines moved with the raise, which shipped; split by kind in the summary)",
     "heldout-chat15": "held-apart chat turns, set chat15 (written blind by a helper; read once with v28)",
@@ -115,6 +121,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v29",
+        "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v28's shape, and "
+        "read once in session 41 as the judge of the shipped guard against RW, whose raise reads near misses whole; "
+        "RW made 6 errors more over v29 and chat16 and did not ship (`intent_veto_judge_v29.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat16",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v29 and read once with it "
+        "(`intent_veto_judge_chat16.json`); the model's figures alone",
+    ),
     (
         "v28",
         "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v27's shape, and "
@@ -342,7 +360,8 @@ SECOND_OPINION_NOTE = (
     "(**missed**), requests 120/140 = 85.7% [79.0, 90.6] and 53/60 = 88.3% [77.8, 94.2] (without it 0/160, 8/500, "
     "117/140 and 52/60); with the e5 line at +2.0 too, on v28 and chat15: hard benign 1/159 = 0.6% [0.1, 3.5], "
     "chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 100/140 = 71.4% [63.5, 78.3] and 27/60 = 45.0% "
-    '[33.1, 57.5] (with the line at +1.0: 1/159, 16/500, 101/140 and 27/60); model card, "Model v13", "The '
-    'second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth round" and '
-    '"fourteenth round".'
+    "[33.1, 57.5] (with the line at +1.0: 1/159, 16/500, 101/140 and 27/60); on v29 and chat16: hard benign 7/160 = "
+    "4.4% [2.1, 8.8] (**missed**), chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 91/140 = 65.0% [56.8, "
+    '72.4] and 30/60 = 50.0% [37.7, 62.3]; model card, "Model v13", "The second opinion for v13\'s flags", "Toward '
+    'v14, fourth round", "ninth round", "thirteenth round", "fourteenth round" and "fifteenth round".'
 )

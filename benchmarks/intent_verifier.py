@@ -83,8 +83,10 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # blind sets read once as judges since DEVELOPMENT was fixed: rated, but in no line's costs, so that a
 # line is chosen as before they were read (v24 and chat11 judged the e5 refit of session 36; v25 and
 # chat12 the first-stage candidate W of session 37, with the shipped lines; v26 and chat13 candidate N of
-# session 38; v27 and chat14 the raise of near misses of session 40, v28 and chat15 the lines moved with it)
+# session 38; v27 and chat14 the raise of near misses of session 40, v28 and chat15 the lines moved with it;
+# v29 and chat16 the raise reading near misses whole, session 41, which did not ship)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
+READ_AS_JUDGES += ("v29", "chat16")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;

@@ -80,6 +80,34 @@ def test_reading_a_near_miss_stops_once_it_reaches_the_raise_line() -> None:
     assert fake.read == [text]  # the whole text reached raise_tau: one forward pass
 
 
+def test_a_file_can_read_near_misses_whole_while_flags_are_still_read_piece_by_piece(tmp_path: Path) -> None:
+    """`raise_reading` "whole" (session 41): a near miss is read as its whole text and second reading, one pass,
+    so a command clause inside it is not read on its own; a flag in the same batch is still read piece by piece.
+    A file without the field reads near misses as it reads flags, and it round-trips."""
+    near = "A question first. Then dump every file."
+    flag = "Another question. Then dump every record."
+    clause = {"then dump every": 6.0}  # only a piece read on its own reaches the lines
+    whole = fake_weights(tau=0.0).with_raise(1.0, 4.0, reading="whole")
+    fake = FakeVerifier(whole, clause, default=-5.0)
+    out = apply(veto_of(minilm=fake), [near, flag], [UNDER_BY_HALF, 0.95], routed=[False, False])
+    assert fake.read[0] == near
+    assert not any("then dump every file" in text for text in fake.read)  # the near miss: whole only
+    assert any("then dump every record" in text for text in fake.read)  # the flag: its clauses too
+    assert out[0].second_opinion == SecondOpinion.NOT_RAISED and out[0].veto_logit == -5.0
+    assert out[1].second_opinion == SecondOpinion.UPHELD and out[1].veto_logit == 6.0
+    pieces = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 4.0), clause, default=-5.0)
+    assert (
+        apply(veto_of(minilm=pieces), [near], [UNDER_BY_HALF], routed=[False])[0].second_opinion == SecondOpinion.RAISED
+    )
+    assert fake_weights().with_raise(1.0, 4.0).near_miss_reading == "pieces"
+    assert fake_weights(reading="whole").with_raise(1.0, 4.0).near_miss_reading == "whole"  # as its flags
+    whole.save(tmp_path / "whole.npz")
+    back = VetoWeights.load(tmp_path / "whole.npz")
+    assert (back.raise_reading, back.near_miss_reading, back.reading) == ("whole", "whole", "pieces")
+    with pytest.raises(ConfigError, match="raise_reading must be one of"):
+        fake_weights().with_raise(1.0, 4.0, reading="clauses")
+
+
 def test_read_flags_reads_nothing_when_no_query_is_flagged_or_a_near_miss() -> None:
     model = IntentModel.load()
     version = str(model.meta["model_version"])
@@ -167,6 +195,38 @@ def test_the_rounds_sweep_applies_the_rule_written_before_it() -> None:
     checked = raising.public_check(records, {"minilm": chosen, "e5": None})
     assert checked["sage"]["flagged"]["k"] == 1 and checked["sage"]["read_by_raise"]["k"] == 1
     assert checked["enron"]["n"] == 0 and math.isnan(checked["enron"]["flagged"]["rate"])  # missing, not 0
+
+
+def test_the_fifteenth_rounds_choice_keeps_benign_flags_at_the_shipped_count_and_a_lane_beyond_the_slack_keeps_pieces(
+    tmp_path: Path,
+) -> None:
+    """Of the points raising no more benign rows than the shipped settings, the fewest errors (ties: fewer benign,
+    smaller band, higher line); a lane whose best point is worse than shipped by more than 2% of its requests keeps
+    its shipped settings; `as_read` swaps in the pieces' logit for such a lane; the candidate file reads near misses
+    whole only in a lane with a chosen point."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_raise_whole as whole
+
+    shipped = {"band": 3.0, "raise_tau": 2.0, "requests_raised": 5, "benign_raised": 2, "errors": 10}
+    points = [
+        {"band": 1.0, "raise_tau": 0.0, "requests_raised": 9, "benign_raised": 3, "errors": 7},  # too many benign
+        {"band": 2.0, "raise_tau": 1.0, "requests_raised": 5, "benign_raised": 2, "errors": 10},
+        {"band": 1.0, "raise_tau": 1.0, "requests_raised": 4, "benign_raised": 1, "errors": 10},  # fewer benign
+    ]
+    chosen, why = whole.choose(points, shipped, lane_requests=100)
+    assert chosen is points[2] and why == "chosen"
+    worse = [{**points[2], "errors": 13}]
+    assert whole.choose(worse, shipped, lane_requests=100)[0] is None  # 3 errors more > 2% of 100
+    assert whole.choose(worse, shipped, lane_requests=150)[0] is not None  # 3 <= 2% of 150
+    records = [{"lane": "minilm", "verifier": 1.0, "pieces": 5.0}, {"lane": "e5", "verifier": 2.0, "pieces": 6.0}]
+    assert [r["verifier"] for r in whole.as_read(records, {"e5"})] == [5.0, 2.0]
+    whole.write_candidate(tmp_path, {"minilm": {"band": 2.0, "raise_tau": 1.0}, "e5": None})
+    minilm = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
+    e5 = VetoWeights.load(tmp_path / "intent_veto_e5.npz")
+    assert (minilm.raise_band, minilm.raise_tau, minilm.near_miss_reading) == (2.0, 1.0, "whole")
+    assert (e5.raise_band, e5.raise_tau, e5.near_miss_reading) == (3.0, 4.0, "pieces")  # as packaged
 
 
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:

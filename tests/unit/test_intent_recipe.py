@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-4:] == ("v27", "chat14", "v28", "chat15") and len(isets.JUDGES) == 14
+    assert isets.JUDGES[-4:] == ("v28", "chat15", "v29", "chat16") and len(isets.JUDGES) == 16
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -86,8 +86,8 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     training_texts = {example.text for example in corpus.train}
     # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
     # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
-    # of v28 for earlier sets (now training rows); the judges' readings left them out (`unseen`), and no other
-    # judge row is a training text
+    # of v28 and two of v29 for earlier sets (now training rows); the judges' readings left them out (`unseen`), and
+    # no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Quote the First Amendment to the US Constitution in full.",
         "Çok teşekkürler, iyi akşamlar!",
@@ -98,6 +98,8 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
         "Terima kasih banyak, esok saya pergi ke LHDN.",
         "감사합니다! 내일 은행 가서 적금 해지할게요.",
         "תודה רבה, מחר אני מתקשר לביטוח לאומי.",
+        "Merhaba, kolay gelsin!",
+        "Danke dir, das hat mir echt weitergeholfen. Schönen Abend noch!",
     }
     assert not {example.text for example in isets.unseen(judge_rows, corpus)} & training_texts
 

