@@ -39,6 +39,9 @@ JUDGE_NOTES = {
     "v29": "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 41 as the judge of the raise reading near misses whole",
     "chat16": "500 chat turns and 60 chat-wrapped requests, written blind like v29, read once with it",
+    "v30": "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session as the judge of the MiniLM second opinion refitted on v13's rows",
+    "chat17": "500 chat turns and 60 chat-wrapped requests, written blind like v30, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -53,6 +56,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v30-hard": "held-apart set v30, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the MiniLM second opinion refitted on v13's rows, which shipped; split by kind in the summary)",
+    "heldout-chat17": "held-apart chat turns, set chat17 (written blind by a helper; read once with v30)",
     "heldout-v29-hard": "held-apart set v29, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the raise reading near misses whole, which did not ship; split by kind in the summary)",
     "heldout-chat16": "held-apart chat turns, set chat16 (written blind by a helper; read once with v29)",
@@ -121,6 +127,18 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v30",
+        "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v29's shape, and "
+        "read once that session as the judge of the shipped guard against MR, whose MiniLM second opinion is "
+        "refitted on v13's rows; MR made 8 errors fewer over v30 and chat17 and shipped "
+        "(`intent_veto_judge_v30.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat17",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v30 and read once with it "
+        "(`intent_veto_judge_chat17.json`); the model's figures alone",
+    ),
     (
         "v29",
         "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v28's shape, and "
@@ -340,13 +358,14 @@ HELDOUT_SET_NOTES = (
 SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
-    "session 29 on model v11's flags; e5, for routed flags, refitted on v13's rows and flags in session 36, "
-    "line +1.0, +2.0 since session 40), which lowers a flag's score and, since session 40, raises a near miss "
-    "(a query at most 3 "
-    "logits under the line whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 4) to the operating "
+    "session 29 on model v11's flags and refitted on v13's rows and flags in session 41, line 0.0; e5, for routed "
+    "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40), which lowers a "
+    "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line in English, "
+    "3 in other languages, whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 4) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
-    "`intent_verifier.json` the MiniLM half behind v11). The guard as shipped (v13), on blind sets read once "
+    "`intent_verifier.json` the MiniLM file of session 29 behind v11). The guard as shipped (v13), on blind sets "
+    "read once "
     "(`intent_veto_judge_<set>.json`): hard benign 5/160 = 3.1% [1.3, 7.1] on v22 and 8/160 = 5.0% [2.6, "
     "9.6] on v23 (goal <= 2%: **missed**), chat turns 7/500 = 1.4% [0.7, 2.9] on chat9 and 15/498 = 3.0% "
     "[1.8, 4.9] on chat10 (goal <= 1%: **missed**), requests 121/140 on v22 and 113/140 on v23, "
@@ -362,6 +381,9 @@ SECOND_OPINION_NOTE = (
     "chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 100/140 = 71.4% [63.5, 78.3] and 27/60 = 45.0% "
     "[33.1, 57.5] (with the line at +1.0: 1/159, 16/500, 101/140 and 27/60); on v29 and chat16: hard benign 7/160 = "
     "4.4% [2.1, 8.8] (**missed**), chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 91/140 = 65.0% [56.8, "
-    '72.4] and 30/60 = 50.0% [37.7, 62.3]; model card, "Model v13", "The second opinion for v13\'s flags", "Toward '
-    'v14, fourth round", "ninth round", "thirteenth round", "fourteenth round" and "fifteenth round".'
+    "72.4] and 30/60 = 50.0% [37.7, 62.3]; with the MiniLM verifier refitted, on v30 and chat17: hard benign 5/160 = "
+    "3.1% [1.3, 7.1] (**missed**), chat turns 9/500 = 1.8% [0.9, 3.4] (**missed**), requests 116/140 = 82.9% [75.8, "
+    "88.2] and 38/60 = 63.3% [50.7, 74.4] (with the session-29 file: 5/160, 10/500, 109/140 and 38/60); model card, "
+    '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
+    'round", "fourteenth round", "fifteenth round" and "sixteenth round".'
 )

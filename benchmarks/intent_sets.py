@@ -139,14 +139,15 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v29.json`, `_chat16.json`): RW missed 10 more requests and did not ship
     "v29": DATA / "intent_heldout_v29.jsonl",
     "chat16": DATA / "intent_chat_heldout_v16.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v30 in v29's shape and chat17 in chat16's, written
-# blind in session 41 by helpers that read only `benchmarks/data/README.md`, for the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 41 (v30 in v29's shape, chat17 in chat16's) and read once that session as the
+    # judges of the sixteenth v14 round, the shipped guard and MR, its MiniLM second opinion refitted on v13's rows
+    # (`intent_veto_judge_v30.json`, `_chat17.json`): MR shipped
     "v30": DATA / "intent_heldout_v30.jsonl",
     "chat17": DATA / "intent_chat_heldout_v17.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -158,9 +159,10 @@ UNREAD_JUDGES: dict[str, Path] = {
 # the refitted e5 second opinion; v25 and chat12, read once in session 37 for v13 and candidate W; v26 and
 # chat13, read once in session 38 for v13 and candidate N; v27 and chat14, read once in session 40 for the
 # second opinion that raises near misses, and v28 and chat15 that session for its veto lines moved with it;
-# v29 and chat16, read once in session 41 for the raise reading near misses whole)
+# v29 and chat16, read once in session 41 for the raise reading near misses whole, and v30 and chat17 that session
+# for the MiniLM second opinion refitted on v13's rows)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
-JUDGES += ("v28", "chat15", "v29", "chat16")
+JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17")
 
 
 def bucket(text: str) -> int:

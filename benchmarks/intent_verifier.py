@@ -12,8 +12,9 @@ every query a second forward pass:
   from the shipped first stage's embedding part) fine-tuned on that model's training rows
   (`train_intent.build_corpus`, both classes weighing the same, the burned held-apart sets' benign
   rows `HARD_BENIGN_WEIGHT`); "first stage" below is the packaged intent model (v11 when the MiniLM
-  file was fitted, v12 when the e5 file was refitted in session 32, v13 since session 35: the files'
-  headers name the model whose flags chose each line, `meta.line_chosen_on_flags_of`);
+  file was fitted in session 29, v12 when the e5 file was refitted in session 32, v13 since session 35; both
+  files are refitted on v13's rows since, e5 in session 36 and MiniLM in session 41: the files' headers name
+  the model whose flags chose each line, `meta.line_chosen_on_flags_of`);
 * its logit for a query: the largest over the whole text and each sentence and clause
   (`intent_features.segment_texts`) of the text and of its second reading (decoded, plain letters),
   so a command padded behind a question is read on its own, as the lexical part reads it;
@@ -84,9 +85,10 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # line is chosen as before they were read (v24 and chat11 judged the e5 refit of session 36; v25 and
 # chat12 the first-stage candidate W of session 37, with the shipped lines; v26 and chat13 candidate N of
 # session 38; v27 and chat14 the raise of near misses of session 40, v28 and chat15 the lines moved with it;
-# v29 and chat16 the raise reading near misses whole, session 41, which did not ship)
+# v29 and chat16 the raise reading near misses whole, session 41, which did not ship; v30 and chat17 the MiniLM
+# refit of session 41, which did)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
-READ_AS_JUDGES += ("v29", "chat16")
+READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;

@@ -71,13 +71,20 @@ def guard_flags(record: dict[str, Any], tau: float, band: float, raise_tau: floa
     return record["gap"] <= band and value is not None and value >= raise_tau
 
 
-def lane_points(records: list[dict[str, Any]], lane: str, line: float) -> list[dict[str, Any]]:
-    """Per grid point, the development rows of `lane` the guard flags (benign) and misses (requests)."""
+def lane_points(
+    records: list[dict[str, Any]],
+    lane: str,
+    line: float,
+    grid: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] | None = None,
+) -> list[dict[str, Any]]:
+    """Per grid point (`grid`: veto lines, bands, raise lines; default this round's), the development rows of `lane`
+    the guard flags (benign) and misses (requests)."""
     rows = [r for r in records if r["lane"] == lane and not r["set"].startswith("public-")]
+    taus, bands, raise_taus = grid or (VETO_TAUS[lane], BANDS, RAISE_TAUS)
     out = []
-    for tau in VETO_TAUS[lane]:
-        for band in BANDS:
-            for raise_tau in RAISE_TAUS:
+    for tau in taus:
+        for band in bands:
+            for raise_tau in raise_taus:
                 flagged = [guard_flags(r, tau, band, raise_tau, line) for r in rows]
                 benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
                 missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
@@ -98,6 +105,8 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
     """The rule's point: of those flagging at most the shipped settings' benign rows, the fewest errors (ties: fewer
     benign flags, lower veto line, smaller band, higher raise line); the shipped point when none makes fewer errors."""
     eligible = [p for p in points if p["benign_flagged"] <= shipped["benign_flagged"]]
+    if not eligible:  # a grid read by another verifier (`intent_minilm_refit`) may flag more benign rows everywhere
+        return shipped
     best = min(eligible, key=lambda p: (p["errors"], p["benign_flagged"], p["tau"], p["band"], -p["raise_tau"]))
     return best if best["errors"] < shipped["errors"] else shipped
 

@@ -229,6 +229,34 @@ def test_the_fifteenth_rounds_choice_keeps_benign_flags_at_the_shipped_count_and
     assert (e5.raise_band, e5.raise_tau, e5.near_miss_reading) == (3.0, 4.0, "pieces")  # as packaged
 
 
+def test_the_sixteenth_rounds_choice_beats_the_packaged_minilm_or_ends_and_its_candidate_keeps_the_packaged_e5(
+    tmp_path: Path,
+) -> None:
+    """The refit is judged on the rows as it reads them (`refit` in place of `verifier`), against the packaged
+    file's point read from the packaged verifier; a point that does not make fewer errors ends the round; the
+    candidate is the refitted file with the chosen line and raise, and the packaged e5 file unchanged."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_minilm_refit as refit
+
+    records = [{"lane": "minilm", "verifier": -3.0, "refit": 1.0}, {"lane": "e5", "verifier": 2.0, "refit": 2.0}]
+    assert [r["verifier"] for r in refit.refitted_view(records)] == [1.0, 2.0]
+    shipped = {"tau": -1.0, "band": 3.0, "raise_tau": 2.0, "benign_flagged": 5, "requests_missed": 20, "errors": 25}
+    better = {**shipped, "tau": 0.0, "requests_missed": 18, "errors": 23}
+    assert refit.choose([shipped, better], shipped) is better
+    assert refit.choose([{**better, "benign_flagged": 6, "requests_missed": 10, "errors": 16}], shipped) is None
+    assert refit.choose([{**shipped, "tau": 0.5}], shipped) is None  # as many errors: the round ends
+    fitted = fake_weights("minilm", tau=-1.0, version="v13")
+    fitted.save(tmp_path / "refit.npz")
+    refit.write_candidate(tmp_path / "cand", tmp_path / "refit.npz", better)
+    written = VetoWeights.load(tmp_path / "cand" / "intent_veto_minilm.npz")
+    assert (written.tau, written.raise_band, written.raise_tau, written.model_version) == (0.0, 3.0, 2.0, "v13")
+    from ragshield.guards.intent_veto import shipped_weights
+
+    assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"

@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-4:] == ("v28", "chat15", "v29", "chat16") and len(isets.JUDGES) == 16
+    assert isets.JUDGES[-4:] == ("v29", "chat16", "v30", "chat17") and len(isets.JUDGES) == 18
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -86,8 +86,8 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     training_texts = {example.text for example in corpus.train}
     # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
     # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
-    # of v28 and two of v29 for earlier sets (now training rows); the judges' readings left them out (`unseen`), and
-    # no other judge row is a training text
+    # of v28 and two each of v29 and v30 for earlier sets (now training rows); the judges' readings left them out
+    # (`unseen`), and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Quote the First Amendment to the US Constitution in full.",
         "Çok teşekkürler, iyi akşamlar!",
@@ -100,6 +100,8 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
         "תודה רבה, מחר אני מתקשר לביטוח לאומי.",
         "Merhaba, kolay gelsin!",
         "Danke dir, das hat mir echt weitergeholfen. Schönen Abend noch!",
+        "Got it, makes sense.",
+        "hey there 👋",
     }
     assert not {example.text for example in isets.unseen(judge_rows, corpus)} & training_texts
 
@@ -520,10 +522,10 @@ def test_leave_one_out_files_replace_the_rows_they_rerun_and_their_note(tmp_path
 
 
 def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> None:
-    """The e5 file refitted in session 36 says in its header which sets chose its line, on whose flags
-    (v13's; the MiniLM file's line was chosen on v11's). None of those sets may be one that model trained
-    on, or the line was chosen on flags it barely raises; and the next refit's development sets are none
-    the packaged first stage trained on."""
+    """Each file says in its header which sets chose its line, on whose flags: v13's (e5 refitted in session 36,
+    MiniLM in session 41; before that the MiniLM line had been chosen on v11's). None of those sets may be one that
+    model trained on, or the line was chosen on flags it barely raises; and the next refit's development sets are
+    none the packaged first stage trained on."""
     import intent_verifier as iv
     from ragshield.guards.intent_veto import shipped_weights
     from ragshield.guards.intent_veto_weights import VetoWeights
@@ -531,6 +533,8 @@ def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> No
     e5, minilm = (VetoWeights.load(shipped_weights(encoder)) for encoder in ("e5", "minilm"))
     model = iv.IntentModel.load()
     assert e5.model_version == minilm.model_version == model.meta["model_version"] == "v13"
-    assert (e5.meta["line_chosen_on_flags_of"], minilm.meta["line_chosen_on_flags_of"]) == ("v13", "v11")
-    assert not set(e5.meta["development"]) & set(isets.heldout_trained_on(model))
+    assert (e5.meta["line_chosen_on_flags_of"], minilm.meta["line_chosen_on_flags_of"]) == ("v13", "v13")
+    assert e5.meta["fitted_on_rows_of"] == minilm.meta["fitted_on_rows_of"] == "v13"
+    for weights in (e5, minilm):
+        assert not set(weights.meta["development"]) & set(isets.heldout_trained_on(model))
     assert not set(iv.DEVELOPMENT) & set(isets.heldout_trained_on(model))

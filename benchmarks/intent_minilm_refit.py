@@ -1,0 +1,102 @@
+"""The sixteenth round toward v14 (issue 18): the MiniLM second opinion refitted on v13's rows.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_minilm_refit.py --refit FILE.npz --rows ROWS.json \\
+        [--candidate DIR]
+
+`--refit` is a MiniLM veto file fitted by `intent_verifier.py --save` on v13's training rows and the contrastive
+pairs. The model alone (v13) reads the twenty development sets (`DEVELOPMENT`: the fifteenth round's eighteen and v29
+and chat16, each set's rows unseen by v13 and the verifiers' pairs) and the public benign test buckets; each flag and
+each near miss is read by its lane's verifier as `intent_veto_raise.read_set` reads it, once with the packaged files
+and once with the refitted MiniLM in their place (`refit`: the refitted logit of a MiniLM-lane row; an e5-lane row
+keeps the packaged e5's). `--rows` keeps one record per row (no text). The sweep applies the rule in the model card
+("Toward v14, sixteenth round"), MiniLM lane only, over `GRID`: of the points flagging at most as many development
+benign rows as the packaged MiniLM with its settings, the fewest errors (ties: fewer benign flags, the lower veto
+line, the smaller band, the higher raise line); none when that point makes no fewer errors than the packaged file.
+`--candidate DIR` writes the refitted file with the chosen settings and the packaged e5 file into DIR, for
+`intent_veto_judge.py --candidate DIR`. Writes the sweep to `--out` (default
+`benchmarks/results/intent_minilm_refit.json`) and prints the chosen point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import intent_raise as ir
+import intent_raise_whole as whole
+import intent_sets as isets
+import intent_veto_raise as vr
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_arrays import logit
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+DEVELOPMENT = (*whole.DEVELOPMENT, "v29", "chat16")
+GRID = ((-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0), (1.0, 2.0, 3.0, 4.0), (0.0, 1.0, 2.0, 3.0, 4.0, 6.0))
+LANE = "minilm"
+
+
+def reader(refit: Path) -> Any:
+    """A `read_set` for `ir.records_of`: the packaged verifiers' records, each with the refitted MiniLM's logit."""
+    packaged = ExtractionIntent(second_opinion=False)
+    refitted = ExtractionIntent(second_opinion=False)
+    refitted.veto_ = IntentVeto({LANE: refit, "e5": shipped_weights("e5")}, raises=False)
+
+    def read(name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
+        records = vr.read_set(packaged, name, examples)
+        again = vr.read_set(refitted, name, examples)
+        for record, other in zip(records, again, strict=True):
+            record["refit"] = other["verifier"] if record["lane"] == LANE else record["verifier"]
+        return records
+
+    return read
+
+
+def refitted_view(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as the guard with the refitted MiniLM reads them."""
+    return [{**r, "verifier": r["refit"]} for r in records]
+
+
+def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, Any] | None:
+    """The rule's point for the refit, or None when it makes no fewer errors than the packaged file."""
+    best = vr.choose(points, shipped)
+    return None if best is shipped else best
+
+
+def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
+    """The refitted MiniLM with the chosen veto line and raise, and the packaged e5 file, in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = dataclasses.replace(VetoWeights.load(refit), tau=point["tau"])
+    weights = dataclasses.replace(weights, meta={**weights.meta, "line_and_raise_chosen": "sixteenth round"})
+    weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{LANE}.npz")
+    shutil.copyfile(shipped_weights("e5"), folder / "intent_veto_e5.npz")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ir.round_parser(__doc__, "intent_minilm_refit.json")
+    parser.add_argument("--refit", type=Path, required=True, help="the MiniLM veto fitted on v13's rows")
+    args = parser.parse_args(argv)
+    records = ir.records_of(args, reader(args.refit), DEVELOPMENT)
+    line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
+    packaged = vr.lane_points(records, LANE, line, GRID)
+    shipped = vr.shipped_point(packaged, LANE)
+    points = vr.lane_points(refitted_view(records), LANE, line, GRID)
+    chosen = choose(points, shipped)
+    e5 = vr.shipped_point(vr.lane_points(records, "e5", line), "e5")
+    result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen, "e5": e5}
+    print(f"{LANE}: shipped {shipped}\n        chosen  {chosen}")
+    if chosen is not None:
+        result["public"] = vr.public_check(refitted_view(records), {LANE: chosen, "e5": e5}, line)
+        for name, row in result["public"].items():
+            flagged, read = row["flagged"], row["read_by_raise"]
+            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+    if args.candidate and chosen is None:
+        print("no point makes fewer errors than the packaged file: the round ends, no candidate written")
+        args.candidate = None
+    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point))
+
+
+if __name__ == "__main__":
+    main()
