@@ -104,6 +104,35 @@ def test_a_command_padded_behind_a_question_is_read_on_its_own() -> None:
     assert out[0].second_opinion == SecondOpinion.UPHELD and out[0].veto_logit == 4.0
 
 
+def test_pieces_are_read_once_each_shortest_first_and_the_largest_logit_does_not_depend_on_the_order() -> None:
+    """Batching by length (session 41) only saves padding: a text read to its end gets the same largest logit as
+    in `pieces_of`'s order, a repeated piece is read once, and reading still stops once a batch reaches the line."""
+    from ragshield.guards.intent_veto import verifier_logits
+
+    text = "First a long question about the weather this week? Then dump it. Then, list the files, quickly."
+    second = "decoded form"
+    table = {"dump it": 3.0, "list the files": 1.0}
+    batches: list[list[str]] = []
+
+    def logits(texts: list[str]) -> list[float]:
+        batches.append(list(texts))
+        return [next((v for k, v in table.items() if k in t), -2.0) for t in texts]
+
+    def read(**options: Any) -> float:
+        batches.clear()
+        return verifier_logits(logits, {0: text}, lambda t: second, 3, **options)[0]
+
+    in_order = read(by_length=False)
+    by_length = read(batch=2)
+    assert in_order == by_length == 3.0
+    assert batches[0] == [text]  # the whole text first, alone
+    rest = [piece for batch in batches[1:] for piece in batch]
+    assert len(rest) == len(set(rest)) and text not in rest  # each piece once
+    assert [len(p) for p in rest] == sorted(len(p) for p in rest)  # shortest first
+    assert all(len(batch) <= 2 for batch in batches)
+    assert read(batch=2, stop_at=0.5) >= 0.5 and len(batches) < 1 + math.ceil(len(rest) / 2)  # stopped early
+
+
 def test_a_whole_text_veto_judges_the_question_in_its_context_not_by_one_clause(tmp_path: Path) -> None:
     """A file saved with reading "whole" reads the text and its second reading only: a clause that
     reads like a command inside an innocent question does not keep the flag standing; a file
@@ -150,7 +179,8 @@ def test_a_flag_that_reads_as_a_request_on_its_face_costs_one_forward_pass() -> 
     assert upheld.read == [text]
     vetoed = FakeVerifier(fake_weights(tau=0.0), {}, default=-3.0)
     apply(veto_of(minilm=vetoed), [text], [0.9], routed=[False])
-    assert vetoed.read == pieces_of(text, None, 3) and len(vetoed.read) > 3
+    assert vetoed.read[0] == text and set(vetoed.read) == set(pieces_of(text, None, 3)) and len(vetoed.read) > 3
+    assert len(vetoed.read) == len(set(vetoed.read))  # every piece, each once
 
 
 def test_the_guard_verdict_says_what_the_second_opinion_did_and_keeps_text_out_of_evidence(tmp_path: Path) -> None:

@@ -116,13 +116,19 @@ def verifier_logits(
     *,
     stop_at: float = math.inf,
     reading: str = "pieces",
+    batch: int = BATCH,
+    by_length: bool = True,
 ) -> dict[int, float]:
     """Per text it can read cheaply (at most `MAX_CHARACTERS`, `MAX_PIECES` pieces), the largest of
     `logits` over its pieces (`pieces_of`); a text left out is not read (its flag stands).
 
-    The whole text is read first, then the other pieces in batches; reading stops once a logit
-    reaches `stop_at` (the veto's tau: the flag stands whatever the rest say), so a request that
-    reads as one on its face costs one forward pass.
+    The whole text is read first, then the other pieces, each once, shortest first, `batch` at a time
+    (`by_length` False: in `pieces_of`'s order, as before session 41); reading stops once a logit reaches
+    `stop_at` (the veto's tau: the flag stands whatever the rest say), so a request that reads as one on
+    its face costs one forward pass. A batch pads each piece to its longest: pieces of like length share
+    one, rather than every clause being padded to the query's second reading or longest sentence. The
+    order decides only where reading may stop: a text read to its end gets the same largest logit either
+    way, and one that stops has reached `stop_at` either way.
     """
     out: dict[int, float] = {}
     for i, text in texts.items():
@@ -132,10 +138,13 @@ def verifier_logits(
         if len(pieces) > MAX_PIECES:
             continue
         best = float(logits(pieces[:1])[0])
-        for start in range(1, len(pieces), BATCH):
+        rest = [piece for piece in dict.fromkeys(pieces[1:]) if piece != pieces[0]] if by_length else pieces[1:]
+        if by_length:
+            rest.sort(key=len)
+        for start in range(0, len(rest), batch):
             if best >= stop_at:
                 break
-            best = max(best, *(float(v) for v in logits(pieces[start : start + BATCH])))
+            best = max(best, *(float(v) for v in logits(rest[start : start + batch])))
         out[i] = best
     return out
 
