@@ -4,17 +4,20 @@
         [--candidate DIR]
 
 `--refit` is a MiniLM veto file fitted by `intent_verifier.py --save` on v13's training rows and the contrastive
-pairs. The model alone (v13) reads the twenty development sets (`DEVELOPMENT`: the fifteenth round's eighteen and v29
-and chat16, each set's rows unseen by v13 and the verifiers' pairs) and the public benign test buckets; each flag and
-each near miss is read by its lane's verifier as `intent_veto_raise.read_set` reads it, once with the packaged files
-and once with the refitted MiniLM in their place (`refit`: the refitted logit of a MiniLM-lane row; an e5-lane row
-keeps the packaged e5's). `--rows` keeps one record per row (no text). The sweep applies the rule in the model card
-("Toward v14, sixteenth round"), MiniLM lane only, over `GRID`: of the points flagging at most as many development
-benign rows as the packaged MiniLM with its settings, the fewest errors (ties: fewer benign flags, the lower veto
-line, the smaller band, the higher raise line); none when that point makes no fewer errors than the packaged file.
-`--candidate DIR` writes the refitted file with the chosen settings and the packaged e5 file into DIR, for
-`intent_veto_judge.py --candidate DIR`. Writes the sweep to `--out` (default
-`benchmarks/results/intent_minilm_refit.json`) and prints the chosen point.
+pairs; `--before` the MiniLM file it is compared with (the packaged one until MR shipped; to reproduce the round
+since, the session-29 file from git, as `--before` says). The model alone (v13) reads the twenty development sets
+(`DEVELOPMENT`: the fifteenth round's eighteen and v29 and chat16, each set's rows unseen by v13 and the verifiers'
+pairs) and the public benign test buckets; each flag and each near miss is read by its lane's verifier as
+`intent_veto_raise.read_set` reads it, once with `--before` and the packaged e5 and once with the refitted MiniLM in
+its place (`refit`: the refitted logit of a MiniLM-lane row; an e5-lane row keeps the packaged e5's). `--rows` keeps
+one record per row (no text). The sweep applies the rule in the model card ("Toward v14, sixteenth round"), MiniLM
+lane only, over `GRID`: of the points flagging at most as many development benign rows as the packaged MiniLM with
+its settings, the fewest errors (ties: fewer benign flags, the lower veto line, the smaller band, the higher raise
+line); none when that point makes no fewer errors than the packaged file. `--candidate DIR` writes the refitted file
+with the chosen settings and the packaged e5 file into DIR, for `intent_veto_judge.py --candidate DIR`. `--cost`
+measures what the raise adds per public benign query with the chosen settings, read by the packaged verifiers
+(`intent_raise.raise_cost`; once MR shipped, the refit itself: the report's figure). Writes the sweep to `--out`
+(default `benchmarks/results/intent_minilm_refit.json`) and prints the chosen point.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ GRID = ((-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0), (1.0, 2.0, 3.0, 4.0), (0.0, 1.0
 LANE = "minilm"
 
 
-def reader(refit: Path) -> Any:
-    """A `read_set` for `ir.records_of`: the packaged verifiers' records, each with the refitted MiniLM's logit."""
+def reader(refit: Path, before: Path) -> Any:
+    """A `read_set` for `ir.records_of`: the records of the MiniLM file `before` and the packaged e5, each with the
+    refitted MiniLM's logit."""
     packaged = ExtractionIntent(second_opinion=False)
+    packaged.veto_ = IntentVeto({LANE: before, "e5": shipped_weights("e5")}, raises=False)
     refitted = ExtractionIntent(second_opinion=False)
     refitted.veto_ = IntentVeto({LANE: refit, "e5": shipped_weights("e5")}, raises=False)
 
@@ -57,6 +62,16 @@ def reader(refit: Path) -> Any:
 def refitted_view(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records as the guard with the refitted MiniLM reads them."""
     return [{**r, "verifier": r["refit"]} for r in records]
+
+
+def public_near_misses(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The public buckets' records as `intent_raise.raise_cost` reads them: a gap only for a row the model leaves
+    under its line, and the refitted logit."""
+    return [
+        {**r, "gap": None if r["flagged_by_model"] else r["gap"], "verifier": r["refit"]}
+        for r in records
+        if r["set"].startswith("public-")
+    ]
 
 
 def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, Any] | None:
@@ -77,11 +92,19 @@ def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_minilm_refit.json")
     parser.add_argument("--refit", type=Path, required=True, help="the MiniLM veto fitted on v13's rows")
+    parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=shipped_weights(LANE),
+        help="the MiniLM file the refit is compared with (default the packaged one; since MR shipped, the "
+        "session-29 file: git show 672f680^:src/ragshield/data/intent_veto_minilm.npz)",
+    )
     args = parser.parse_args(argv)
-    records = ir.records_of(args, reader(args.refit), DEVELOPMENT)
+    records = ir.records_of(args, reader(args.refit, args.before), DEVELOPMENT)
     line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
     packaged = vr.lane_points(records, LANE, line, GRID)
-    shipped = vr.shipped_point(packaged, LANE)
+    shipped = vr.shipped_point(packaged, LANE, args.before)
     points = vr.lane_points(refitted_view(records), LANE, line, GRID)
     chosen = choose(points, shipped)
     e5 = vr.shipped_point(vr.lane_points(records, "e5", line), "e5")
@@ -92,6 +115,9 @@ def main(argv: list[str] | None = None) -> None:
         for name, row in result["public"].items():
             flagged, read = row["flagged"], row["read_by_raise"]
             print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+    if args.cost and chosen is not None:
+        result["cost"] = ir.raise_cost(public_near_misses(records), {LANE: chosen, "e5": e5}, args.data)
+        print(f"cost: {result['cost']}")
     if args.candidate and chosen is None:
         print("no point makes fewer errors than the packaged file: the round ends, no candidate written")
         args.candidate = None

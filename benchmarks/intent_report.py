@@ -397,15 +397,16 @@ def report(g: dict[str, Any]) -> list[str]:
     ]
     if c.get("check_share_mean") is not None:
         lines[-1] += (
-            f" The mean share is {100 * c['check_share_mean']:.1f}%: the sample's extraction requests are flags, "
-            "each read by the second opinion, and near misses are read too."
+            f" The mean share is {100 * c['check_share_mean']:.1f}% (against the same goal: "
+            f"{_verdict(c['check_share_mean'], 0.10, at_most=True)}): the sample's extraction requests are flags, "
+            "each read by the second opinion, and near misses are read too, piece by piece."
         )
     if raised := g.get("raise", {}).get("cost"):
         lines[-1] += (
             f" On the public benign test buckets the raise of near misses reads {raised['near_misses_read']} of "
             f"{raised['queries']} queries and adds {raised['added_us_per_query'] / 1000:.2f} ms per query on "
             f"average, {100 * raised['added_share_of_retrieval']:.1f}% of a retrieval "
-            '(`benchmarks/intent_raise.py --cost`; model card, "thirteenth round").'
+            '(`intent_raise.raise_cost`; model card, "thirteenth round" and "sixteenth round").'
         )
     if c.get("multilingual_queries"):
         lines[-1] += (

@@ -111,9 +111,9 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
     return best if best["errors"] < shipped["errors"] else shipped
 
 
-def shipped_point(points: list[dict[str, Any]], lane: str) -> dict[str, Any]:
-    """The grid point of the packaged file's settings (veto line, band, raise line)."""
-    weights = VetoWeights.load(shipped_weights(lane))
+def shipped_point(points: list[dict[str, Any]], lane: str, file: Path | None = None) -> dict[str, Any]:
+    """The grid point of the packaged file's settings (veto line, band, raise line), or of `file`'s."""
+    weights = VetoWeights.load(file or shipped_weights(lane))
     wanted = (weights.tau, weights.raise_band, weights.raise_tau)
     found = [p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted]
     if not found:

@@ -58,7 +58,7 @@ from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
 MAX_PIECES = 48  # texts, sentences and clauses read per query; more: the flag stands
-BATCH = 32
+BATCH = 4  # pieces per forward pass after the whole text; by length, 4 cost least (benchmarks/intent_veto_batching.py)
 
 logger = logging.getLogger(__name__)
 
