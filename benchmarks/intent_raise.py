@@ -241,14 +241,15 @@ def raise_cost(
     }
 
 
-def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> None:
-    """The packaged veto files, each with its lane's chosen settings (none: the file as packaged), in `folder`."""
+def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None], reading: str | None = None) -> None:
+    """The packaged veto files, each with its lane's chosen settings (none: the file as packaged), in `folder`; a
+    lane with settings reads its near misses as `reading` says (None: as it reads flags)."""
     folder.mkdir(parents=True, exist_ok=True)
     for encoder in ENCODERS:
         weights = VetoWeights.load(shipped_weights(encoder))
         point = chosen.get(encoder)
         if point:
-            weights = weights.with_raise(point["band"], point["raise_tau"])
+            weights = weights.with_raise(point["band"], point["raise_tau"], reading)
         weights.save(folder / f"intent_veto_{encoder}.npz")
 
 

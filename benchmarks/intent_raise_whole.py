@@ -88,13 +88,7 @@ def choose(
 
 def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> None:
     """The packaged veto files, a lane with a chosen point reading its near misses whole at its settings."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for encoder in ENCODERS:
-        weights = VetoWeights.load(shipped_weights(encoder))
-        point = chosen.get(encoder)
-        if point:
-            weights = weights.with_raise(point["band"], point["raise_tau"], reading="whole")
-        weights.save(folder / f"intent_veto_{encoder}.npz")
+    ir.write_candidate(folder, chosen, reading="whole")
 
 
 def main(argv: list[str] | None = None) -> None:
