@@ -1,11 +1,11 @@
 """The sixteenth round toward v14 (issue 18): the MiniLM second opinion refitted on v13's rows.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_minilm_refit.py --refit FILE.npz --rows ROWS.json \\
-        [--candidate DIR]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_minilm_refit.py --refit FILE.npz --before OLD.npz \\
+        --rows ROWS.json [--candidate DIR] [--cost]
 
 `--refit` is a MiniLM veto file fitted by `intent_verifier.py --save` on v13's training rows and the contrastive
-pairs; `--before` the MiniLM file it is compared with (the packaged one until MR shipped; to reproduce the round
-since, the session-29 file from git, as `--before` says). The model alone (v13) reads the twenty development sets
+pairs; `--before` the MiniLM file it is compared with (the round's: the session-29 file, from git, as `--before`
+says; comparing MR with itself finds nothing). The model alone (v13) reads the twenty development sets
 (`DEVELOPMENT`: the fifteenth round's eighteen and v29 and chat16, each set's rows unseen by v13 and the verifiers'
 pairs) and the public benign test buckets; each flag and each near miss is read by its lane's verifier as
 `intent_veto_raise.read_set` reads it, once with `--before` and the packaged e5 and once with the refitted MiniLM in
@@ -81,10 +81,22 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
 
 
 def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
-    """The refitted MiniLM with the chosen veto line and raise, and the packaged e5 file, in `folder`."""
+    """The refitted MiniLM with the chosen veto line and raise and the header the shipped file carries (what it was
+    fitted on, which sets chose its line, on whose flags), and the packaged e5 file, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    weights = dataclasses.replace(VetoWeights.load(refit), tau=point["tau"])
-    weights = dataclasses.replace(weights, meta={**weights.meta, "line_and_raise_chosen": "sixteenth round"})
+    weights = VetoWeights.load(refit)
+    version = weights.model_version
+    meta = {key: value for key, value in weights.meta.items() if key != "development"} | {
+        "fitted": f"session 41 on {version}'s training rows and the contrastive pairs' training share "
+        "(benchmarks/intent_verifier.py)",
+        "line_and_raise_chosen": "session 41 on twenty development sets (benchmarks/intent_minilm_refit.py)",
+        "development": list(DEVELOPMENT),
+        "line_chosen_on_flags_of": version,
+        "fitted_on_rows_of": version,
+        "read_for": f"the first stage {version} (session 41: refitted on its training rows, line {point['tau']} and "
+        "raise chosen on its flags)",
+    }
+    weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
     weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{LANE}.npz")
     shutil.copyfile(shipped_weights("e5"), folder / "intent_veto_e5.npz")
 
@@ -96,9 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--before",
         type=Path,
-        default=shipped_weights(LANE),
-        help="the MiniLM file the refit is compared with (default the packaged one; since MR shipped, the "
-        "session-29 file: git show 672f680^:src/ragshield/data/intent_veto_minilm.npz)",
+        required=True,
+        help="the MiniLM file the refit is compared with (the round's: the session-29 file, "
+        "git show 672f680^:src/ragshield/data/intent_veto_minilm.npz)",
     )
     args = parser.parse_args(argv)
     records = ir.records_of(args, reader(args.refit, args.before), DEVELOPMENT)

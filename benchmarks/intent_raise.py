@@ -70,7 +70,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
             }
         )
     near = [r["row"] for r in records if r["gap"] is not None and r["gap"] <= max(BANDS)]
-    for i, value in lane_logits(guard, texts, near, lanes, max(RAISE_TAUS)).items():
+    for i, value in lane_logits(guard, texts, near, lanes, max(RAISE_TAUS), near_miss=True).items():
         records[i]["verifier"] = round(value, 4)
     return records
 
@@ -82,10 +82,11 @@ def lane_logits(
     lanes: list[bool],
     stop_at: float,
     reading: str | None = None,
+    near_miss: bool = False,
 ) -> dict[int, float]:
-    """Per row of `rows` its lane's verifier reads, the verifier's logit as the guard reads it (the file's reading,
-    or `reading`, and its limits), reading stopped once a piece reaches `stop_at`; rows too long to read are left
-    out."""
+    """Per row of `rows` its lane's verifier reads, the verifier's logit as the guard reads it (as the file reads a
+    near miss or a flag, or as `reading` says, and its limits), reading stopped once a piece reaches `stop_at`;
+    rows too long to read are left out."""
     model = guard._model()
     veto = guard.veto_ if hasattr(guard, "veto_") else shipped_veto(False)
     out: dict[int, float] = {}
@@ -93,7 +94,7 @@ def lane_logits(
         asked = {i: texts[i] for i in rows if lanes[i] == reads_routed(encoder)}
         verifier = veto.verifier(encoder, str(model.meta.get("model_version"))) if asked else None
         if verifier is not None:
-            how = reading or verifier.weights.reading
+            how = reading or verifier.weights.reading_for(near_miss)
             out |= verifier_logits(
                 verifier.logits, asked, model.second_reading, model.feature_version, stop_at=stop_at, reading=how
             )
@@ -221,7 +222,7 @@ def raise_cost(
                 model.second_reading,
                 model.feature_version,
                 stop_at=point["raise_tau"],
-                reading=(readings or {}).get(record["lane"], verifier.weights.reading),
+                reading=(readings or {}).get(record["lane"], verifier.weights.near_miss_reading),
             )
             read()  # warm
             spent.append(qs.cpu_time_us(read))
@@ -241,12 +242,17 @@ def raise_cost(
     }
 
 
-def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None], reading: str | None = None) -> None:
-    """The packaged veto files, each with its lane's chosen settings (none: the file as packaged), in `folder`; a
-    lane with settings reads its near misses as `reading` says (None: as it reads flags)."""
+def write_candidate(
+    folder: Path,
+    chosen: dict[str, dict[str, Any] | None],
+    reading: str | None = None,
+    files: dict[str, Path] | None = None,
+) -> None:
+    """The packaged veto files (or `files`, per encoder), each with its lane's chosen settings (none: the file as it
+    is), in `folder`; a lane with settings reads its near misses as `reading` says (None: as its file does)."""
     folder.mkdir(parents=True, exist_ok=True)
     for encoder in ENCODERS:
-        weights = VetoWeights.load(shipped_weights(encoder))
+        weights = VetoWeights.load((files or {}).get(encoder) or shipped_weights(encoder))
         point = chosen.get(encoder)
         if point:
             weights = weights.with_raise(point["band"], point["raise_tau"], reading)

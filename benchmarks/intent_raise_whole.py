@@ -1,20 +1,23 @@
 """The fifteenth round toward v14 (issue 18): the raise reads near misses whole.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise_whole.py --rows ROWS.json [--candidate DIR] [--cost]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise_whole.py --before MINILM.npz --rows ROWS.json \\
+        [--candidate DIR] [--cost]
 
-The shipped guard with its raise off (v13 and its second opinion, veto lines MiniLM -1 and e5 +2) reads the
-eighteen development sets (`DEVELOPMENT`: the earlier rounds' fourteen and the spent judges v27, chat14, v28 and
-chat15; each set's rows unseen by v13 and the verifiers' pairs) and the public benign test buckets. Each query it
-leaves unflagged within `max(BANDS)` logits under its line is read whole by its lane's verifier (the text and
-its second reading, `reading` "whole"), and, within the shipped band, piece by piece as the shipped raise reads
-it. `--rows` keeps one record per row (`verifier`: the whole reading's logit; `pieces`: the shipped reading's;
-no text). The sweep applies the rule in the model card ("Toward v14, fifteenth round"): per lane, over `BANDS` x
-`RAISE_TAUS`, of the points flagging at most as many development benign rows as the shipped settings, the fewest
-errors; ties to fewer benign rows, the smaller band, the higher line; a lane whose point makes more errors than
-its shipped settings by more than 2% of its development requests keeps them. `--candidate DIR` writes the veto
-files (`intent_veto_judge.py --candidate DIR`); `--cost` measures the raise's cost for the shipped settings and
-the candidate in one run. Prints a table and writes the sweep as JSON (`--out`, default
-`benchmarks/results/intent_raise_whole.json`).
+The shipped guard with its raise off (v13 and its second opinion, veto lines MiniLM -1 and e5 +2) reads the eighteen
+development sets (`DEVELOPMENT`: the earlier rounds' fourteen and the spent judges v27, chat14, v28 and chat15; each
+set's rows unseen by v13 and the verifiers' pairs) and the public benign test buckets. Each query it leaves
+unflagged within `max(BANDS)` logits under its line is read whole by its lane's verifier (the text and its second
+reading, `reading` "whole"), and, within the shipped band, piece by piece as the shipped raise reads it. `--rows`
+keeps one record per row (`verifier`: the whole reading's logit; `pieces`: the shipped reading's; no text). The
+sweep applies the rule in the model card ("Toward v14, fifteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, of
+the points flagging at most as many development benign rows as the shipped settings, the fewest errors; ties to
+fewer benign rows, the smaller band, the higher line; a lane whose point makes more errors than its shipped settings
+by more than 2% of its development requests keeps them. `--before` is the MiniLM file the round compared with (the
+session-29 file, packaged until the sixteenth round; e5's packaged file is unchanged). `--candidate DIR` writes the
+veto files (`intent_veto_judge.py --candidate DIR`); `--cost` measures the raise's cost for the shipped settings and
+the candidate in one run (read by the packaged verifiers, which since the sixteenth round include the refitted
+MiniLM: the rows read are the round's, where a read stops may differ). Prints a table and writes the sweep as JSON
+(`--out`, default `benchmarks/results/intent_raise_whole.json`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 import intent_raise as ir
 import intent_sets as isets
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 DEVELOPMENT = (*ir.DEVELOPMENT, "v27", "chat14", "v28", "chat15")
@@ -35,21 +38,23 @@ RAISE_TAUS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
 LANE_SLACK = 0.02  # a lane's chosen point may make more errors than its shipped settings by this share of requests
 
 
-def shipped_settings() -> dict[str, dict[str, Any]]:
-    """Per lane, the packaged file's raise settings and how it reads near misses."""
+def shipped_settings(files: dict[str, Path] | None = None) -> dict[str, dict[str, Any]]:
+    """Per lane, the raise settings of the packaged file (or of `files`, per encoder) and how it reads near misses."""
     out = {}
     for lane in ENCODERS:
-        weights = VetoWeights.load(shipped_weights(lane))
+        weights = VetoWeights.load((files or {}).get(lane) or shipped_weights(lane))
         if weights.raise_band is None or weights.raise_tau is None:
             raise SystemExit(f"the packaged {lane} file raises nothing: this round compares against its raise")
         out[lane] = {"band": weights.raise_band, "raise_tau": weights.raise_tau, "reading": weights.near_miss_reading}
     return out
 
 
-def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
-    """`intent_raise.read_set`'s records (their near misses read as the shipped raise reads them, kept as `pieces`)
-    with `verifier` the whole reading's logit of each near miss within `max(BANDS)`."""
-    shipped = shipped_settings()
+def read_set(
+    guard: ExtractionIntent, files: dict[str, Path], name: str, examples: list[isets.Example]
+) -> list[dict[str, Any]]:
+    """`intent_raise.read_set`'s records (their near misses read as the raise of `files` reads them, kept as
+    `pieces`) with `verifier` the whole reading's logit of each near miss within `max(BANDS)`."""
+    shipped = shipped_settings(files)
     records = ir.read_set(guard, name, examples)  # reads within intent_raise's bands, as the packaged files read
     for record in records:
         record["pieces"] = record["verifier"] if _within(record, shipped[record["lane"]]["band"]) else None
@@ -86,17 +91,28 @@ def choose(
     return best, "chosen"
 
 
-def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None]) -> None:
-    """The packaged veto files, a lane with a chosen point reading its near misses whole at its settings."""
-    ir.write_candidate(folder, chosen, reading="whole")
+def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None], files: dict[str, Path]) -> None:
+    """The veto files `files` (per encoder; the packaged one where absent), a lane with a chosen point reading its
+    near misses whole at its settings."""
+    ir.write_candidate(folder, chosen, reading="whole", files=files)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_raise_whole.json")
     parser.add_argument("--cost", action="store_true", help="the raise's cost, shipped and candidate, in one run")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        required=True,
+        help="the MiniLM file the round compared with: the session-29 file, "
+        "git show 9412fc0:src/ragshield/data/intent_veto_minilm.npz (the packaged e5 file is unchanged since)",
+    )
     args = parser.parse_args(argv)
-    shipped = shipped_settings()
-    reader = functools.partial(read_set, ExtractionIntent(raise_near_misses=False))
+    files = {"minilm": args.before}
+    shipped = shipped_settings(files)
+    guard = ExtractionIntent(raise_near_misses=False)
+    guard.veto_ = IntentVeto({**files, "e5": shipped_weights("e5")}, raises=False)
+    reader = functools.partial(read_set, guard, files)
     records = ir.records_of(args, reader, DEVELOPMENT)
     pieces = as_read(records, set())
     result: dict[str, Any] = {"grid": {}, "shipped": {}, "chosen": {}, "why": {}}
@@ -130,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         ratio = result["cost"]["candidate"]["added_us_per_query"] / result["cost"]["shipped"]["added_us_per_query"]
         result["cost"]["candidate_over_shipped"] = ratio
         print(f"cost: {result['cost']}")
-    ir.finish(args, result, write_candidate)
+    ir.finish(args, result, functools.partial(write_candidate, files=files))
 
 
 if __name__ == "__main__":

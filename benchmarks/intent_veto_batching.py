@@ -78,7 +78,7 @@ def measure(data: Path) -> dict[str, Any]:
                     model.second_reading,
                     model.feature_version,
                     stop_at=query["stop_at"],
-                    reading=verifier.weights.reading,
+                    reading=verifier.weights.reading_for(query["kind"] == "near miss"),
                     batch=batch,
                     by_length=by_length,
                 )

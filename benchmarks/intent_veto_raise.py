@@ -47,7 +47,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
     near = [i for i, gap in enumerate(gaps) if 0 < gap <= max(BANDS) and scores[i].probability < model.threshold]
     highest_veto = max(max(taus) for taus in VETO_TAUS.values())
     found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
-    found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS))
+    found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS), near_miss=True)
     return [
         {
             "set": name,

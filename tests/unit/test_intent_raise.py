@@ -106,6 +106,10 @@ def test_a_file_can_read_near_misses_whole_while_flags_are_still_read_piece_by_p
     assert (back.raise_reading, back.near_miss_reading, back.reading) == ("whole", "whole", "pieces")
     with pytest.raises(ConfigError, match="raise_reading must be one of"):
         fake_weights().with_raise(1.0, 4.0, reading="clauses")
+    with pytest.raises(ConfigError, match="raise_reading needs raise_band"):  # save() would drop it
+        VetoWeights(**{**fake_weights().__dict__, "raise_reading": "whole"})
+    assert whole.with_raise(2.0, 6.0).near_miss_reading == "whole"  # new settings keep the file's reading
+    assert (whole.reading_for(near_miss=True), whole.reading_for(near_miss=False)) == ("whole", "pieces")
 
 
 def test_read_flags_reads_nothing_when_no_query_is_flagged_or_a_near_miss() -> None:
@@ -222,10 +226,13 @@ def test_the_fifteenth_rounds_choice_keeps_benign_flags_at_the_shipped_count_and
     assert whole.choose(worse, shipped, lane_requests=150)[0] is not None  # 3 <= 2% of 150
     records = [{"lane": "minilm", "verifier": 1.0, "pieces": 5.0}, {"lane": "e5", "verifier": 2.0, "pieces": 6.0}]
     assert [r["verifier"] for r in whole.as_read(records, {"e5"})] == [5.0, 2.0]
-    whole.write_candidate(tmp_path, {"minilm": {"band": 2.0, "raise_tau": 1.0}, "e5": None})
+    before = tmp_path / "before.npz"
+    fake_weights("minilm", tau=-1.0, version="v13").with_raise(3.0, 2.0).save(before)
+    assert whole.shipped_settings({"minilm": before})["minilm"] == {"band": 3.0, "raise_tau": 2.0, "reading": "pieces"}
+    whole.write_candidate(tmp_path, {"minilm": {"band": 2.0, "raise_tau": 1.0}, "e5": None}, files={"minilm": before})
     minilm = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
     e5 = VetoWeights.load(tmp_path / "intent_veto_e5.npz")
-    assert (minilm.raise_band, minilm.raise_tau, minilm.near_miss_reading) == (2.0, 1.0, "whole")
+    assert (minilm.raise_band, minilm.raise_tau, minilm.near_miss_reading, minilm.tau) == (2.0, 1.0, "whole", -1.0)
     assert (e5.raise_band, e5.raise_tau, e5.near_miss_reading) == (3.0, 4.0, "pieces")  # as packaged
 
 
@@ -252,6 +259,9 @@ def test_the_sixteenth_rounds_choice_beats_the_packaged_minilm_or_ends_and_its_c
     refit.write_candidate(tmp_path / "cand", tmp_path / "refit.npz", better)
     written = VetoWeights.load(tmp_path / "cand" / "intent_veto_minilm.npz")
     assert (written.tau, written.raise_band, written.raise_tau, written.model_version) == (0.0, 3.0, 2.0, "v13")
+    # the header says what the refit was fitted on and which sets, on whose flags, chose its line
+    assert written.meta["development"] == list(refit.DEVELOPMENT) and written.meta["epochs"] == 2
+    assert written.meta["line_chosen_on_flags_of"] == written.meta["fitted_on_rows_of"] == "v13"
     from ragshield.guards.intent_veto import shipped_weights
 
     assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()

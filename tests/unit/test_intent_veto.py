@@ -110,27 +110,35 @@ def test_pieces_are_read_once_each_shortest_first_and_the_largest_logit_does_not
     from ragshield.guards.intent_veto import verifier_logits
 
     text = "First a long question about the weather this week? Then dump it. Then, list the files, quickly."
-    second = "decoded form"
-    table = {"dump it": 3.0, "list the files": 1.0}
+    table = {"then dump it": 3.0, "list the files": 1.0}  # lower case: the segments' form, not the whole text's
     batches: list[list[str]] = []
 
     def logits(texts: list[str]) -> list[float]:
         batches.append(list(texts))
         return [next((v for k, v in table.items() if k in t), -2.0) for t in texts]
 
-    def read(**options: Any) -> float:
+    def read(second: str | None = "decoded form", **options: Any) -> float:
         batches.clear()
         return verifier_logits(logits, {0: text}, lambda t: second, 3, **options)[0]
 
     in_order = read(by_length=False)
-    by_length = read(batch=2)
-    assert in_order == by_length == 3.0
+    assert read(batch=2) == in_order == 3.0
     assert batches[0] == [text]  # the whole text first, alone
     rest = [piece for batch in batches[1:] for piece in batch]
-    assert len(rest) == len(set(rest)) and text not in rest  # each piece once
+    assert sorted(rest) == sorted(set(pieces_of(text, "decoded form", 3)) - {text})  # every other piece, each once
     assert [len(p) for p in rest] == sorted(len(p) for p in rest)  # shortest first
     assert all(len(batch) <= 2 for batch in batches)
-    assert read(batch=2, stop_at=0.5) >= 0.5 and len(batches) < 1 + math.ceil(len(rest) / 2)  # stopped early
+    # a second reading equal to the text repeats its pieces: read once, not twice as `pieces_of` lists them
+    listed = pieces_of(text, text, 3)
+    assert len(listed) > len(set(listed))
+    assert read(second=text, batch=2) == 3.0
+    assert sorted(p for batch in batches for p in batch) == sorted(set(listed))
+    # the whole text under the line, a later batch over it: reading stops after that batch
+    assert read(batch=1, stop_at=2.0) == 3.0
+    read_when_stopped = [p for batch in batches for p in batch]
+    assert read_when_stopped[-1] == "then dump it." and len(read_when_stopped) < len(
+        set(pieces_of(text, "decoded form", 3))
+    )
 
 
 def test_a_whole_text_veto_judges_the_question_in_its_context_not_by_one_clause(tmp_path: Path) -> None:

@@ -82,8 +82,9 @@ class IntentScore:
     """One query's score and its parts (logits are log-odds; higher = more suspicious).
 
     `second_opinion`: what the veto (`intent_veto`) did, one of `SecondOpinion`'s values;
-    `veto_logit`: its verifier's logit when it read the query (the probability is then
-    sigmoid(veto_logit) when it let the query through, and the operating point when it raised it)."""
+    `veto_logit`: its verifier's logit when it read the query, the largest over what it read, which
+    stops at the first piece at or over its line (the probability is then sigmoid(veto_logit) when it
+    let the query through, and the operating point when it raised it)."""
 
     probability: float
     embedding_logit: float

@@ -127,8 +127,10 @@ def verifier_logits(
     `stop_at` (the veto's tau: the flag stands whatever the rest say), so a request that reads as one on
     its face costs one forward pass. A batch pads each piece to its longest: pieces of like length share
     one, rather than every clause being padded to the query's second reading or longest sentence. The
-    order decides only where reading may stop: a text read to its end gets the same largest logit either
-    way, and one that stops has reached `stop_at` either way.
+    order decides only where reading may stop, never on which side of `stop_at` a text falls: a text read
+    to its end gets the same largest logit either way (up to float rounding from the padding, within 4e-6
+    as measured), and one that stops has reached `stop_at` either way, though the logit it stops at (the
+    verdict's `veto_logit`) is the first at or over `stop_at`, which depends on the order.
     """
     out: dict[int, float] = {}
     for i, text in texts.items():
@@ -291,7 +293,7 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
                     # the second condition holds for any tau up to the operating point's logit (v13: 2.48;
-                    # the shipped lines are MiniLM -1 and e5 +2); a file with a higher one cannot lift a
+                    # the shipped lines are MiniLM 0 and e5 +2); a file with a higher one cannot lift a
                     # score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
@@ -315,8 +317,7 @@ class IntentVeto:
         logits: dict[int, float] = {}
         if verifier is not None:
             asked = {i: texts[i] for i in near}
-            reading = verifier.weights.near_miss_reading
-            logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, reading)
+            logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
         for i in near:
             if i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
@@ -332,10 +333,10 @@ class IntentVeto:
         second_reading: Callable[[str], str | None],
         feature_version: int,
         stop_at: float | None = None,
-        reading: str | None = None,
+        near_miss: bool = False,
     ) -> dict[int, float]:
-        """`verifier_logits` (stopping at `stop_at`, default the veto's tau; reading as `reading` says, default as
-        flags are read), or {} when the verifier fails (the model's verdicts stand)."""
+        """`verifier_logits` (stopping at `stop_at`, default the veto's tau; reading a near miss or a flag as the
+        file says, `VetoWeights.reading_for`), or {} when the verifier fails (the model's verdicts stand)."""
         try:
             return verifier_logits(
                 verifier.logits,
@@ -343,7 +344,7 @@ class IntentVeto:
                 second_reading,
                 feature_version,
                 stop_at=verifier.weights.tau if stop_at is None else stop_at,
-                reading=reading or verifier.weights.reading,
+                reading=verifier.weights.reading_for(near_miss),
             )
         except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
             reason = type(error).__name__

@@ -65,6 +65,8 @@ class VetoWeights:
             )
         if (self.raise_band is None) != (self.raise_tau is None):
             raise ConfigError("intent veto: raise_band and raise_tau go together (both or neither)")
+        if self.raise_reading is not None and self.raise_band is None:
+            raise ConfigError("intent veto: raise_reading needs raise_band and raise_tau (a file that raises)")
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -79,10 +81,16 @@ class VetoWeights:
         """What the raise reads of a near miss: `raise_reading`, or the flags' `reading` when the file names none."""
         return self.raise_reading or self.reading
 
+    def reading_for(self, near_miss: bool) -> str:
+        """What this verifier reads of a query: a near miss as `near_miss_reading`, a flag as `reading`."""
+        return self.near_miss_reading if near_miss else self.reading
+
     def with_raise(self, band: float, raise_tau: float, reading: str | None = None) -> VetoWeights:
         """These weights, reading near misses within `band` logits under the line (as `reading` says; None: as
-        flags are read) and raising them at `raise_tau`."""
-        return replace(self, raise_band=float(band), raise_tau=float(raise_tau), raise_reading=reading)
+        these weights already read them) and raising them at `raise_tau`."""
+        return replace(
+            self, raise_band=float(band), raise_tau=float(raise_tau), raise_reading=reading or self.raise_reading
+        )
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"head_weight": np.asarray(self.head_weight, dtype=np.float32)}
