@@ -24,6 +24,15 @@ def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+def normed_dot(indices: np.ndarray, weights: np.ndarray) -> float:
+    """The lexical part's logit before its bias: `weights` at the hashed feature `indices`, each counted as often as it
+    occurs, over the L2 norm of those counts (0 for no features)."""
+    if indices.size == 0:
+        return 0.0
+    unique, counts = np.unique(indices, return_counts=True)
+    return float(weights[unique] @ counts / math.sqrt(float(counts @ counts)))
+
+
 def input_width(weights: np.ndarray, hidden: np.ndarray | None) -> int:
     """The vector width a part reads: its weights' length, or its hidden layer's rows less the bias row."""
     return int(weights.shape[0] if hidden is None else hidden.shape[0] - 1)

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from ragshield.guards.intent_arrays import (
     hidden_from_b64,
     input_width,
     layer_fits,
+    normed_dot,
     part_logits,
     sigmoid,
     to_b64,
@@ -68,13 +68,6 @@ from ragshield.guards.intent_visible import visible_text
 
 FORMAT = "ragshield.intent-model/1"
 MODEL_RESOURCE = "intent_model.json"
-
-
-def _normed_dot(indices: np.ndarray, weights: np.ndarray) -> float:
-    if indices.size == 0:
-        return 0.0
-    unique, counts = np.unique(indices, return_counts=True)
-    return float(weights[unique] @ counts / math.sqrt(float(counts @ counts)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +184,7 @@ class IntentModel:
     def lexical_logits(self, text: str) -> tuple[float, float, int, int]:
         """(largest segment logit, whole-text logit, index of the largest, number of segments)."""
         pieces = segments_of(text, version=self.feature_version).indices
-        logits = [self.lexical_bias + _normed_dot(p, self.lexical_weights) for p in pieces]
+        logits = [self.lexical_bias + normed_dot(p, self.lexical_weights) for p in pieces]
         best = int(np.argmax(logits))
         return logits[best], logits[0], best, len(pieces)
 
