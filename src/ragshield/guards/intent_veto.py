@@ -139,15 +139,24 @@ def verifier_logits(
         pieces = pieces_of(text, second_reading(text), feature_version, reading)
         if len(pieces) > MAX_PIECES:
             continue
-        best = float(logits(pieces[:1])[0])
+        best = _finite(logits(pieces[:1]))[0]
         rest = [piece for piece in dict.fromkeys(pieces[1:]) if piece != pieces[0]] if by_length else pieces[1:]
         if by_length:
             rest.sort(key=len)
         for start in range(0, len(rest), batch):
             if best >= stop_at:
                 break
-            best = max(best, *(float(v) for v in logits(rest[start : start + batch])))
+            best = max(best, *_finite(logits(rest[start : start + batch])))
         out[i] = best
+    return out
+
+
+def _finite(values: Sequence[float]) -> list[float]:
+    """The logits as floats; a NaN or infinite one is a failing verifier (ValueError), since `max` would skip a NaN
+    piece and a flag could be let through on the pieces it did not hide."""
+    out = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in out):
+        raise ValueError("the verifier returned a non-finite logit")
     return out
 
 
