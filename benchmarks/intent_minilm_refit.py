@@ -105,13 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_minilm_refit.json")
     parser.add_argument("--refit", type=Path, required=True, help="the MiniLM veto fitted on v13's rows")
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
-    parser.add_argument(
-        "--before",
-        type=Path,
-        required=True,
-        help="the MiniLM file the refit is compared with (the round's: the session-29 file, "
-        "git show 672f680^:src/ragshield/data/intent_veto_minilm.npz)",
-    )
+    ir.add_before(parser, "9412fc0")
     args = parser.parse_args(argv)
     records = ir.records_of(args, reader(args.refit, args.before), DEVELOPMENT)
     line = logit(ExtractionIntent(second_opinion=False)._model().threshold)

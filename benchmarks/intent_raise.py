@@ -270,6 +270,18 @@ def round_parser(doc: str | None, results: str) -> argparse.ArgumentParser:
     return parser
 
 
+def add_before(parser: argparse.ArgumentParser, revision: str) -> None:
+    """`--before` (required): the MiniLM veto file a round compared with, which a later round may have replaced in
+    the package; `revision` names a commit that packaged it."""
+    parser.add_argument(
+        "--before",
+        type=Path,
+        required=True,
+        help=f"the MiniLM file the round compared with: git show {revision}:src/ragshield/data/intent_veto_minilm.npz "
+        "(the session-29 file; the packaged e5 file is unchanged since)",
+    )
+
+
 def records_of(
     args: argparse.Namespace,
     reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None,

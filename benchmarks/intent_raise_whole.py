@@ -50,11 +50,11 @@ def shipped_settings(files: dict[str, Path] | None = None) -> dict[str, dict[str
 
 
 def read_set(
-    guard: ExtractionIntent, files: dict[str, Path], name: str, examples: list[isets.Example]
+    guard: ExtractionIntent, shipped: dict[str, dict[str, Any]], name: str, examples: list[isets.Example]
 ) -> list[dict[str, Any]]:
-    """`intent_raise.read_set`'s records (their near misses read as the raise of `files` reads them, kept as
-    `pieces`) with `verifier` the whole reading's logit of each near miss within `max(BANDS)`."""
-    shipped = shipped_settings(files)
+    """`intent_raise.read_set`'s records (their near misses read as the guard's raise reads them, kept as `pieces`
+    within the `shipped` settings' band) with `verifier` the whole reading's logit of each near miss within
+    `max(BANDS)`."""
     records = ir.read_set(guard, name, examples)  # reads within intent_raise's bands, as the packaged files read
     for record in records:
         record["pieces"] = record["verifier"] if _within(record, shipped[record["lane"]]["band"]) else None
@@ -100,19 +100,13 @@ def write_candidate(folder: Path, chosen: dict[str, dict[str, Any] | None], file
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_raise_whole.json")
     parser.add_argument("--cost", action="store_true", help="the raise's cost, shipped and candidate, in one run")
-    parser.add_argument(
-        "--before",
-        type=Path,
-        required=True,
-        help="the MiniLM file the round compared with: the session-29 file, "
-        "git show 9412fc0:src/ragshield/data/intent_veto_minilm.npz (the packaged e5 file is unchanged since)",
-    )
+    ir.add_before(parser, "9412fc0")
     args = parser.parse_args(argv)
     files = {"minilm": args.before}
     shipped = shipped_settings(files)
     guard = ExtractionIntent(raise_near_misses=False)
     guard.veto_ = IntentVeto({**files, "e5": shipped_weights("e5")}, raises=False)
-    reader = functools.partial(read_set, guard, files)
+    reader = functools.partial(read_set, guard, shipped)
     records = ir.records_of(args, reader, DEVELOPMENT)
     pieces = as_read(records, set())
     result: dict[str, Any] = {"grid": {}, "shipped": {}, "chosen": {}, "why": {}}
