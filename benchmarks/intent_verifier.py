@@ -123,9 +123,16 @@ def contrastive_pairs() -> tuple[list[isets.Example], list[isets.Example]]:
     return train, test
 
 
-def training_rows(corpus: isets.Corpus, pairs: bool) -> list[isets.Example]:
-    """What a verifier is fitted on: the first stage's training rows, and the training pairs with `pairs`."""
-    return corpus.train + (contrastive_pairs()[0] if pairs else [])
+def training_rows(corpus: isets.Corpus, pairs: bool, heldout_sets: tuple[str, ...] = ()) -> list[isets.Example]:
+    """What a verifier is fitted on: the first stage's training rows, the training pairs with `pairs`, and every row of
+    the held-apart sets `heldout_sets` (source `heldout-<set>`, so their benign rows weigh as the burned sets' do;
+    session 42: spent development sets, for the verifier only, never for the first stage)."""
+    extra = [
+        isets.Example(e.text, e.label, e.style, e.lang, f"heldout-{name}")
+        for name in heldout_sets
+        for e in isets.heldout(isets.HELDOUT_SETS[name])
+    ]
+    return corpus.train + (contrastive_pairs()[0] if pairs else []) + extra
 
 
 def add_pairs_switch(parser: argparse.ArgumentParser) -> None:
@@ -193,7 +200,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = ti.build_corpus(args.data)
     embedders = iscore.Embedders()
     sets = groups(corpus, args.data, args.pairs)
-    training = training_rows(corpus, args.pairs)
+    training = training_rows(corpus, args.pairs, args.train_heldout)
     started = time.time()
     if args.weights:  # the file as it is, or with the line and reading asked for
         weights = dataclasses.replace(VetoWeights.load(args.weights), tau=args.tau, reading=args.reading)
@@ -203,7 +210,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ivf.fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
         # the sets whose first-stage flags choose the line: a refit names its own, so a file says what it was fitted on
-        settings |= {"pairs": len(training) - len(corpus.train), "development": list(DEVELOPMENT)}
+        settings |= {"pairs": len(contrastive_pairs()[0]) if args.pairs else 0, "development": list(DEVELOPMENT)}
+        if args.train_heldout:
+            settings |= {"heldout_sets_trained_on": list(args.train_heldout), "development": []}
         version = str(model.meta.get("model_version"))
         weights = trained.export(tau=args.tau, reading=args.reading, model_version=version, meta=settings)
         del trained
@@ -223,6 +232,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "fit_seconds": None if args.weights else round(fit_seconds),
         "sets": {},
     }
+    if args.train_heldout:
+        return result
     for name, examples in sets.items():
         texts = [e.text for e in examples]
         labels = np.array([e.label for e in examples])
@@ -374,9 +385,20 @@ def main(argv: list[str] | None = None) -> None:
         "--weights", type=Path, help="measure this veto file, not a fitted one (--save: with --tau, --reading)"
     )
     add_pairs_switch(parser)
+    parser.add_argument(
+        "--train-heldout",
+        type=lambda text: tuple(name for name in text.split(",") if name),
+        default=(),
+        help="comma-separated held-apart sets whose rows the verifier trains on too (with --save: fit only, no rating, "
+        "since this script's development sets would include them)",
+    )
     parser.add_argument("--english", type=Path, default=OUT, help="the MiniLM veto's results, combined with e5's")
     parser.add_argument("--out", type=Path, help=f"default {OUT.name}, or {OUT.stem}_e5.json with --encoder e5")
     args = parser.parse_args(argv)
+    if unknown := [name for name in args.train_heldout if name not in isets.HELDOUT_SETS]:
+        parser.error(f"--train-heldout: {', '.join(unknown)} not a read held-apart set (intent_sets.HELDOUT_SETS)")
+    if args.train_heldout and (args.weights or not args.save):
+        parser.error("--train-heldout fits a new file: give --save, not --weights")
     given = VetoWeights.load(args.weights) if args.weights else None
     args.encoder = given.encoder if given else args.encoder
     # the line and reading default to the measured file's, or to the packaged file's when fitting:
@@ -384,11 +406,15 @@ def main(argv: list[str] | None = None) -> None:
     defaults = given or VetoWeights.load(shipped_weights(args.encoder))
     args.tau = defaults.tau if args.tau is None else args.tau
     args.reading = defaults.reading if args.reading is None else args.reading
-    args.out = args.out or (OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json"))
+    rated = OUT if args.encoder == "minilm" else OUT.with_name(f"{OUT.stem}_{args.encoder}.json")
+    args.out = args.out or (args.save.with_suffix(".json") if args.train_heldout else rated)
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this benchmark needs ../shared/data")
     result = run(args)
-    print(table(result))
+    if args.train_heldout:
+        print(f"fitted {args.save} on {result['training_rows']} rows in {result['fit_seconds']} s (not rated)")
+    else:
+        print(table(result))
     qs.write_json(args.out, result)
 
 
