@@ -34,26 +34,28 @@ import intent_veto_raise as vr
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights
-from ragshield.guards.intent_veto_weights import VetoWeights
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 DEVELOPMENT = (*whole.DEVELOPMENT, "v29", "chat16")
 GRID = ((-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0), (1.0, 2.0, 3.0, 4.0), (0.0, 1.0, 2.0, 3.0, 4.0, 6.0))
 LANE = "minilm"
 
 
-def reader(refit: Path, before: Path) -> Any:
-    """A `read_set` for `ir.records_of`: the records of the MiniLM file `before` and the packaged e5, each with the
-    refitted MiniLM's logit."""
+def reader(refit: Path, before: Path, lane: str = LANE, highest_veto: float | None = None) -> Any:
+    """A `read_set` for `ir.records_of`: the records of `lane`'s file `before` and the other lane's packaged file,
+    each with the refitted verifier's logit (`refit`: for a row of the other lane, its packaged logit); flags read up
+    to `highest_veto` (default the fourteenth round's highest line)."""
+    other = next(encoder for encoder in ENCODERS if encoder != lane)
     packaged = ExtractionIntent(second_opinion=False)
-    packaged.veto_ = IntentVeto({LANE: before, "e5": shipped_weights("e5")}, raises=False)
+    packaged.veto_ = IntentVeto({lane: before, other: shipped_weights(other)}, raises=False)
     refitted = ExtractionIntent(second_opinion=False)
-    refitted.veto_ = IntentVeto({LANE: refit, "e5": shipped_weights("e5")}, raises=False)
+    refitted.veto_ = IntentVeto({lane: refit, other: shipped_weights(other)}, raises=False)
 
     def read(name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
-        records = vr.read_set(packaged, name, examples)
-        again = vr.read_set(refitted, name, examples)
-        for record, other in zip(records, again, strict=True):
-            record["refit"] = other["verifier"] if record["lane"] == LANE else record["verifier"]
+        records = vr.read_set(packaged, name, examples, highest_veto)
+        again = vr.read_set(refitted, name, examples, highest_veto)
+        for record, again_record in zip(records, again, strict=True):
+            record["refit"] = again_record["verifier"] if record["lane"] == lane else record["verifier"]
         return records
 
     return read

@@ -34,9 +34,12 @@ BANDS = (1.0, 2.0, 3.0, 4.0)
 RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)
 
 
-def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
+def read_set(
+    guard: ExtractionIntent, name: str, examples: list[isets.Example], highest_veto: float | None = None
+) -> list[dict[str, Any]]:
     """One record per example: label, lane, the model's log-odds gap under its line (negative: flagged) and the
-    lane verifier's logit for a flag or a near miss within `max(BANDS)` (None: not read, too long)."""
+    lane verifier's logit for a flag (read up to `highest_veto`, default this round's highest line) or a near miss
+    within `max(BANDS)` (None: not read, too long)."""
     model = guard._model()
     texts = [e.text for e in examples]
     scores = guard.scores(texts)
@@ -45,7 +48,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
     gaps = [line - logit(s.probability) for s in scores]
     flags = [i for i, s in enumerate(scores) if s.probability >= model.threshold]
     near = [i for i, gap in enumerate(gaps) if 0 < gap <= max(BANDS) and scores[i].probability < model.threshold]
-    highest_veto = max(max(taus) for taus in VETO_TAUS.values())
+    highest_veto = highest_veto or max(max(taus) for taus in VETO_TAUS.values())
     found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
     found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS), near_miss=True)
     return [

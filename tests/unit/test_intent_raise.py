@@ -267,6 +267,46 @@ def test_the_sixteenth_rounds_choice_beats_the_packaged_minilm_or_ends_and_its_c
     assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
 
 
+def test_the_seventeenth_round_reads_its_refit_on_the_e5_lane_only_and_chooses_on_sets_it_never_trained_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The e5 refit trains on the twelve older development sets and is chosen on the ten newer, disjoint; only e5-lane
+    rows get the refit's logit (a MiniLM-lane row keeps the packaged MiniLM's); the candidate is the refit with the
+    chosen line and raise and a header naming both groups of sets, next to the packaged MiniLM file unchanged."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_refit as rounds
+    import intent_minilm_refit as refit
+    import intent_sets as isets
+    import intent_veto_raise as vr
+
+    from ragshield.guards.intent_veto import shipped_weights
+
+    assert not set(rounds.TRAINED_ON) & set(rounds.CHOOSING)
+    assert set(rounds.TRAINED_ON) | set(rounds.CHOOSING) == {*refit.DEVELOPMENT, "v30", "chat17"}
+    assert all(name in isets.HELDOUT_SETS for name in (*rounds.TRAINED_ON, *rounds.CHOOSING))
+    fitted = fake_weights("e5", tau=0.0, version="v13")
+    fitted.save(tmp_path / "refit.npz")
+
+    def fake_read_set(guard: Any, name: str, examples: list[Any], highest: float | None = None) -> list[dict[str, Any]]:
+        refitted = guard.veto_.files["e5"] == tmp_path / "refit.npz"
+        assert guard.veto_.files["minilm"] == shipped_weights("minilm") and highest == 4.0
+        return [{"lane": "e5", "verifier": 9.0 if refitted else 1.0}, {"lane": "minilm", "verifier": -2.0}]
+
+    monkeypatch.setattr(vr, "read_set", fake_read_set)
+    read = refit.reader(tmp_path / "refit.npz", shipped_weights("e5"), "e5", max(rounds.GRID[0]))
+    records = read("v26", [])
+    assert [(r["verifier"], r["refit"]) for r in records] == [(1.0, 9.0), (-2.0, -2.0)]
+    point = {"tau": 2.5, "band": 2.0, "raise_tau": 3.0}
+    rounds.write_candidate(tmp_path / "cand", tmp_path / "refit.npz", point)
+    written = VetoWeights.load(tmp_path / "cand" / "intent_veto_e5.npz")
+    assert (written.tau, written.raise_band, written.raise_tau, written.encoder) == (2.5, 2.0, 3.0, "e5")
+    assert written.meta["development"] == list(rounds.CHOOSING) and written.meta["epochs"] == 2
+    assert all(name in written.meta["fitted"] for name in rounds.TRAINED_ON)
+    assert (tmp_path / "cand" / "intent_veto_minilm.npz").read_bytes() == shipped_weights("minilm").read_bytes()
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"

@@ -1,0 +1,101 @@
+"""The seventeenth round toward v14 (issue 18): the e5 second opinion refitted with spent development sets' rows.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_refit.py --refit FILE.npz --rows ROWS.json \\
+        [--candidate DIR] [--cost]
+
+`--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` on v13's training
+rows, the contrastive pairs' training share and every row of the twelve older development sets (`TRAINED_ON`).
+The model alone (v13) reads the ten newer development sets (`CHOOSING`, each set's rows unseen by v13 and the
+verifiers' pairs; the refit never trained on them) and the public benign test buckets; each flag (up to the grid's
+highest line) and each near miss is read by its lane's verifier as `intent_veto_raise.read_set` reads it, once with
+the packaged files and once with the refit in e5's place (`refit`: the refitted logit of an e5-lane row; a
+MiniLM-lane row keeps the packaged MiniLM's). `--rows` keeps one record per row (no text). The sweep applies the rule
+in the model card ("Toward v14, seventeenth round"), e5 lane only, over `GRID`: of the points flagging at most as
+many of the choosing sets' e5-lane benign rows as the packaged e5 with its settings, the fewest errors (ties: fewer
+benign flags, the lower veto line, the smaller band, the higher raise line); none when that point makes no fewer
+errors than the packaged file. `--before` is the e5 file compared with (default the packaged one, which the round
+compares with; once EC ships, give `git show c1ef095:src/ragshield/data/intent_veto_e5.npz`). `--candidate DIR`
+writes the refit with the chosen settings and the packaged MiniLM file into DIR, for `intent_veto_judge.py
+--candidate DIR`. `--cost` measures what the raise adds per public benign query with the chosen settings, read by
+the packaged verifiers (`intent_raise.raise_cost`). Writes the sweep to `--out` (default
+`benchmarks/results/intent_e5_refit.json`) and prints the chosen point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import intent_minilm_refit as mr
+import intent_raise as ir
+import intent_veto_raise as vr
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_arrays import logit
+from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+TRAINED_ON = (
+    *("v19", "chat6", "v20", "chat7", "v22", "chat9"),
+    *("v23", "chat10", "v24", "chat11", "v25", "chat12"),
+)
+CHOOSING = ("v26", "chat13", "v27", "chat14", "v28", "chat15", "v29", "chat16", "v30", "chat17")
+GRID = ((1.0, 1.5, 2.0, 2.5, 3.0, 4.0), (1.0, 2.0, 3.0, 4.0), (0.0, 1.0, 2.0, 3.0, 4.0, 6.0))
+LANE = "e5"
+
+
+def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
+    """The refitted e5 with the chosen veto line and raise and a header saying what it was fitted on and which sets
+    chose its settings, and the packaged MiniLM file, in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = VetoWeights.load(refit)
+    version = weights.model_version
+    meta = {key: value for key, value in weights.meta.items() if key != "development"} | {
+        "fitted": f"session 42 on {version}'s training rows, the contrastive pairs' training share and every row of "
+        f"the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout)",
+        "line_and_raise_chosen": "session 42 on ten development sets (benchmarks/intent_e5_refit.py)",
+        "development": list(CHOOSING),
+        "line_chosen_on_flags_of": version,
+        "fitted_on_rows_of": version,
+        "read_for": f"the first stage {version} (session 42: refitted on its training rows and twelve spent "
+        f"development sets, line {point['tau']} and raise chosen on its flags of ten others)",
+    }
+    weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
+    weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{LANE}.npz")
+    shutil.copyfile(shipped_weights("minilm"), folder / "intent_veto_minilm.npz")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ir.round_parser(__doc__, "intent_e5_refit.json")
+    parser.add_argument("--refit", type=Path, required=True, help="the e5 veto fitted with the older sets' rows")
+    parser.add_argument("--before", type=Path, default=shipped_weights(LANE), help="the e5 file compared with")
+    parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
+    args = parser.parse_args(argv)
+    highest = max(GRID[0])
+    records = ir.records_of(args, mr.reader(args.refit, args.before, LANE, highest), CHOOSING)
+    line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
+    packaged = vr.lane_points(records, LANE, line, GRID)
+    shipped = vr.shipped_point(packaged, LANE, args.before)
+    points = vr.lane_points(mr.refitted_view(records), LANE, line, GRID)
+    chosen = mr.choose(points, shipped)
+    minilm = vr.shipped_point(vr.lane_points(records, "minilm", line, mr.GRID), "minilm")
+    result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen, "minilm": minilm}
+    print(f"{LANE}: shipped {shipped}\n    chosen  {chosen}")
+    if chosen is not None:
+        result["public"] = vr.public_check(mr.refitted_view(records), {LANE: chosen, "minilm": minilm}, line)
+        for name, row in result["public"].items():
+            flagged, read = row["flagged"], row["read_by_raise"]
+            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+    if args.cost and chosen is not None:
+        settings = {LANE: chosen, "minilm": minilm}
+        result["cost"] = ir.raise_cost(mr.public_near_misses(records), settings, args.data)
+        print(f"cost: {result['cost']}")
+    if args.candidate and chosen is None:
+        print("no point makes fewer errors than the packaged file: the round ends, no candidate written")
+        args.candidate = None
+    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point))
+
+
+if __name__ == "__main__":
+    main()
