@@ -237,11 +237,17 @@ def timed_retrieval(embedder: Any, index: Any, text: str) -> tuple[float, Retrie
 
 
 def cost(
-    model_path: Path | None, texts: list[str], *, n_index: int = 2000, other_languages: list[str] | None = None
+    model_path: Path | None,
+    texts: list[str],
+    *,
+    n_index: int = 2000,
+    other_languages: list[str] | None = None,
+    labels: list[int] | None = None,
 ) -> dict[str, Any]:
     """Median single-thread CPU time of retrieval (real embed + FAISS) and of intent.check(): on
     English queries (retrieval's vector reused), and on queries in other languages (the
-    multilingual embedder runs once more, `multilingual_*`)."""
+    multilingual embedder runs once more, `multilingual_*`). With `labels` (1: an extraction request), the mean
+    share of the benign queries and of the requests apart as well (`check_share_mean_by_label`)."""
 
     from ragshield.rag.embedding import SentenceTransformerEmbedder
 
@@ -268,6 +274,15 @@ def cost(
             multi_base_us.append(spent)
             multi_us.append(qs.cpu_time_us(lambda r=result: reuse.check(r)))
     base_us = np.array(retrieve_us)
+    shares = np.array(reuse_us) / base_us
+    by_label = (
+        {
+            name: {"n": int(chosen.sum()), "mean": float(shares[chosen].mean()) if chosen.any() else None}
+            for name, chosen in (("benign", np.array(labels) == 0), ("requests", np.array(labels) == 1))
+        }
+        if labels is not None
+        else None
+    )
     multilingual = {
         "multilingual_queries": len(multi_us),
         "multilingual_retrieve_us": float(np.median(multi_base_us)) if multi_us else None,
@@ -284,7 +299,8 @@ def cost(
         "check_share": float(np.median(np.array(reuse_us) / base_us)),
         "check_share_p90": float(np.percentile(np.array(reuse_us) / base_us, 90)),
         # the mean carries what the median hides: the second opinion's reads of flags and near misses
-        "check_share_mean": float(np.mean(np.array(reuse_us) / base_us)),
+        "check_share_mean": float(np.mean(shares)),
+        "check_share_mean_by_label": by_label,
         "check_without_reuse_us": float(np.median(alone_us)),
         "check_without_reuse_share": float(np.median(np.array(alone_us) / base_us)),
         "index_vectors": n_index,
@@ -398,12 +414,13 @@ def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str
     """`cost` and `e5_deployment_cost` on the same seeded sample: `n_cost` English queries (benign
     test sets and held-out extraction requests) and a quarter as many own non-English phrasings."""
     rng = random.Random(5)
-    pool = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
-    pool += [e.text for e in isets.heldout(isets.HELDOUT) if e.label == 1]
+    pool = [(e.text, 0) for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
+    pool += [(e.text, 1) for e in isets.heldout(isets.HELDOUT) if e.label == 1]
     others = [e.text for e in corpus.calib if e.lang != "en" and e.source == "own"]
-    english, other = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
+    sample, other = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
+    english = [text for text, _ in sample]
     return {
-        **cost(model_path, english, other_languages=other),
+        **cost(model_path, english, other_languages=other, labels=[label for _, label in sample]),
         "e5_deployment": e5_deployment_cost(model_path, english, other),
     }
 

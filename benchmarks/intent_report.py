@@ -25,6 +25,11 @@ def trained_on(g: dict[str, Any]) -> set[str]:
     return {isets.heldout_benign_name(v) for v in g["model"].get("heldout_sets_trained_on", [])}
 
 
+def _mean_share(group: dict[str, Any]) -> str:
+    """A group's mean `check()` share of a retrieval, in percent, or "missing" when the group is empty."""
+    return "missing" if group["mean"] is None else f"{100 * group['mean']:.1f}%"
+
+
 def _verdict(value: float, goal: float, *, at_most: bool) -> str:
     met = value <= goal if at_most else value >= goal
     return "met" if met else "**MISSED**"
@@ -401,6 +406,13 @@ def report(g: dict[str, Any]) -> list[str]:
             f"{_verdict(c['check_share_mean'], 0.10, at_most=True)}): the sample's extraction requests are flags, "
             "each read by the second opinion, and near misses are read too, piece by piece."
         )
+        if by_label := c.get("check_share_mean_by_label"):
+            benign, requests = by_label["benign"], by_label["requests"]
+            verdict = "missing" if benign["mean"] is None else _verdict(benign["mean"], 0.10, at_most=True)
+            lines[-1] += (
+                f" Apart, the sample's {benign['n']} benign queries cost {_mean_share(benign)} of a retrieval on "
+                f"average (goal <= 10%: {verdict}) and its {requests['n']} extraction requests {_mean_share(requests)}."
+            )
     if raised := g.get("raise", {}).get("cost"):
         lines[-1] += (
             f" On the public benign test buckets the raise of near misses reads {raised['near_misses_read']} of "
