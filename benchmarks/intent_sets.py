@@ -147,10 +147,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once: v31 in v30's shape and chat18 in chat17's, written
-# blind in session 41 by helpers that read only `benchmarks/data/README.md`, for the next change
+# blind in session 41 by helpers that read only `benchmarks/data/README.md`, for the next change; v32 in v31's
+# shape and chat19 in chat18's, written blind the same way in session 42, for the change after
 UNREAD_JUDGES: dict[str, Path] = {
     "v31": DATA / "intent_heldout_v31.jsonl",
     "chat18": DATA / "intent_chat_heldout_v18.jsonl",
+    "v32": DATA / "intent_heldout_v32.jsonl",
+    "chat19": DATA / "intent_chat_heldout_v19.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only

@@ -191,9 +191,19 @@ def veto_mismatch(model: IntentModel, veto_folder: Path | None = None) -> str:
 
 
 def trained_sets(candidate: Path) -> tuple[str, ...]:
-    """The held-apart sets a candidate folder's first-stage model trained on (none without one)."""
+    """The held-apart sets a candidate folder's first-stage model (none without one) or its veto files trained on."""
     model = candidate_model(candidate)
-    return () if model is None else isets.heldout_trained_on(model)
+    return (() if model is None else isets.heldout_trained_on(model)) + veto_trained_sets(candidate)
+
+
+def veto_trained_sets(folder: Path | None = None) -> tuple[str, ...]:
+    """The held-apart sets the veto files in `folder` (None: the packaged ones) trained on, as their headers say
+    (`heldout_sets_trained_on`, session 42; earlier files trained on none)."""
+    found: list[str] = []
+    for encoder in ENCODERS:
+        path = folder / weights_file_name(encoder) if folder and has_veto_files(folder) else shipped_weights(encoder)
+        found += VetoWeights.load(path).meta.get("heldout_sets_trained_on", [])
+    return tuple(dict.fromkeys(found))
 
 
 def table(result: dict[str, Any]) -> str:
@@ -240,9 +250,10 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{candidate}: {mismatch}")
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
-        raise SystemExit(f"a candidate model trained on set {args.set}: it cannot judge it")
-    if args.set in isets.heldout_trained_on(IntentModel.load()):
-        raise SystemExit(f"the shipped model {shipped_version()} trained on set {args.set}: it cannot judge it")
+        raise SystemExit(f"a candidate (its model or second opinion) trained on set {args.set}: it cannot judge it")
+    if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets()):
+        raise SystemExit(f"the shipped guard ({shipped_version()}) trained on set {args.set}: it cannot judge it")
+    also_trained = tuple(dict.fromkeys((*also_trained, *veto_trained_sets())))
     sets = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():
         raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")

@@ -21,10 +21,17 @@ import intent_veto_judge as judge  # noqa: E402
 import train_intent as ti  # noqa: E402
 
 
-def _candidate(folder: Path) -> Path:
+def _candidate(folder: Path, trained_on: tuple[str, ...] = ()) -> Path:
+    """A folder holding the packaged veto files, the e5 one re-saved saying it trained on the sets `trained_on`."""
+    from ragshield.guards.intent_veto import shipped_weights
+    from ragshield.guards.intent_veto_weights import VetoWeights
+
     folder.mkdir(parents=True)
     for encoder in ("minilm", "e5"):
-        (folder / f"intent_veto_{encoder}.npz").write_bytes(b"")
+        weights = VetoWeights.load(shipped_weights(encoder))
+        if encoder == "e5" and trained_on:
+            weights.meta["heldout_sets_trained_on"] = list(trained_on)
+        weights.save(folder / f"intent_veto_{encoder}.npz")
     return folder
 
 
@@ -64,8 +71,18 @@ def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_
 
 def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
     model = _first_stage(tmp_path / "modelA", ["v19"])
-    with pytest.raises(SystemExit, match=r"a candidate model trained on set v19: it cannot judge it"):
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v19: it cannot"):
         judge.main(["--set", "v19", "--again", "--candidate", str(model)])
+
+
+def test_a_second_opinion_that_trained_on_held_apart_sets_cannot_judge_them_and_names_them(tmp_path: Path) -> None:
+    """Session 42: a verifier may train on spent development sets; its header names them, and a judge leaves their
+    rows out (`trained_sets`) and refuses to read one of them."""
+    refit = _candidate(tmp_path / "refit", ("v19", "chat6"))
+    assert judge.trained_sets(refit) == ("v19", "chat6")
+    assert judge.veto_trained_sets(refit) == ("v19", "chat6")
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat6"):
+        judge.main(["--set", "chat6", "--again", "--candidate", str(refit)])
 
 
 def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_path: Path) -> None:
@@ -177,5 +194,5 @@ def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
 
 def test_a_set_the_shipped_model_trained_on_cannot_judge_it() -> None:
     """The shipped model trains on v9, v11-v18, v21 and chat-chat5, chat8: reading one would leave every row out."""
-    with pytest.raises(SystemExit, match=f"the shipped model {judge.shipped_version()} trained on set v15"):
+    with pytest.raises(SystemExit, match=rf"the shipped guard \({judge.shipped_version()}\) trained on set v15"):
         judge.main(["--set", "v15", "--again"])
