@@ -1,7 +1,7 @@
 """The seventeenth round toward v14 (issue 18): the e5 second opinion refitted with spent development sets' rows.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_refit.py --refit FILE.npz --rows ROWS.json \\
-        [--candidate DIR] [--cost]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_refit.py --refit FILE.npz --before OLD.npz \\
+        --rows ROWS.json [--candidate DIR] [--cost]
 
 `--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` on v13's training
 rows, the contrastive pairs' training share and every row of the twelve older development sets (`TRAINED_ON`).
@@ -13,8 +13,8 @@ MiniLM-lane row keeps the packaged MiniLM's). `--rows` keeps one record per row 
 in the model card ("Toward v14, seventeenth round"), e5 lane only, over `GRID`: of the points flagging at most as
 many of the choosing sets' e5-lane benign rows as the packaged e5 with its settings, the fewest errors (ties: fewer
 benign flags, the lower veto line, the smaller band, the higher raise line); none when that point makes no fewer
-errors than the packaged file. `--before` is the e5 file compared with (default the packaged one, which the round
-compares with; once EC ships, give `git show c1ef095:src/ragshield/data/intent_veto_e5.npz`). `--candidate DIR`
+errors than the packaged file. `--before` is the e5 file compared with (required: the round's, packaged until EC
+shipped, is `git show c1ef095:src/ragshield/data/intent_veto_e5.npz`). `--candidate DIR`
 writes the refit with the chosen settings and the packaged MiniLM file into DIR, for `intent_veto_judge.py
 --candidate DIR`. `--cost` measures what the raise adds per public benign query with the chosen settings, read by
 the packaged verifiers (`intent_raise.raise_cost`). Writes the sweep to `--out` (default
@@ -69,7 +69,13 @@ def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_e5_refit.json")
     parser.add_argument("--refit", type=Path, required=True, help="the e5 veto fitted with the older sets' rows")
-    parser.add_argument("--before", type=Path, default=shipped_weights(LANE), help="the e5 file compared with")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        required=True,
+        help="the e5 file the round compared with: git show c1ef095:src/ragshield/data/intent_veto_e5.npz (packaged "
+        "until EC shipped; comparing EC with itself finds nothing)",
+    )
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
     args = parser.parse_args(argv)
     highest = max(GRID[0])

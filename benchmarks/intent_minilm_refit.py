@@ -1,20 +1,21 @@
 """The sixteenth round toward v14 (issue 18): the MiniLM second opinion refitted on v13's rows.
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_minilm_refit.py --refit FILE.npz --before OLD.npz \\
-        --rows ROWS.json [--candidate DIR] [--cost]
+        --before-e5 OLD_E5.npz --rows ROWS.json [--candidate DIR] [--cost]
 
 `--refit` is a MiniLM veto file fitted by `intent_verifier.py --save` on v13's training rows and the contrastive
 pairs; `--before` the MiniLM file it is compared with (the round's: the session-29 file, from git, as `--before`
-says; comparing MR with itself finds nothing). The model alone (v13) reads the twenty development sets
+says; comparing MR with itself finds nothing), `--before-e5` the e5 file the round read with (packaged then, replaced in
+the seventeenth round). The model alone (v13) reads the twenty development sets
 (`DEVELOPMENT`: the fifteenth round's eighteen and v29 and chat16, each set's rows unseen by v13 and the verifiers'
 pairs) and the public benign test buckets; each flag and each near miss is read by its lane's verifier as
-`intent_veto_raise.read_set` reads it, once with `--before` and the packaged e5 and once with the refitted MiniLM in
-its place (`refit`: the refitted logit of a MiniLM-lane row; an e5-lane row keeps the packaged e5's). `--rows` keeps
+`intent_veto_raise.read_set` reads it, once with `--before` and `--before-e5` and once with the refitted MiniLM in
+its place (`refit`: the refitted logit of a MiniLM-lane row; an e5-lane row keeps that e5 file's). `--rows` keeps
 one record per row (no text). The sweep applies the rule in the model card ("Toward v14, sixteenth round"), MiniLM
 lane only, over `GRID`: of the points flagging at most as many development benign rows as the packaged MiniLM with
 its settings, the fewest errors (ties: fewer benign flags, the lower veto line, the smaller band, the higher raise
 line); none when that point makes no fewer errors than the packaged file. `--candidate DIR` writes the refitted file
-with the chosen settings and the packaged e5 file into DIR, for `intent_veto_judge.py --candidate DIR`. `--cost`
+with the chosen settings and the `--before-e5` file into DIR, for `intent_veto_judge.py --candidate DIR`. `--cost`
 measures what the raise adds per public benign query with the chosen settings, read by the packaged verifiers
 (`intent_raise.raise_cost`; once MR shipped, the refit itself: the report's figure). Writes the sweep to `--out`
 (default `benchmarks/results/intent_minilm_refit.json`) and prints the chosen point.
@@ -41,15 +42,18 @@ GRID = ((-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0), (1.0, 2.0, 3.0, 4.0), (0.0, 1.0
 LANE = "minilm"
 
 
-def reader(refit: Path, before: Path, lane: str = LANE, highest_veto: float | None = None) -> Any:
-    """A `read_set` for `ir.records_of`: the records of `lane`'s file `before` and the other lane's packaged file,
-    each with the refitted verifier's logit (`refit`: for a row of the other lane, its packaged logit); flags read up
-    to `highest_veto` (default the fourteenth round's highest line)."""
+def reader(
+    refit: Path, before: Path, lane: str = LANE, highest_veto: float | None = None, other_file: Path | None = None
+) -> Any:
+    """A `read_set` for `ir.records_of`: the records of `lane`'s file `before` and the other lane's file (`other_file`,
+    default the packaged one), each with the refitted verifier's logit (`refit`: for a row of the other lane, that
+    file's logit); flags read up to `highest_veto` (default the fourteenth round's highest line)."""
     other = next(encoder for encoder in ENCODERS if encoder != lane)
+    kept = other_file or shipped_weights(other)
     packaged = ExtractionIntent(second_opinion=False)
-    packaged.veto_ = IntentVeto({lane: before, other: shipped_weights(other)}, raises=False)
+    packaged.veto_ = IntentVeto({lane: before, other: kept}, raises=False)
     refitted = ExtractionIntent(second_opinion=False)
-    refitted.veto_ = IntentVeto({lane: refit, other: shipped_weights(other)}, raises=False)
+    refitted.veto_ = IntentVeto({lane: refit, other: kept}, raises=False)
 
     def read(name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
         records = vr.read_set(packaged, name, examples, highest_veto)
@@ -82,9 +86,10 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
     return None if best is shipped else best
 
 
-def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
+def write_candidate(folder: Path, refit: Path, point: dict[str, Any], e5: Path | None = None) -> None:
     """The refitted MiniLM with the chosen veto line and raise and the header the shipped file carries (what it was
-    fitted on, which sets chose its line, on whose flags), and the packaged e5 file, in `folder`."""
+    fitted on, which sets chose its line, on whose flags), and the e5 file `e5` (default the packaged one), in
+    `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     weights = VetoWeights.load(refit)
     version = weights.model_version
@@ -100,7 +105,7 @@ def write_candidate(folder: Path, refit: Path, point: dict[str, Any]) -> None:
     }
     weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
     weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{LANE}.npz")
-    shutil.copyfile(shipped_weights("e5"), folder / "intent_veto_e5.npz")
+    shutil.copyfile(e5 or shipped_weights("e5"), folder / "intent_veto_e5.npz")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -109,13 +114,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
     ir.add_before(parser, "9412fc0")
     args = parser.parse_args(argv)
-    records = ir.records_of(args, reader(args.refit, args.before), DEVELOPMENT)
+    records = ir.records_of(args, reader(args.refit, args.before, other_file=args.before_e5), DEVELOPMENT)
     line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
     packaged = vr.lane_points(records, LANE, line, GRID)
     shipped = vr.shipped_point(packaged, LANE, args.before)
     points = vr.lane_points(refitted_view(records), LANE, line, GRID)
     chosen = choose(points, shipped)
-    e5 = vr.shipped_point(vr.lane_points(records, "e5", line), "e5")
+    e5 = vr.shipped_point(vr.lane_points(records, "e5", line), "e5", args.before_e5)
     result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen, "e5": e5}
     print(f"{LANE}: shipped {shipped}\n        chosen  {chosen}")
     if chosen is not None:
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.candidate and chosen is None:
         print("no point makes fewer errors than the packaged file: the round ends, no candidate written")
         args.candidate = None
-    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point))
+    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point, args.before_e5))
 
 
 if __name__ == "__main__":

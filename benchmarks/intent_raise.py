@@ -271,14 +271,22 @@ def round_parser(doc: str | None, results: str) -> argparse.ArgumentParser:
 
 
 def add_before(parser: argparse.ArgumentParser, revision: str) -> None:
-    """`--before` (required): the MiniLM veto file a round compared with, which a later round may have replaced in
-    the package; `revision` names a commit that packaged it."""
+    """`--before` and `--before-e5` (both required): the MiniLM and e5 veto files a round compared with, which later
+    rounds replaced in the package; `revision` names a commit that packaged that MiniLM file (the e5 file was packaged
+    from session 40 until the seventeenth round, at c1ef095)."""
     parser.add_argument(
         "--before",
         type=Path,
         required=True,
         help=f"the MiniLM file the round compared with: git show {revision}:src/ragshield/data/intent_veto_minilm.npz "
-        "(the session-29 file; the packaged e5 file is unchanged since)",
+        "(the session-29 file)",
+    )
+    parser.add_argument(
+        "--before-e5",
+        type=Path,
+        required=True,
+        help="the e5 file the round read with: git show c1ef095:src/ragshield/data/intent_veto_e5.npz (packaged until "
+        "the seventeenth round)",
     )
 
 

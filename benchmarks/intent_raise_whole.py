@@ -1,7 +1,7 @@
 """The fifteenth round toward v14 (issue 18): the raise reads near misses whole.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise_whole.py --before MINILM.npz --rows ROWS.json \\
-        [--candidate DIR] [--cost]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_raise_whole.py --before MINILM.npz --before-e5 E5.npz \\
+        --rows ROWS.json [--candidate DIR] [--cost]
 
 The shipped guard with its raise off (v13 and its second opinion, veto lines MiniLM -1 and e5 +2) reads the eighteen
 development sets (`DEVELOPMENT`: the earlier rounds' fourteen and the spent judges v27, chat14, v28 and chat15; each
@@ -13,7 +13,8 @@ sweep applies the rule in the model card ("Toward v14, fifteenth round"): per la
 the points flagging at most as many development benign rows as the shipped settings, the fewest errors; ties to
 fewer benign rows, the smaller band, the higher line; a lane whose point makes more errors than its shipped settings
 by more than 2% of its development requests keeps them. `--before` is the MiniLM file the round compared with (the
-session-29 file, packaged until the sixteenth round; e5's packaged file is unchanged). `--candidate DIR` writes the
+session-29 file, packaged until the sixteenth round), `--before-e5` the e5 file it read with (packaged until the
+seventeenth round). `--candidate DIR` writes the
 veto files (`intent_veto_judge.py --candidate DIR`); `--cost` measures the raise's cost for the shipped settings and
 the candidate in one run (read by the packaged verifiers, which since the sixteenth round include the refitted
 MiniLM: the rows read are the round's, where a read stops may differ). Prints a table and writes the sweep as JSON
@@ -102,10 +103,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cost", action="store_true", help="the raise's cost, shipped and candidate, in one run")
     ir.add_before(parser, "9412fc0")
     args = parser.parse_args(argv)
-    files = {"minilm": args.before}
+    files = {"minilm": args.before, "e5": args.before_e5}
     shipped = shipped_settings(files)
     guard = ExtractionIntent(raise_near_misses=False)
-    guard.veto_ = IntentVeto({**files, "e5": shipped_weights("e5")}, raises=False)
+    guard.veto_ = IntentVeto(files, raises=False)
     reader = functools.partial(read_set, guard, shipped)
     records = ir.records_of(args, reader, DEVELOPMENT)
     pieces = as_read(records, set())

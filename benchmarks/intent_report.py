@@ -418,7 +418,7 @@ def report(g: dict[str, Any]) -> list[str]:
             f" On the public benign test buckets the raise of near misses reads {raised['near_misses_read']} of "
             f"{raised['queries']} queries and adds {raised['added_us_per_query'] / 1000:.2f} ms per query on "
             f"average, {100 * raised['added_share_of_retrieval']:.1f}% of a retrieval "
-            '(`intent_raise.raise_cost`; model card, "thirteenth round" and "sixteenth round").'
+            '(`intent_raise.raise_cost`; model card, "thirteenth round", "sixteenth round" and "seventeenth round").'
         )
     if c.get("multilingual_queries"):
         lines[-1] += (

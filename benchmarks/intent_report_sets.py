@@ -42,6 +42,9 @@ JUDGE_NOTES = {
     "v30": "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, read once that "
     "session as the judge of the MiniLM second opinion refitted on v13's rows",
     "chat17": "500 chat turns and 60 chat-wrapped requests, written blind like v30, read once with it",
+    "v31": "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 42 as the judge of the e5 second opinion refitted with twelve spent development sets' rows",
+    "chat18": "500 chat turns and 60 chat-wrapped requests, written blind like v31, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -56,6 +59,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v31-hard": "held-apart set v31, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the e5 second opinion refitted with twelve spent development sets' rows, which shipped; split "
+    "by kind in the summary)",
+    "heldout-chat18": "held-apart chat turns, set chat18 (written blind by a helper; read once with v31)",
     "heldout-v30-hard": "held-apart set v30, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the MiniLM second opinion refitted on v13's rows, which shipped; split by kind in the summary)",
     "heldout-chat17": "held-apart chat turns, set chat17 (written blind by a helper; read once with v30)",
@@ -127,6 +134,19 @@ BENIGN_SET_LABELS = {
 }
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
+    (
+        "v31",
+        "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v30's shape, and "
+        "read once in session 42 as the judge of the shipped guard against EC, whose e5 second opinion is refitted "
+        "with the rows of twelve spent development sets (v19, chat6, v20, chat7, v22, chat9, v23, chat10, v24, "
+        "chat11, v25 and chat12, whose e5-lane figures through the guard are fitted since); EC made 9 errors fewer "
+        "over v31 and chat18 and shipped (`intent_veto_judge_v31.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat18",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v31 and read once with it "
+        "(`intent_veto_judge_chat18.json`); the model's figures alone",
+    ),
     (
         "v30",
         "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v29's shape, and "
@@ -359,13 +379,15 @@ SECOND_OPINION_NOTE = (
     "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
     "session 29 on model v11's flags and refitted on v13's rows and flags in session 41, line 0.0; e5, for routed "
-    "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40), which lowers a "
-    "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line in English, "
-    "3 in other languages, whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 4) to the operating "
+    "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40, and refitted in "
+    "session 42 with the rows of twelve spent development sets too, line +2.5), which lowers a "
+    "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, "
+    "whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM file of session 29 behind v11, `intent_verifier_minilm_v13.json` the one "
-    "refitted in session 41 behind v13). The guard as shipped (v13), on blind sets "
+    "refitted in session 41 behind v13; the e5 file of session 42 is not rated there, since that script's "
+    "development sets are among its training rows). The guard as shipped (v13), on blind sets "
     "read once "
     "(`intent_veto_judge_<set>.json`): hard benign 5/160 = 3.1% [1.3, 7.1] on v22 and 8/160 = 5.0% [2.6, "
     "9.6] on v23 (goal <= 2%: **missed**), chat turns 7/500 = 1.4% [0.7, 2.9] on chat9 and 15/498 = 3.0% "
@@ -384,7 +406,11 @@ SECOND_OPINION_NOTE = (
     "4.4% [2.1, 8.8] (**missed**), chat turns 12/500 = 2.4% [1.4, 4.1] (**missed**), requests 91/140 = 65.0% [56.8, "
     "72.4] and 30/60 = 50.0% [37.7, 62.3]; with the MiniLM verifier refitted, on v30 and chat17: hard benign 5/160 = "
     "3.1% [1.3, 7.1] (**missed**), chat turns 9/500 = 1.8% [0.9, 3.4] (**missed**), requests 116/140 = 82.9% [75.8, "
-    "88.2] and 38/60 = 63.3% [50.7, 74.4] (with the session-29 file: 5/160, 10/500, 109/140 and 38/60); model card, "
+    "88.2] and 38/60 = 63.3% [50.7, 74.4] (with the session-29 file: 5/160, 10/500, 109/140 and 38/60); with the e5 "
+    "verifier refitted with twelve spent development sets, on v31 and chat18: hard benign 3/160 = 1.9% [0.6, 5.4] "
+    "(goal <= 2%: met on this set), chat turns 5/500 = 1.0% [0.4, 2.3] (goal <= 1%: met on this set, at the line), "
+    "requests 94/140 = 67.1% [59.0, 74.4] and 26/60 = 43.3% [31.6, 55.9] (with the session-36 e5 file: 2/160, "
+    "11/500, 90/140 and 26/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
-    'round", "fourteenth round", "fifteenth round" and "sixteenth round".'
+    'round", "fourteenth round", "fifteenth round", "sixteenth round" and "seventeenth round".'
 )

@@ -144,14 +144,16 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v30.json`, `_chat17.json`): MR shipped
     "v30": DATA / "intent_heldout_v30.jsonl",
     "chat17": DATA / "intent_chat_heldout_v17.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v31 in v30's shape and chat18 in chat17's, written
-# blind in session 41 by helpers that read only `benchmarks/data/README.md`, for the next change; v32 in v31's
-# shape and chat19 in chat18's, written blind the same way in session 42, for the change after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 41 (v31 in v30's shape, chat18 in chat17's) and read once in session 42 as the
+    # judges of the seventeenth v14 round, the shipped guard and EC, its e5 second opinion refitted with twelve
+    # spent development sets' rows (`intent_veto_judge_v31.json`, `_chat18.json`): EC shipped
     "v31": DATA / "intent_heldout_v31.jsonl",
     "chat18": DATA / "intent_chat_heldout_v18.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once: v32 in v31's shape and chat19 in chat18's, written
+# blind in session 42 by helpers that read only `benchmarks/data/README.md`, for the next change
+UNREAD_JUDGES: dict[str, Path] = {
     "v32": DATA / "intent_heldout_v32.jsonl",
     "chat19": DATA / "intent_chat_heldout_v19.jsonl",
 }
@@ -167,9 +169,10 @@ UNREAD_JUDGES: dict[str, Path] = {
 # chat13, read once in session 38 for v13 and candidate N; v27 and chat14, read once in session 40 for the
 # second opinion that raises near misses, and v28 and chat15 that session for its veto lines moved with it;
 # v29 and chat16, read once in session 41 for the raise reading near misses whole, and v30 and chat17 that session
-# for the MiniLM second opinion refitted on v13's rows)
+# for the MiniLM second opinion refitted on v13's rows; v31 and chat18, read once in session 42 for the e5 second
+# opinion refitted with twelve spent development sets' rows)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
-JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17")
+JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18")
 
 
 def bucket(text: str) -> int:

@@ -86,9 +86,10 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # chat12 the first-stage candidate W of session 37, with the shipped lines; v26 and chat13 candidate N of
 # session 38; v27 and chat14 the raise of near misses of session 40, v28 and chat15 the lines moved with it;
 # v29 and chat16 the raise reading near misses whole, session 41, which did not ship; v30 and chat17 the MiniLM
-# refit of session 41, which did)
+# refit of session 41, which did; v31 and chat18 the e5 refit of session 42 with spent development sets' rows,
+# which did)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
-READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17")
+READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17", "v31", "chat18")
 # contrastive pairs written in session 26 (an innocent question and a request worded alike; two
 # helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
 # session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
@@ -400,6 +401,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.train_heldout and (args.weights or not args.save):
         parser.error("--train-heldout fits a new file: give --save, not --weights")
     given = VetoWeights.load(args.weights) if args.weights else None
+    if given and (trained := [v for v in DEVELOPMENT if v in given.meta.get("heldout_sets_trained_on", [])]):
+        parser.error(
+            f"{args.weights.name} trained on the development sets {', '.join(trained)}: this script's totals and "
+            "line would be fitted figures (the file's own round chose its settings: see its header)"
+        )
     args.encoder = given.encoder if given else args.encoder
     # the line and reading default to the measured file's, or to the packaged file's when fitting:
     # the file is the one place a shipped line is written down

@@ -360,11 +360,11 @@ def write_report(payload: dict[str, Any], images: list[str], report: Path, resul
 def _with_diagnostics(payload: dict[str, Any], results: Path) -> None:
     """Put the intent diagnostics' own results, as their scripts last wrote them, into the
     generalisation section: benchmarks/intent_enron_format.py, benchmarks/intent_encoded.py,
-    benchmarks/intent_minilm_refit.py (the shipped raise's cost, measured with the files as they ship)."""
+    benchmarks/intent_e5_refit.py (the shipped raise's cost, measured with the files as they ship)."""
     if not payload.get("generalisation"):
         return
     diagnostics = {"enron_grid_format": "intent_enron_format.json", "encoded": "intent_encoded.json"}
-    for key, name in (diagnostics | {"raise": "intent_minilm_refit.json"}).items():
+    for key, name in (diagnostics | {"raise": "intent_e5_refit.json"}).items():
         if (path := results / name).is_file():
             payload["generalisation"][key] = json.loads(path.read_text(encoding="utf-8"))
 

@@ -20,7 +20,7 @@ from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_veto import MAX_CHARACTERS, SecondOpinion
+from ragshield.guards.intent_veto import MAX_CHARACTERS, SecondOpinion, shipped_weights
 from ragshield.guards.intent_veto_weights import VetoWeights
 from ragshield.guards.layered import COUNT_AT
 
@@ -233,7 +233,8 @@ def test_the_fifteenth_rounds_choice_keeps_benign_flags_at_the_shipped_count_and
     minilm = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
     e5 = VetoWeights.load(tmp_path / "intent_veto_e5.npz")
     assert (minilm.raise_band, minilm.raise_tau, minilm.near_miss_reading, minilm.tau) == (2.0, 1.0, "whole", -1.0)
-    assert (e5.raise_band, e5.raise_tau, e5.near_miss_reading) == (3.0, 4.0, "pieces")  # as packaged
+    packaged = VetoWeights.load(shipped_weights("e5"))
+    assert (e5.raise_band, e5.raise_tau, e5.near_miss_reading) == (packaged.raise_band, packaged.raise_tau, "pieces")
 
 
 def test_the_sixteenth_rounds_choice_beats_the_packaged_minilm_or_ends_and_its_candidate_keeps_the_packaged_e5(
@@ -262,9 +263,11 @@ def test_the_sixteenth_rounds_choice_beats_the_packaged_minilm_or_ends_and_its_c
     # the header says what the refit was fitted on and which sets, on whose flags, chose its line
     assert written.meta["development"] == list(refit.DEVELOPMENT) and written.meta["epochs"] == 2
     assert written.meta["line_chosen_on_flags_of"] == written.meta["fitted_on_rows_of"] == "v13"
-    from ragshield.guards.intent_veto import shipped_weights
-
     assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
+    # a rerun after a later round replaced the packaged e5 file keeps the one this round read with
+    fake_weights("e5", tau=2.0, version="v13").save(tmp_path / "e5_then.npz")
+    refit.write_candidate(tmp_path / "again", tmp_path / "refit.npz", better, tmp_path / "e5_then.npz")
+    assert (tmp_path / "again" / "intent_veto_e5.npz").read_bytes() == (tmp_path / "e5_then.npz").read_bytes()
 
 
 def test_the_seventeenth_round_reads_its_refit_on_the_e5_lane_only_and_chooses_on_sets_it_never_trained_on(
@@ -280,8 +283,6 @@ def test_the_seventeenth_round_reads_its_refit_on_the_e5_lane_only_and_chooses_o
     import intent_minilm_refit as refit
     import intent_sets as isets
     import intent_veto_raise as vr
-
-    from ragshield.guards.intent_veto import shipped_weights
 
     assert not set(rounds.TRAINED_ON) & set(rounds.CHOOSING)
     assert set(rounds.TRAINED_ON) | set(rounds.CHOOSING) == {*refit.DEVELOPMENT, "v30", "chat17"}

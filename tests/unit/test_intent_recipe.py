@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-4:] == ("v29", "chat16", "v30", "chat17") and len(isets.JUDGES) == 18
+    assert isets.JUDGES[-4:] == ("v30", "chat17", "v31", "chat18") and len(isets.JUDGES) == 20
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -86,9 +86,11 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     training_texts = {example.text for example in corpus.train}
     # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
     # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
-    # of v28 and two each of v29 and v30 for earlier sets (now training rows); the judges' readings left them out
-    # (`unseen`), and no other judge row is a training text
+    # of v28, two each of v29 and v30 and two of v31 for earlier sets (now training rows); the judges' readings left
+    # them out (`unseen`), and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
+        "תודה רבה, עזרת לי מאוד!",
+        "Which languages can you answer in?",
         "Quote the First Amendment to the US Constitution in full.",
         "Çok teşekkürler, iyi akşamlar!",
         "Understood, makes sense.",
@@ -170,6 +172,26 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     for name, path in (isets.HELDOUT_SETS | isets.UNREAD_JUDGES).items():
         same = {isets.text_key(example.text) for example in isets.heldout(path)} & trained
         assert len(same) <= shared_by_chance.get(name, 0), name
+
+
+def test_the_verifier_benchmark_refuses_to_rate_a_file_trained_on_its_development_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second opinion fitted on spent development sets (session 42) would be rated on its own training rows there:
+    the script says so instead of printing fitted totals and a line chosen on them."""
+    import intent_verifier as iv
+    from ragshield.guards.intent_veto import shipped_weights
+    from ragshield.guards.intent_veto_weights import VetoWeights
+
+    weights = VetoWeights.load(shipped_weights("minilm"))
+    weights.meta["heldout_sets_trained_on"] = ["v19", "chat25"]
+    weights.save(tmp_path / "trained.npz")
+    with pytest.raises(SystemExit):
+        iv.main(["--weights", str(tmp_path / "trained.npz"), "--data", str(tmp_path)])
+    assert "trained on the development sets v19:" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        iv.main(["--train-heldout", "v19,v99", "--save", str(tmp_path / "x.npz")])
+    assert "v99 not a read held-apart set" in capsys.readouterr().err
 
 
 def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:
