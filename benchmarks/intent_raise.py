@@ -105,14 +105,16 @@ def read_all(
     data: Path,
     reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None,
     sets: tuple[str, ...] = DEVELOPMENT,
+    also_trained: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     """`reader` (default `read_set` with the guard as it was before this round, its near misses unread) over the
-    development `sets` and the public benign test buckets."""
+    development `sets` (their rows unseen by v13, the verifiers' pairs and the held-apart sets `also_trained`) and the
+    public benign test buckets."""
     read = reader or functools.partial(read_set, ExtractionIntent(raise_near_misses=False))
     records: list[dict[str, Any]] = []
     for name in sets:
         written = isets.heldout(isets.HELDOUT_SETS[name])
-        kept = judge.unseen_rows(written, data)
+        kept = judge.unseen_rows(written, data, also_trained)
         records += read(name, [written[i] for i in kept])
         print(f"read {name}: {len(kept)} rows", flush=True)
     corpus = ti.build_corpus(data)
@@ -294,14 +296,15 @@ def records_of(
     args: argparse.Namespace,
     reader: Callable[[str, list[isets.Example]], list[dict[str, Any]]] | None = None,
     sets: tuple[str, ...] = DEVELOPMENT,
+    also_trained: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
-    """The per-row records in `args.rows`, or `read_all` with `reader` over `sets` written there when the file is
-    absent."""
+    """The per-row records in `args.rows`, or `read_all` with `reader` over `sets` (less the rows of `also_trained`)
+    written there when the file is absent."""
     if args.rows.exists():
         return list(json.loads(args.rows.read_text()))
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
-    records = read_all(args.data, reader, sets)
+    records = read_all(args.data, reader, sets, also_trained)
     qs.write_json(args.rows, records)
     return records
 

@@ -308,6 +308,33 @@ def test_the_seventeenth_round_reads_its_refit_on_the_e5_lane_only_and_chooses_o
     assert (tmp_path / "cand" / "intent_veto_minilm.npz").read_bytes() == shipped_weights("minilm").read_bytes()
 
 
+def test_the_eighteenth_round_refits_minilm_on_the_same_spent_sets_and_reads_both_packaged_settings_on_its_grids(
+    tmp_path: Path,
+) -> None:
+    """The MiniLM round chooses on sets neither refit trained on, its grids hold both packaged files' settings (else
+    `shipped_point` ends the run), and its candidate is the MiniLM refit next to the packaged e5 file."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_refit as e5_round
+    import intent_minilm_spent as rounds
+
+    spent = rounds.ROUND
+    assert (spent.lane, spent.other, spent.leave_out_trained) == ("minilm", "e5", True)
+    assert not set(spent.choosing) & set(e5_round.TRAINED_ON) and {"v31", "chat18"} <= set(spent.choosing)
+    for lane, grid in ((spent.lane, spent.grid), (spent.other, spent.other_grid)):
+        packaged = VetoWeights.load(shipped_weights(lane))
+        assert packaged.tau in grid[0] and packaged.raise_band in grid[1] and packaged.raise_tau in grid[2], lane
+    fake_weights("minilm", tau=0.0, version="v13").save(tmp_path / "refit.npz")
+    e5_round.write_candidate(
+        tmp_path / "cand", tmp_path / "refit.npz", {"tau": 0.5, "band": 3.0, "raise_tau": 2.0}, spent
+    )
+    written = VetoWeights.load(tmp_path / "cand" / "intent_veto_minilm.npz")
+    assert (written.tau, written.raise_band, written.raise_tau) == (0.5, 3.0, 2.0)
+    assert written.meta["development"] == list(spent.choosing) and "twelve" in written.meta["line_and_raise_chosen"]
+    assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"
