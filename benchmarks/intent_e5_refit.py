@@ -1,7 +1,7 @@
 """The seventeenth round toward v14 (issue 18): the e5 second opinion refitted with spent development sets' rows.
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_refit.py --refit FILE.npz --before OLD.npz \\
-        --rows ROWS.json [--candidate DIR] [--cost]
+        --before-other MINILM.npz --rows ROWS.json [--candidate DIR] [--cost]
 
 `--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` on v13's training
 rows, the contrastive pairs' training share and every row of the twelve older development sets (`TRAINED_ON`).
@@ -14,10 +14,12 @@ in the model card ("Toward v14, seventeenth round"), e5 lane only, over `GRID`: 
 many of the choosing sets' e5-lane benign rows as the packaged e5 with its settings, the fewest errors (ties: fewer
 benign flags, the lower veto line, the smaller band, the higher raise line); none when that point makes no fewer
 errors than the packaged file. `--before` is the e5 file compared with (required: the round's, packaged until EC
-shipped, is `git show c1ef095:src/ragshield/data/intent_veto_e5.npz`). `--candidate DIR`
-writes the refit with the chosen settings and the packaged MiniLM file into DIR, for `intent_veto_judge.py
+shipped, is `git show c1ef095:src/ragshield/data/intent_veto_e5.npz`), `--before-other` the MiniLM file it read with
+(`git show c1ef095:src/ragshield/data/intent_veto_minilm.npz`); `check_refit` refuses files of the wrong lane or
+model and a refit not trained on exactly `TRAINED_ON`. `--candidate DIR`
+writes the refit with the chosen settings and the `--before-other` file into DIR, for `intent_veto_judge.py
 --candidate DIR`. `--cost` measures what the raise adds per public benign query with the chosen settings, read by
-the packaged verifiers (`intent_raise.raise_cost`). Writes the sweep to `--out` (default
+the round's files (`intent_raise.raise_cost`). Writes the sweep to `--out` (default
 `benchmarks/results/intent_e5_refit.json`) and prints the chosen point.
 """
 
@@ -48,8 +50,9 @@ LANE = "e5"
 @dataclasses.dataclass(frozen=True)
 class SpentRound:
     """A round that refits one lane's verifier with the spent development sets `TRAINED_ON` too and chooses its
-    settings on `choosing` over `grid` (veto lines, bands, raise lines); the other lane keeps its packaged file, read
-    on `other_grid`. `before` names the commit whose package held the file compared with."""
+    settings on `choosing` over `grid` (veto lines, bands, raise lines); the other lane keeps the file the round read
+    with, read on `other_grid`. `before` and `other_before` name commits whose package held the file compared with
+    and the other lane's file (the package changes once a round ships)."""
 
     lane: str
     choosing: tuple[str, ...]
@@ -57,6 +60,7 @@ class SpentRound:
     other_grid: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
     script: str
     before: str
+    other_before: str
     how_many: str  # the number of choosing sets as the file's header spells it
     # the choosing sets' rows equal to a row of `TRAINED_ON` are left out (the eighteenth round; the seventeenth kept
     # them: 8 of its 4,590 rows, all benign, none flagged by either guard, so no count moves)
@@ -67,12 +71,30 @@ class SpentRound:
         return next(encoder for encoder in ENCODERS if encoder != self.lane)
 
 
-E5_ROUND = SpentRound(LANE, CHOOSING, GRID, mr.GRID, "intent_e5_refit", "c1ef095", "ten")
+E5_ROUND = SpentRound(LANE, CHOOSING, GRID, mr.GRID, "intent_e5_refit", "c1ef095", "c1ef095", "ten")
 
 
-def write_candidate(folder: Path, refit: Path, point: dict[str, Any], spent: SpentRound = E5_ROUND) -> None:
+def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model_version: str) -> None:
+    """Refuse files that are not what the round assumes: the refit and `before` of the round's lane, `other` of the
+    other lane, all read for `model_version`, and the refit trained on exactly `TRAINED_ON` (so on none of the sets
+    that choose its settings). A wrong file would otherwise read as unavailable and end the round quietly."""
+    for path, lane in ((refit, spent.lane), (before, spent.lane), (other, spent.other)):
+        weights = VetoWeights.load(path)
+        if (weights.encoder, weights.model_version) != (lane, model_version):
+            raise SystemExit(
+                f"{path.name} is a {weights.encoder} file for {weights.model_version}: this round wants {lane} for "
+                f"{model_version}"
+            )
+    trained = VetoWeights.load(refit).meta.get("heldout_sets_trained_on", [])
+    if set(trained) != set(TRAINED_ON):
+        raise SystemExit(f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(TRAINED_ON)}")
+
+
+def write_candidate(
+    folder: Path, refit: Path, point: dict[str, Any], spent: SpentRound = E5_ROUND, other: Path | None = None
+) -> None:
     """The refitted verifier with the chosen veto line and raise and a header saying what it was fitted on and which
-    sets chose its settings, and the other lane's packaged file, in `folder`."""
+    sets chose its settings, and the other lane's file `other` (default the packaged one), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     weights = VetoWeights.load(refit)
     version = weights.model_version
@@ -88,7 +110,7 @@ def write_candidate(folder: Path, refit: Path, point: dict[str, Any], spent: Spe
     }
     weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
     weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{spent.lane}.npz")
-    shutil.copyfile(shipped_weights(spent.other), folder / f"intent_veto_{spent.other}.npz")
+    shutil.copyfile(other or shipped_weights(spent.other), folder / f"intent_veto_{spent.other}.npz")
 
 
 def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str | None = __doc__) -> None:
@@ -101,17 +123,28 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
         help=f"the {spent.lane} file the round compared with: git show {spent.before}:src/ragshield/data/"
         f"intent_veto_{spent.lane}.npz (comparing the refit with itself finds nothing)",
     )
+    parser.add_argument(
+        "--before-other",
+        type=Path,
+        required=True,
+        help=f"the {spent.other} file the round read with: git show {spent.other_before}:src/ragshield/data/"
+        f"intent_veto_{spent.other}.npz",
+    )
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
     args = parser.parse_args(argv)
+    model = ExtractionIntent(second_opinion=False)._model()
+    check_refit(args.refit, args.before, args.before_other, spent, str(model.meta.get("model_version")))
     highest = max(*spent.grid[0], *spent.other_grid[0])  # flags of both lanes read up to either grid's top line
-    reader = mr.reader(args.refit, args.before, spent.lane, highest)
+    reader = mr.reader(args.refit, args.before, spent.lane, highest, args.before_other)
     records = ir.records_of(args, reader, spent.choosing, TRAINED_ON if spent.leave_out_trained else ())
-    line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
+    line = logit(model.threshold)
     packaged = vr.lane_points(records, spent.lane, line, spent.grid)
     shipped = vr.shipped_point(packaged, spent.lane, args.before)
     points = vr.lane_points(mr.refitted_view(records), spent.lane, line, spent.grid)
     chosen = mr.choose(points, shipped)
-    other = vr.shipped_point(vr.lane_points(records, spent.other, line, spent.other_grid), spent.other)
+    other = vr.shipped_point(
+        vr.lane_points(records, spent.other, line, spent.other_grid), spent.other, args.before_other
+    )
     result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen, spent.other: other}
     print(f"{spent.lane}: shipped {shipped}\n    chosen  {chosen}")
     if chosen is not None:
@@ -121,12 +154,13 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
             flagged, read = row["flagged"], row["read_by_raise"]
             print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
         if args.cost:
-            result["cost"] = ir.raise_cost(mr.public_near_misses(records), settings, args.data)
+            files = {spent.lane: args.refit, spent.other: args.before_other}
+            result["cost"] = ir.raise_cost(mr.public_near_misses(records), dict(settings), args.data, files=files)
             print(f"cost: {result['cost']}")
     if args.candidate and chosen is None:
         print("no point makes fewer errors than the packaged file: the round ends, no candidate written")
         args.candidate = None
-    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point, spent))
+    ir.finish(args, result, lambda folder, point: write_candidate(folder, args.refit, point, spent, args.before_other))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` 
 raising at least twice as many requests as benign rows, the fewest errors, ties to the smaller band and then the
 higher line. `--candidate DIR` writes the packaged veto files with the chosen settings into DIR, for
 `intent_veto_judge.py --candidate DIR` (the packaged files' other settings as they are now: since the fourteenth
-round e5's veto line is +2.0, not the +1.0 this round read); `--cost` measures what the raise adds per public
-benign query. Prints a table and writes the sweep as JSON (`--out`, default
+round e5's veto line is +2.0, not the +1.0 this round read; since the seventeenth round the packaged e5 file
+trained on twelve of these development sets, so the script refuses to run: `refuse_fitted_reading`); `--cost`
+measures what the raise adds per public benign query. Prints a table and writes the sweep as JSON (`--out`, default
 `benchmarks/results/intent_raise.json`).
 """
 
@@ -34,7 +35,14 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
-from ragshield.guards.intent_veto import SecondOpinion, reads_routed, shipped_veto, shipped_weights, verifier_logits
+from ragshield.guards.intent_veto import (
+    IntentVeto,
+    SecondOpinion,
+    reads_routed,
+    shipped_veto,
+    shipped_weights,
+    verifier_logits,
+)
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 DEVELOPMENT = (
@@ -191,11 +199,12 @@ def raise_cost(
     chosen: dict[str, dict[str, Any] | None],
     data: Path,
     readings: dict[str, str] | None = None,
+    files: dict[str, Path] | None = None,
 ) -> dict[str, Any]:
     """Single-thread CPU time the raise adds per public benign query: each near miss it reads, read as the guard
-    reads it (stopping at `raise_tau`; as the file reads flags, or as `readings` says per lane), summed over the
-    buckets and divided by all their rows; against the median retrieval (MiniLM query embedding + exact search over
-    2,000 vectors) of a seeded sample of the same rows."""
+    reads it (stopping at `raise_tau`; as the file reads flags, or as `readings` says per lane) by the packaged
+    verifiers (or those of `files`, per encoder), summed over the buckets and divided by all their rows; against the
+    median retrieval (MiniLM query embedding + exact search over 2,000 vectors) of a seeded sample of the same rows."""
     import random
 
     import numpy as np
@@ -207,13 +216,14 @@ def raise_cost(
     guard = ExtractionIntent(raise_near_misses=False)
     model = guard._model()
     version = str(model.meta.get("model_version"))
+    veto = IntentVeto(files) if files else shipped_veto()
     spent: list[float] = []
     with qs.single_thread():
         for record in records:
             point = chosen.get(record["lane"])
             if record["set"] not in texts or not point or not raised(record, point["band"], -math.inf):
                 continue
-            verifier = shipped_veto().verifier(record["lane"], version)
+            verifier = veto.verifier(record["lane"], version)
             if verifier is None:
                 raise SystemExit(f"the {record['lane']} verifier does not load: the raise's cost cannot be measured")
             text = {0: texts[record["set"]][record["row"]]}
@@ -301,7 +311,11 @@ def records_of(
     """The per-row records in `args.rows`, or `read_all` with `reader` over `sets` (less the rows of `also_trained`)
     written there when the file is absent."""
     if args.rows.exists():
-        return list(json.loads(args.rows.read_text()))
+        records = list(json.loads(args.rows.read_text()))
+        wanted = {*sets, *(f"public-{name}" for name in PUBLIC)}
+        if {record["set"] for record in records} != wanted:  # another round's rows would sweep the wrong reading
+            raise SystemExit(f"{args.rows.name} holds other sets than this round reads: give a new --rows")
+        return records
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the development sets' unseen rows need ../shared/data")
     records = read_all(args.data, reader, sets, also_trained)
@@ -309,10 +323,21 @@ def records_of(
     return records
 
 
+def refuse_fitted_reading(sets: tuple[str, ...], results: str) -> None:
+    """Stop a round that reads with the packaged veto files once they trained on its development `sets` (the e5
+    file since the seventeenth round): its figures would be fitted ones; the round's own are in `results`."""
+    if fitted := [name for name in sets if name in judge.veto_trained_sets()]:
+        raise SystemExit(
+            f"the packaged second opinion trained on {', '.join(fitted)} (header `heldout_sets_trained_on`): this "
+            f"round's reading of them would be fitted; its results as run are benchmarks/results/{results}"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = round_parser(__doc__, "intent_raise.json")
     parser.add_argument("--cost", action="store_true", help="measure what the raise adds per public benign query")
     args = parser.parse_args(argv)
+    refuse_fitted_reading(DEVELOPMENT, "intent_raise.json")
     records = records_of(args)
     points = {lane: sweep(records, lane) for lane in ENCODERS}
     chosen = {lane: choose(p) for lane, p in points.items()}

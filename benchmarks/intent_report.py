@@ -9,7 +9,8 @@ from typing import Any
 import intent_sets as isets
 import query_sets as qs
 from intent_report_encoded import encoded_section
-from intent_report_sets import BENIGN_SET_LABELS, HELDOUT_SET_NOTES, JUDGE_NOTES, SECOND_OPINION_NOTE
+from intent_report_set_notes import HELDOUT_SET_NOTES
+from intent_report_sets import BENIGN_SET_LABELS, JUDGE_NOTES, SECOND_OPINION_NOTE
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
@@ -411,7 +412,9 @@ def report(g: dict[str, Any]) -> list[str]:
             verdict = "missing" if benign["mean"] is None else _verdict(benign["mean"], 0.10, at_most=True)
             lines[-1] += (
                 f" Apart, the sample's {benign['n']} benign queries cost {_mean_share(benign)} of a retrieval on "
-                f"average (goal <= 10%: {verdict}) and its {requests['n']} extraction requests {_mean_share(requests)}."
+                f"average (goal <= 10%: {verdict}) and its {requests['n']} extraction requests "
+                f"{_mean_share(requests)} (a request pays for the second opinion's reading of its flag; so few "
+                "requests make that a rough figure)."
             )
     if raised := g.get("raise", {}).get("cost"):
         lines[-1] += (

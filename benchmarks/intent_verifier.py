@@ -65,6 +65,7 @@ import intent_sets as isets
 import intent_verifier_fit as ivf
 import query_sets as qs
 import train_intent as ti
+from intent_verifier_rows import add_pairs_switch, contrastive_pairs, training_rows
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import load_verifier
@@ -90,17 +91,6 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # which did)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
 READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17", "v31", "chat18")
-# contrastive pairs written in session 26 (an innocent question and a request worded alike; two
-# helper sessions blind to every held-apart set): they train the verifier only, not the first stage;
-# session 27 added 600 more (v15a, v15b), weighted toward the kinds still flagged on the development sets;
-# session 28 600 more (v16a, v16b), mostly chat follow-ups about the assistant's own answer against
-# requests for the material behind it, in 70 languages
-PAIRS = tuple(
-    qs.REPO / "benchmarks" / "data" / f"intent_train_pairs_{version}{part}.jsonl"
-    for version in ("v14", "v15", "v16")
-    for part in "ab"
-)
-PAIR_TEST_SHARE = 15  # percent of the pairs (by pair, never one row of a pair) kept out as "pairs-test"
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 
@@ -108,39 +98,6 @@ def shown_path(path: Path) -> str:
     """A path as the results show it: relative to the repository, else its name (no machine paths)."""
     path = path.resolve()
     return str(path.relative_to(qs.REPO)) if path.is_relative_to(qs.REPO) else path.name
-
-
-def contrastive_pairs() -> tuple[list[isets.Example], list[isets.Example]]:
-    """(training rows, test rows) of `PAIRS`; both rows of a pair fall on the same side."""
-    train: list[isets.Example] = []
-    test: list[isets.Example] = []
-    for path in PAIRS:
-        if not path.is_file():
-            raise SystemExit(f"{path.name} is missing (run with --no-pairs to fit and rate without the pairs)")
-        for row in isets.read_rows(path):
-            example = isets.Example(row["text"], int(row["label"] == "attack"), row["style"], row["lang"], "pairs")
-            side = test if isets.bucket(f"{path.name}:{row['pair']}") < PAIR_TEST_SHARE else train
-            side.append(example)
-    return train, test
-
-
-def training_rows(corpus: isets.Corpus, pairs: bool, heldout_sets: tuple[str, ...] = ()) -> list[isets.Example]:
-    """What a verifier is fitted on: the first stage's training rows, the training pairs with `pairs`, and every row of
-    the held-apart sets `heldout_sets` (source `heldout-<set>`, so their benign rows weigh as the burned sets' do;
-    session 42: spent development sets, for the verifier only, never for the first stage)."""
-    extra = [
-        isets.Example(e.text, e.label, e.style, e.lang, f"heldout-{name}")
-        for name in heldout_sets
-        for e in isets.heldout(isets.HELDOUT_SETS[name])
-    ]
-    return corpus.train + (contrastive_pairs()[0] if pairs else []) + extra
-
-
-def add_pairs_switch(parser: argparse.ArgumentParser) -> None:
-    """`--no-pairs`: fit (and rate) without the contrastive pairs, as session 25 did."""
-    parser.add_argument(
-        "--no-pairs", dest="pairs", action="store_false", help="fit and rate without the pairs (as session 25)"
-    )
 
 
 def groups(corpus: isets.Corpus, data: Path, pairs: bool = True) -> dict[str, list[isets.Example]]:
@@ -388,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
     add_pairs_switch(parser)
     parser.add_argument(
         "--train-heldout",
-        type=lambda text: tuple(name for name in text.split(",") if name),
+        type=lambda text: tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip())),
         default=(),
         help="comma-separated held-apart sets whose rows the verifier trains on too (with --save: fit only, no rating, "
         "since this script's development sets would include them)",
@@ -398,13 +355,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if unknown := [name for name in args.train_heldout if name not in isets.HELDOUT_SETS]:
         parser.error(f"--train-heldout: {', '.join(unknown)} not a read held-apart set (intent_sets.HELDOUT_SETS)")
+    if burned := [name for name in args.train_heldout if name in ti.TRAIN_HELDOUT]:
+        parser.error(f"--train-heldout: {', '.join(burned)} already training rows of the first stage's corpus")
     if args.train_heldout and (args.weights or not args.save):
         parser.error("--train-heldout fits a new file: give --save, not --weights")
     given = VetoWeights.load(args.weights) if args.weights else None
-    if given and (trained := [v for v in DEVELOPMENT if v in given.meta.get("heldout_sets_trained_on", [])]):
+    if given and (trained := given.meta.get("heldout_sets_trained_on", [])):
         parser.error(
-            f"{args.weights.name} trained on the development sets {', '.join(trained)}: this script's totals and "
-            "line would be fitted figures (the file's own round chose its settings: see its header)"
+            f"{args.weights.name} trained on the held-apart sets {', '.join(trained)}, which this script rates: its "
+            "figures there and the line chosen on them would be fitted (the file's own round chose its settings: see "
+            "its header)"
         )
     args.encoder = given.encoder if given else args.encoder
     # the line and reading default to the measured file's, or to the packaged file's when fitting:

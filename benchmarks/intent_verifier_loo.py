@@ -30,6 +30,7 @@ import intent_scoring as iscore
 import intent_sets as isets
 import intent_verifier as iv
 import intent_verifier_fit as ivf
+import intent_verifier_rows as ivr
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_languages import needs_multilingual
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128)
-    iv.add_pairs_switch(parser)
+    ivr.add_pairs_switch(parser)
     args = parser.parse_args(argv)
     out = OUT if not args.pairs else OUT.with_name(f"{OUT.stem}_pairs.json")
     if not (args.data / "queries").exists():
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     result["settings"] = {k: v for k, v in vars(args).items() if k != "data"} | {"taus": iv.TAUS, "seed": ivf.SEED}
     todo = [lang for lang in args.languages.split(",") if lang not in result["languages"]]
     if todo:
-        training = iv.training_rows(corpus, args.pairs)
+        training = ivr.training_rows(corpus, args.pairs)
         base = ivf.new_verifier("e5", model, args.train_top, args.max_length)
         base.prepare(training)
         for language in todo:

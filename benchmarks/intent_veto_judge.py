@@ -89,12 +89,12 @@ def fitted_rows(
 ) -> isets.Corpus:
     """The training and calibration rows of a model built with these held-apart sets, plus the verifiers'
     pairs (`unseen_rows`); kept for the process, since a run that reads many sets builds the corpus once."""
-    import intent_verifier as iv
+    import intent_verifier_rows as ivr
 
     corpus = ti.build_corpus(
         data, heldout_sets=heldout_sets, request_sets=request_sets, request_languages=request_languages
     )
-    pairs = [e for part in iv.contrastive_pairs() for e in part]
+    pairs = [e for part in ivr.contrastive_pairs() for e in part]
     return isets.Corpus(train=corpus.train + pairs, calib=corpus.calib)
 
 
@@ -248,11 +248,12 @@ def main(argv: list[str] | None = None) -> None:
     for candidate in args.candidate:
         if mismatch := version_mismatch(candidate):
             raise SystemExit(f"{candidate}: {mismatch}")
+    # the shipped guard first: a candidate folder without veto files reads with the packaged ones
+    if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets()):
+        raise SystemExit(f"the shipped guard ({shipped_version()}) trained on set {args.set}: it cannot judge it")
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate (its model or second opinion) trained on set {args.set}: it cannot judge it")
-    if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets()):
-        raise SystemExit(f"the shipped guard ({shipped_version()}) trained on set {args.set}: it cannot judge it")
     also_trained = tuple(dict.fromkeys((*also_trained, *veto_trained_sets())))
     sets = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():

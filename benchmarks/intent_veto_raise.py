@@ -10,7 +10,9 @@ fourteenth round"): per lane over `VETO_TAUS` x `BANDS` x `RAISE_TAUS`, the poin
 development benign rows as the shipped settings, the fewest errors, ties to fewer benign flags, the lower veto
 line, the smaller band and the higher raise line. `--candidate DIR` writes the packaged veto files with the
 chosen settings into DIR, for `intent_veto_judge.py --candidate DIR`. The shipped settings are read from the
-packaged files, so after this round shipped (e5 line +2.0) a rerun compares against RV itself. Writes the sweep
+packaged files, so after this round shipped (e5 line +2.0) a rerun compared against RV itself; since the seventeenth
+round the packaged e5 file trained on its development sets, and the script refuses to run
+(`intent_raise.refuse_fitted_reading`). Writes the sweep
 to `--out` (default `benchmarks/results/intent_veto_raise.json`) and prints the chosen points.
 """
 
@@ -48,7 +50,8 @@ def read_set(
     gaps = [line - logit(s.probability) for s in scores]
     flags = [i for i, s in enumerate(scores) if s.probability >= model.threshold]
     near = [i for i, gap in enumerate(gaps) if 0 < gap <= max(BANDS) and scores[i].probability < model.threshold]
-    highest_veto = highest_veto or max(max(taus) for taus in VETO_TAUS.values())
+    if highest_veto is None:
+        highest_veto = max(max(taus) for taus in VETO_TAUS.values())
     found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
     found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS), near_miss=True)
     return [
@@ -151,6 +154,7 @@ def write_candidate(folder: Path, chosen: dict[str, dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = ir.round_parser(__doc__, "intent_veto_raise.json").parse_args(argv)
+    ir.refuse_fitted_reading(ir.DEVELOPMENT, "intent_veto_raise.json")
     guard = ExtractionIntent(second_opinion=False)
     records = ir.records_of(args, functools.partial(read_set, guard))
     line = logit(guard._model().threshold)

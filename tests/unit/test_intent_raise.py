@@ -335,6 +335,52 @@ def test_the_eighteenth_round_refits_minilm_on_the_same_spent_sets_and_reads_bot
     assert (tmp_path / "cand" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
 
 
+def test_a_spent_sets_round_sweeps_its_records_writes_its_candidate_and_refuses_files_it_does_not_assume(
+    tmp_path: Path,
+) -> None:
+    """Driven end to end on FAKE records and FAKE veto files (no model reads them: `--rows` is given): the refit that
+    vetoes a benign flag and raises a request is chosen and written with the other lane's file as the round read it;
+    a refit not trained on the spent sets, or a file of the other lane, ends the run with a clear message."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_refit as rounds
+
+    version = str(IntentModel.load().meta["model_version"])
+    refit = fake_weights("e5", tau=0.0, version=version)
+    refit.meta["heldout_sets_trained_on"] = list(rounds.TRAINED_ON)
+    refit.save(tmp_path / "refit.npz")
+    fake_weights("e5", tau=2.0, version=version).with_raise(3.0, 4.0).save(tmp_path / "before.npz")
+    fake_weights("minilm", tau=0.0, version=version).with_raise(4.0, 2.0).save(tmp_path / "other.npz")
+    quiet = {"label": 0, "lane": "minilm", "flagged_by_model": False, "gap": 12.0, "verifier": None, "refit": None}
+    records = [{"set": name, "row": 0, **quiet} for name in rounds.CHOOSING]
+    public = ("sage", "healthcaremagic", "icliniq", "enron")
+    records += [{"set": f"public-{name}", "row": 0, **quiet} for name in public]
+    flag = {"label": 0, "lane": "e5", "flagged_by_model": True, "gap": -1.0, "verifier": 3.0, "refit": -3.0}
+    near = {"label": 1, "lane": "e5", "flagged_by_model": False, "gap": 1.0, "verifier": 1.0, "refit": 5.0}
+    records += [{"set": "v26", "row": 1, **flag}, {"set": "chat13", "row": 1, **near}]
+    (tmp_path / "rows.json").write_text(json.dumps(records))
+    files = ["--before", str(tmp_path / "before.npz"), "--before-other", str(tmp_path / "other.npz")]
+    common = [*files, "--rows", str(tmp_path / "rows.json"), "--out", str(tmp_path / "sweep.json")]
+    rounds.main(["--refit", str(tmp_path / "refit.npz"), *common, "--candidate", str(tmp_path / "cand")])
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    assert (sweep["shipped"]["benign_flagged"], sweep["shipped"]["requests_missed"]) == (1, 1)
+    assert (sweep["chosen"]["benign_flagged"], sweep["chosen"]["requests_missed"]) == (0, 0)
+    written = VetoWeights.load(tmp_path / "cand" / "intent_veto_e5.npz")
+    assert (written.tau, written.raise_band, written.raise_tau) == tuple(
+        sweep["chosen"][key] for key in ("tau", "band", "raise_tau")
+    )
+    assert (tmp_path / "cand" / "intent_veto_minilm.npz").read_bytes() == (tmp_path / "other.npz").read_bytes()
+    with pytest.raises(SystemExit, match=r"before\.npz trained on no held-apart set"):
+        rounds.main(["--refit", str(tmp_path / "before.npz"), *common])
+    with pytest.raises(SystemExit, match=r"other\.npz is a minilm file"):
+        rounds.main(["--refit", str(tmp_path / "other.npz"), *common])
+    with pytest.raises(SystemExit, match="holds other sets than this round reads"):
+        (tmp_path / "rows.json").write_text(json.dumps([r for r in records if r["set"] != "v27"]))
+        rounds.main(["--refit", str(tmp_path / "refit.npz"), *common])
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"

@@ -152,12 +152,12 @@ def test_every_chat_wrapped_command_names_a_style_leave_one_style_out_can_leave_
 
 
 def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart_set() -> None:
-    import intent_verifier as iv
+    import intent_verifier_rows as ivr
 
-    train, test = iv.contrastive_pairs()
+    train, test = ivr.contrastive_pairs()
     side = {example.text: "train" for example in train} | {example.text: "test" for example in test}
     pairs: dict[tuple[str, int], set[str]] = {}
-    for path in iv.PAIRS:
+    for path in ivr.PAIRS:
         for row in isets.read_rows(path):
             pairs.setdefault((path.name, row["pair"]), set()).add(side[row["text"]])
     assert test and train and all(len(sides) == 1 for sides in pairs.values())
@@ -177,8 +177,9 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
 def test_the_verifier_benchmark_refuses_to_rate_a_file_trained_on_its_development_sets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A second opinion fitted on spent development sets (session 42) would be rated on its own training rows there:
-    the script says so instead of printing fitted totals and a line chosen on them."""
+    """A second opinion fitted on spent held-apart sets (session 42) would be rated on its own training rows there:
+    the script says so instead of printing fitted totals and a line chosen on them; its fit switch refuses sets it
+    cannot train on."""
     import intent_verifier as iv
     from ragshield.guards.intent_veto import shipped_weights
     from ragshield.guards.intent_veto_weights import VetoWeights
@@ -188,10 +189,16 @@ def test_the_verifier_benchmark_refuses_to_rate_a_file_trained_on_its_developmen
     weights.save(tmp_path / "trained.npz")
     with pytest.raises(SystemExit):
         iv.main(["--weights", str(tmp_path / "trained.npz"), "--data", str(tmp_path)])
-    assert "trained on the development sets v19:" in capsys.readouterr().err
+    assert "trained on the held-apart sets v19, chat25, which this script rates" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         iv.main(["--train-heldout", "v19,v99", "--save", str(tmp_path / "x.npz")])
     assert "v99 not a read held-apart set" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # rows the first stage's corpus already trains on would weigh twice
+        iv.main(["--train-heldout", "v19, v16", "--save", str(tmp_path / "x.npz")])
+    assert "v16 already training rows" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a fit only: nothing to rate, nothing to measure
+        iv.main(["--train-heldout", "v19", "--weights", str(tmp_path / "trained.npz")])
+    assert "give --save, not --weights" in capsys.readouterr().err
 
 
 def test_verifier_results_name_no_path_of_this_machine(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import intent_sets as isets  # noqa: E402
-import intent_verifier as iv  # noqa: E402
+import intent_verifier_rows as ivr  # noqa: E402
 import intent_veto_judge as judge  # noqa: E402
 import train_intent as ti  # noqa: E402
 
@@ -72,19 +72,19 @@ def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_
 
 
 def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
-    model = _first_stage(tmp_path / "modelA", ["v19"])
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v19: it cannot"):
-        judge.main(["--set", "v19", "--again", "--candidate", str(model)])
+    model = _first_stage(tmp_path / "modelA", ["v26"])
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v26: it cannot"):
+        judge.main(["--set", "v26", "--again", "--candidate", str(model)])
 
 
 def test_a_second_opinion_that_trained_on_held_apart_sets_cannot_judge_them_and_names_them(tmp_path: Path) -> None:
     """Session 42: a verifier may train on spent development sets; its header names them, and a judge leaves their
     rows out (`trained_sets`) and refuses to read one of them."""
-    refit = _candidate(tmp_path / "refit", ("v19", "chat6"))
-    assert judge.trained_sets(refit) == ("v19", "chat6")
-    assert judge.veto_trained_sets(refit) == ("v19", "chat6")
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat6"):
-        judge.main(["--set", "chat6", "--again", "--candidate", str(refit)])
+    refit = _candidate(tmp_path / "refit", ("v26", "chat13"))
+    assert judge.trained_sets(refit) == ("v26", "chat13")
+    assert judge.veto_trained_sets(refit) == ("v26", "chat13")
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat13"):
+        judge.main(["--set", "chat13", "--again", "--candidate", str(refit)])
 
 
 def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_the_judge_needs_the_shared_data_to_leave_out_trained_rows(tmp_path: Pat
 
 
 def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_numbers(shared_data: Path) -> None:
-    pair = iv.contrastive_pairs()[0][0].text
+    pair = ivr.contrastive_pairs()[0][0].text
     corpus_row = ti.build_corpus(shared_data).train[0].text
     fresh = "Which bird did the fable about the crow and the fox have in mind, exactly? (a row no one wrote before)"
     rows = [isets.Example(text, 0, "hard", "en", "heldout") for text in (fresh, pair.upper(), corpus_row + "!", fresh)]
@@ -199,3 +199,8 @@ def test_a_set_the_shipped_model_trained_on_cannot_judge_it() -> None:
     """The shipped model trains on v9, v11-v18, v21 and chat-chat5, chat8: reading one would leave every row out."""
     with pytest.raises(SystemExit, match=rf"the shipped guard \({judge.shipped_version()}\) trained on set v15"):
         judge.main(["--set", "v15", "--again"])
+    # nor a set its second opinion trained on (the e5 file since session 42, whose header names them)
+    trained = judge.veto_trained_sets()
+    assert "v19" in trained
+    with pytest.raises(SystemExit, match=rf"the shipped guard \({judge.shipped_version()}\) trained on set v19"):
+        judge.main(["--set", "v19", "--again"])

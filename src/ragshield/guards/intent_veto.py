@@ -301,9 +301,9 @@ class IntentVeto:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
                 elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
-                    # the second condition holds for any tau up to the operating point's logit (v13: 2.48;
-                    # the shipped lines are MiniLM 0 and e5 +2.5); a file with a higher one cannot lift a
-                    # score, nor call a flag let through that still blocks
+                    # the second condition holds for any tau up to the operating point's logit (v13: 2.48);
+                    # above it (e5's +2.5 since session 42) the operating point binds: a file's higher line
+                    # cannot lift a score, nor call a flag let through that still blocks
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
                     )

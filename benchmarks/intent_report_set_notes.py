@@ -1,0 +1,247 @@
+"""Each held-apart set's provenance for the intent report (issue 18): when it was written and what reading it has
+had, newest first; `intent_report.py` prints the notes beside each set's figures. Prose only, no figures, no query text.
+"""
+
+# each held-apart set's provenance: when it was written and what reading it has had
+HELDOUT_SET_NOTES = (
+    (
+        "v31",
+        "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v30's shape, and "
+        "read once in session 42 as the judge of the shipped guard against EC, whose e5 second opinion is refitted "
+        "with the rows of twelve spent development sets (v19, chat6, v20, chat7, v22, chat9, v23, chat10, v24, "
+        "chat11, v25 and chat12, whose e5-lane figures through the guard are fitted since); EC made 9 errors fewer "
+        "over v31 and chat18 and shipped (`intent_veto_judge_v31.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat18",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v31 and read once with it "
+        "(`intent_veto_judge_chat18.json`); the model's figures alone",
+    ),
+    (
+        "v30",
+        "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v29's shape, and "
+        "read once that session as the judge of the shipped guard against MR, whose MiniLM second opinion is "
+        "refitted on v13's rows; MR made 8 errors fewer over v30 and chat17 and shipped "
+        "(`intent_veto_judge_v30.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat17",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v30 and read once with it "
+        "(`intent_veto_judge_chat17.json`); the model's figures alone",
+    ),
+    (
+        "v29",
+        "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v28's shape, and "
+        "read once in session 41 as the judge of the shipped guard against RW, whose raise reads near misses whole; "
+        "RW made 6 errors more over v29 and chat16 and did not ship (`intent_veto_judge_v29.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat16",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v29 and read once with it "
+        "(`intent_veto_judge_chat16.json`); the model's figures alone",
+    ),
+    (
+        "v28",
+        "written blind in session 40 by a helper that read only `benchmarks/data/README.md`, in v27's shape, and "
+        "read once that session as the judge of the shipped guard against RV, whose e5 veto line is +2 instead "
+        "of +1; RV made 3 errors fewer over v28 and chat15 and shipped (`intent_veto_judge_v28.json`); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat15",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v28 and read once with it "
+        "(`intent_veto_judge_chat15.json`); the model's figures alone",
+    ),
+    (
+        "v27",
+        "written blind in session 37 by a helper that read only `benchmarks/data/README.md`, in v26's shape, and "
+        "read once in session 40 as the judge of the shipped guard against RS, the same guard whose second "
+        "opinion also raises near misses; RS made 2 errors fewer over v27 and chat14 and shipped "
+        "(`intent_veto_judge_v27.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat14",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v27 and read once with it "
+        "(`intent_veto_judge_chat14.json`); the model's figures alone",
+    ),
+    (
+        "v26",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v25's shape, and "
+        "read once in session 38 as the judge of candidate N (v13 with a hidden layer in its multilingual part) "
+        "against v13, each with the shipped second opinion; N made 2 errors more (`intent_veto_judge_v26.json`); "
+        "the figures here are the model's alone",
+    ),
+    (
+        "chat13",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v26 and read once with it "
+        "(`intent_veto_judge_chat13.json`); the model's figures alone",
+    ),
+    (
+        "v25",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v24's shape, and "
+        "read once in session 37 as the judge of candidate W (v13 with object rows) against v13, each with the "
+        "shipped second opinion; W passed and was held back for blocking benign users (`intent_veto_judge_v25.json`); "
+        "the figures here are the model's alone",
+    ),
+    (
+        "chat12",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v25 and read once with it "
+        "(`intent_veto_judge_chat12.json`); the model's figures alone",
+    ),
+    (
+        "v24",
+        "written blind in session 36 by a helper that read only `benchmarks/data/README.md`, in v23's shape, and "
+        "read once that session as the judge of the e5 second opinion refitted on v13 against the shipped one "
+        "(`intent_veto_judge_v24.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat11",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v24 and read once with it "
+        "(`intent_veto_judge_chat11.json`); the model's figures alone",
+    ),
+    (
+        "v23",
+        "written blind in session 35 by a helper that read only `benchmarks/data/README.md`, in v22's shape, and "
+        "read once in session 36 for the shipped v13 alone with its second opinion, no candidate of the v14 round "
+        "having reached its judges (`intent_veto_judge_v23.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat10",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v23 and read once with it "
+        "(`intent_veto_judge_chat10.json`); the model's figures alone",
+    ),
+    (
+        "v22",
+        "written blind in session 34 by a helper that read only `benchmarks/data/README.md`, in v21's shape, and "
+        "read once in session 35 as the judge of model v13 against v12, each with the shipped second opinion "
+        "(`intent_veto_judge_v22.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat9",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v22 and read once with it "
+        "(`intent_veto_judge_chat9.json`); the model's figures alone",
+    ),
+    (
+        "v21",
+        "written blind in session 33, read once in session 34 as the judge of candidate L against v12 "
+        "(`intent_veto_judge_v21.json`); a training set of v13",
+    ),
+    ("chat8", "chat turns and chat-wrapped requests, read as v21 was; a training set of v13"),
+    (
+        "v20",
+        "written blind in session 32 by a helper that read only `benchmarks/data/README.md`, in v19's shape, and "
+        "read once that session as the judge of the e5 second opinion refitted on v12 against the shipped one "
+        "(`intent_veto_judge_v20.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat7",
+        "500 chat turns (190 follow-ups) and 60 chat-wrapped requests, written blind like v20 and read once with "
+        "it (`intent_veto_judge_chat7.json`); the model's figures alone",
+    ),
+    (
+        "v19",
+        "written blind in session 31 by a helper that read only `benchmarks/data/README.md`, in v18's shape, and "
+        "read once that session as the judge of model v12 against v11, each with the shipped second opinion "
+        "(`intent_veto_judge_v19.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat6",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v19 and read once with it "
+        "(`intent_veto_judge_chat6.json`); the model's figures alone",
+    ),
+    (
+        "v18",
+        "written blind in session 29 by a helper that read only `benchmarks/data/README.md`, in v17's shape, and "
+        "read once in session 31 as the judge of first-stage candidate D against v11, each with the shipped "
+        "second opinion (`intent_veto_judge_v18.json`; D won there but failed the test-bucket gate); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat5",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v18 and read once with it "
+        "(`intent_veto_judge_chat5.json`); the model's figures alone",
+    ),
+    (
+        "v17",
+        "written blind in session 28 by a helper, read once in session 29 as the judge of the MiniLM second "
+        "opinion; then a development set of the first-stage candidates (session 30-31)",
+    ),
+    ("chat4", "chat turns and chat-wrapped requests, read as v17 was, and a development set since"),
+    (
+        "v16",
+        "written blind in session 28 by a helper, read once that session as the judge of the e5 second "
+        "opinion; then a development set of the first-stage candidates (session 30-31)",
+    ),
+    ("chat3", "chat turns and chat-wrapped requests, read as v16 was, and a development set since"),
+    (
+        "v12",
+        "written by hand after v11 shipped, blind to model scores, as the judge of a v12 model; no v12 "
+        "candidate beat v11 on the development sets, so it was read once with the shipped v11 (and the "
+        "guard's readings of invisible characters, ROT47, keyboard shifts and Braille, written before "
+        "it was read); requests in 43 languages, hard benign and chat turns",
+    ),
+    (
+        "v11",
+        "written by hand after v10 shipped, blind to model scores, and committed before any model-v11 change; "
+        "read once, for the v11 candidate chosen on the development sets v8, v9, v10 and chat; requests in "
+        "43 languages, hard benign and chat turns",
+    ),
+    (
+        "v10",
+        "written by hand after v9 shipped, blind to model scores, and committed before any model-v10 change; "
+        "read once, for the v10 candidate chosen on the development sets v9 and chat; v11's development set; "
+        "requests in 30 languages, hard benign and chat turns",
+    ),
+    (
+        "v9",
+        "written by hand after v8 shipped, blind to model scores, and committed before any model-v9 change; "
+        "read once, for the v9 candidate chosen on the development sets v8 and chat (its errors were then "
+        "studied for v10, whose development set it is, as it is v11's); paraphrases that avoid "
+        "the bank's words, obfuscated, padded in 15 languages, chat-wrapped and other requests; hard benign "
+        "(60 of 120 non-English) and chat turns",
+    ),
+    (
+        "chat",
+        "chat turns: thanks, greetings, acknowledgements, follow-ups about the previous answer and questions "
+        "about the assistant, and extraction requests wrapped in pleasantries; 13 languages; written by hand "
+        "by another session blind to model scores, committed before any v8 candidate with chat turns was "
+        "scored; read twice, for the first build of v8 and the rebuilt one (and v7); v9's to v11's "
+        "development set",
+    ),
+    (
+        "v8",
+        "written by hand, blind to model scores, and committed before any model-v8 change; read twice, for "
+        "the first build of the v8 candidate chosen on the development set v7 and the rebuilt one (and for "
+        "v7); v9's to v11's development set; format demands, role-play, fake "
+        "authority, chunk-walk and padded requests in 17 languages",
+    ),
+    (
+        "v7",
+        "written and committed before any model-v7 change; read once for v7; from v8 the development "
+        "set, so no longer a held-apart figure",
+    ),
+    (
+        "v6",
+        "written and committed before any model-v6 change; read once for v6; from v7 the development "
+        "set, so no longer a held-apart figure",
+    ),
+    (
+        "v5",
+        "written and committed before any model-v5 training change; read for the one v5 candidate "
+        "chosen without it (and for v3); from v6 the development set the v6 candidates were chosen on, "
+        "so no longer a held-apart figure",
+    ),
+    (
+        "v4",
+        "written and committed before any model-v4 training change, never read while training v4; the "
+        "three v5 candidates were compared on it; the styles of its extraction requests are in no training row",
+    ),
+    ("v3", "written and committed before any model-v3 change, never read while training or tuning; reported once"),
+    ("v2", "written before model v2 was trained; its items were never read, but v3 was chosen after v2's rates"),
+    (
+        "v1",
+        "written before model v1; read once to diagnose v1 (it blocked 34% of its hard benign "
+        "questions), so it is no longer untouched for v2",
+    ),
+)
