@@ -26,6 +26,7 @@ the round's files (`intent_raise.raise_cost`). Writes the sweep to `--out` (defa
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from typing import Any
 import intent_minilm_refit as mr
 import intent_raise as ir
 import intent_veto_raise as vr
+import query_sets as qs
+import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import shipped_weights
@@ -65,6 +68,8 @@ class SpentRound:
     # the choosing sets' rows equal to a row of `TRAINED_ON` are left out (the eighteenth round; the seventeenth kept
     # them: 8 of its 4,590 rows, all benign, none flagged by either guard, so no count moves)
     leave_out_trained: bool = False
+    # a point must also flag at most the packaged settings' rows of the calibration split (the nineteenth round)
+    calibration_budget: bool = False
 
     @property
     def other(self) -> str:
@@ -113,6 +118,34 @@ def write_candidate(
     shutil.copyfile(other or shipped_weights(spent.other), folder / f"intent_veto_{spent.other}.npz")
 
 
+def calibration_records(path: Path, reader: Any, data: Path) -> list[dict[str, Any]]:
+    """The calibration split's records (all benign) as `reader` reads them (set "calib"), cached in `path`."""
+    if path.exists():
+        return list(json.loads(path.read_text()))
+    records = list(reader("calib", ti.build_corpus(data).calib))
+    qs.write_json(path, records)
+    return records
+
+
+def calibration_flags(
+    records: list[dict[str, Any]], points: list[dict[str, Any]], shipped: dict[str, Any], lane: str, line: float
+) -> dict[str, Any]:
+    """The calibration rows of `lane` the guard flags with the packaged file at its settings (`shipped`) and with the
+    refit at each grid point (`points`, in order); the other lane reads the same rows at every point."""
+    rows = [r for r in records if r["lane"] == lane]
+
+    def flags(view: list[dict[str, Any]], point: dict[str, Any]) -> int:
+        return sum(vr.guard_flags(r, *vr.settings(point), line) for r in view)
+
+    refitted = mr.refitted_view(rows)
+    return {
+        "rows": len(records),
+        "lane_rows": len(rows),
+        "shipped": flags(rows, shipped),
+        "points": [flags(refitted, point) for point in points],
+    }
+
+
 def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str | None = __doc__) -> None:
     parser = ir.round_parser(doc, f"{spent.script}.json")
     parser.add_argument("--refit", type=Path, required=True, help="the veto fitted with the older sets' rows too")
@@ -131,6 +164,8 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
         f"intent_veto_{spent.other}.npz",
     )
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
+    if spent.calibration_budget:
+        parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's records (cache)")
     args = parser.parse_args(argv)
     model = ExtractionIntent(second_opinion=False)._model()
     check_refit(args.refit, args.before, args.before_other, spent, str(model.meta.get("model_version")))
@@ -141,11 +176,15 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
     packaged = vr.lane_points(records, spent.lane, line, spent.grid)
     shipped = vr.shipped_point(packaged, spent.lane, args.before)
     points = vr.lane_points(mr.refitted_view(records), spent.lane, line, spent.grid)
-    chosen = mr.choose(points, shipped)
     other = vr.shipped_point(
         vr.lane_points(records, spent.other, line, spent.other_grid), spent.other, args.before_other
     )
-    result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen, spent.other: other}
+    result: dict[str, Any] = {"grid": points, "shipped": shipped, spent.other: other}
+    if spent.calibration_budget:
+        calibration = calibration_records(args.calib_rows, reader, args.data)
+        result["calibration"] = budget = calibration_flags(calibration, points, shipped, spent.lane, line)
+        points = [p for p, flags in zip(points, budget["points"], strict=True) if flags <= budget["shipped"]]
+    result["chosen"] = chosen = mr.choose(points, shipped)
     print(f"{spent.lane}: shipped {shipped}\n    chosen  {chosen}")
     if chosen is not None:
         settings = {spent.lane: chosen, spent.other: other}
