@@ -381,6 +381,24 @@ def test_a_spent_sets_round_sweeps_its_records_writes_its_candidate_and_refuses_
         rounds.main(["--refit", str(tmp_path / "refit.npz"), *common])
 
 
+def test_the_nineteenth_rounds_bound_counts_calibration_flags_of_its_lane_per_point() -> None:
+    """A point is kept only if the refit flags at most as many calibration rows of its lane as the packaged file at its
+    settings; rows of the other lane read the same at every point and are not counted."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_refit as rounds
+    import intent_minilm_bounded as bounded
+
+    assert bounded.ROUND.calibration_budget and not rounds.E5_ROUND.calibration_budget
+    near = {"lane": "minilm", "flagged_by_model": False, "gap": 1.0, "verifier": 1.5, "refit": 3.0}
+    other = {"lane": "e5", "flagged_by_model": True, "gap": -1.0, "verifier": 9.0, "refit": 9.0}
+    shipped = {"tau": 0.0, "band": 4.0, "raise_tau": 2.0}
+    points = [{"tau": 0.0, "band": 4.0, "raise_tau": 4.0}, {"tau": 0.0, "band": 4.0, "raise_tau": 1.0}]
+    budget = rounds.calibration_flags([near, other], points, shipped, "minilm", logit(FLAG_AT))
+    assert (budget["rows"], budget["lane_rows"], budget["shipped"], budget["points"]) == (2, 1, 0, [0, 1])
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"
