@@ -38,9 +38,12 @@ they were read; the sets not yet read
 (`intent_sets.UNREAD_JUDGES`) are never rated here. The fitted file records both in its header
 (`meta["development"]`, and `model_version`: the first stage whose flags chose its line; a file kept
 for a later first stage reads that model's flags and names the earlier one in `meta.line_chosen_on_flags_of`).
-From session 26 the verifier also trains on contrastive pairs (`PAIRS`: an innocent question and a
-request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
-it as session 25 did.
+From session 26 the verifier also trains on contrastive pairs (`intent_verifier_rows.PAIRS`: an innocent question
+and a request worded alike, 85% of the pairs; the other 15% are rated as `pairs-test`); `--no-pairs` fits
+it as session 25 did. `--train-heldout SETS --save FILE` (session 42) fits it on every row of those spent held-apart
+sets too and only fits: the file's header names them (`heldout_sets_trained_on`), its settings are chosen by a round
+script on other sets (`intent_e5_refit.py`), and this script refuses to rate such a file (`--weights`), since it
+rates every held-apart set.
 Writes `benchmarks/results/intent_verifier.json` and prints a table. About 30 minutes on 2 cores
 (fine-tuning 2 epochs of 11,084 rows: 25 of them).
 """
