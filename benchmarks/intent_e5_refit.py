@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +82,14 @@ def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model
     """Refuse files that are not what the round assumes: the refit and `before` of the round's lane, `other` of the
     other lane, all read for `model_version`, and the refit trained on exactly `TRAINED_ON` (so on none of the sets
     that choose its settings). A wrong file would otherwise read as unavailable and end the round quietly."""
+    loaded = {path: VetoWeights.load(path) for path in (refit, before, other)}
     for path, lane in ((refit, spent.lane), (before, spent.lane), (other, spent.other)):
-        weights = VetoWeights.load(path)
-        if (weights.encoder, weights.model_version) != (lane, model_version):
+        if (loaded[path].encoder, loaded[path].model_version) != (lane, model_version):
             raise SystemExit(
-                f"{path.name} is a {weights.encoder} file for {weights.model_version}: this round wants {lane} for "
-                f"{model_version}"
+                f"{path.name} is a {loaded[path].encoder} file for {loaded[path].model_version}: this round wants "
+                f"{lane} for {model_version}"
             )
-    trained = VetoWeights.load(refit).meta.get("heldout_sets_trained_on", [])
+    trained = loaded[refit].meta.get("heldout_sets_trained_on", [])
     if set(trained) != set(TRAINED_ON):
         raise SystemExit(f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(TRAINED_ON)}")
 
@@ -100,22 +99,16 @@ def write_candidate(
 ) -> None:
     """The refitted verifier with the chosen veto line and raise and a header saying what it was fitted on and which
     sets chose its settings, and the other lane's file `other` (default the packaged one), in `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    weights = VetoWeights.load(refit)
-    version = weights.model_version
-    meta = {key: value for key, value in weights.meta.items() if key != "development"} | {
+    version = VetoWeights.load(refit).model_version
+    header = {
         "fitted": f"session 42 on {version}'s training rows, the contrastive pairs' training share and every row of "
         f"the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout)",
         "line_and_raise_chosen": f"session 42 on {spent.how_many} development sets (benchmarks/{spent.script}.py)",
-        "development": list(spent.choosing),
-        "line_chosen_on_flags_of": version,
-        "fitted_on_rows_of": version,
         "read_for": f"the first stage {version} (session 42: refitted on its training rows and twelve spent "
         f"development sets, line {point['tau']} and raise chosen on its flags of {spent.how_many} others)",
     }
-    weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
-    weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{spent.lane}.npz")
-    shutil.copyfile(other or shipped_weights(spent.other), folder / f"intent_veto_{spent.other}.npz")
+    other_file = other or shipped_weights(spent.other)
+    mr.save_refit(folder, refit, point, spent.choosing, header, (spent.other, other_file))
 
 
 def calibration_records(path: Path, reader: Any, data: Path) -> list[dict[str, Any]]:

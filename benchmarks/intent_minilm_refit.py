@@ -86,26 +86,46 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
     return None if best is shipped else best
 
 
-def write_candidate(folder: Path, refit: Path, point: dict[str, Any], e5: Path | None = None) -> None:
-    """The refitted MiniLM with the chosen veto line and raise and the header the shipped file carries (what it was
-    fitted on, which sets chose its line, on whose flags), and the e5 file `e5` (default the packaged one), in
-    `folder`."""
+def save_refit(
+    folder: Path,
+    refit: Path,
+    point: dict[str, Any],
+    development: tuple[str, ...],
+    header: dict[str, str],
+    other: tuple[str, Path],
+) -> None:
+    """The refit `refit` with `point`'s veto line and raise, its header saying what it was fitted on and which sets,
+    on whose flags, chose them (`header`: "fitted", "line_and_raise_chosen", "read_for"), and the other lane's file
+    (`other`: encoder, path), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     weights = VetoWeights.load(refit)
     version = weights.model_version
     meta = {key: value for key, value in weights.meta.items() if key != "development"} | {
+        "fitted": header["fitted"],
+        "line_and_raise_chosen": header["line_and_raise_chosen"],
+        "development": list(development),
+        "line_chosen_on_flags_of": version,
+        "fitted_on_rows_of": version,
+        "read_for": header["read_for"],
+    }
+    weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
+    weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{weights.encoder}.npz")
+    shutil.copyfile(other[1], folder / f"intent_veto_{other[0]}.npz")
+
+
+def write_candidate(folder: Path, refit: Path, point: dict[str, Any], e5: Path | None = None) -> None:
+    """The refitted MiniLM with the chosen veto line and raise and the header the shipped file carries (what it was
+    fitted on, which sets chose its line, on whose flags), and the e5 file `e5` (default the packaged one), in
+    `folder`."""
+    version = VetoWeights.load(refit).model_version
+    header = {
         "fitted": f"session 41 on {version}'s training rows and the contrastive pairs' training share "
         "(benchmarks/intent_verifier.py)",
         "line_and_raise_chosen": "session 41 on twenty development sets (benchmarks/intent_minilm_refit.py)",
-        "development": list(DEVELOPMENT),
-        "line_chosen_on_flags_of": version,
-        "fitted_on_rows_of": version,
         "read_for": f"the first stage {version} (session 41: refitted on its training rows, line {point['tau']} and "
         "raise chosen on its flags)",
     }
-    weights = dataclasses.replace(weights, tau=point["tau"], meta=meta)
-    weights.with_raise(point["band"], point["raise_tau"]).save(folder / f"intent_veto_{LANE}.npz")
-    shutil.copyfile(e5 or shipped_weights("e5"), folder / "intent_veto_e5.npz")
+    save_refit(folder, refit, point, DEVELOPMENT, header, ("e5", e5 or shipped_weights("e5")))
 
 
 def main(argv: list[str] | None = None) -> None:
