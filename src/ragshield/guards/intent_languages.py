@@ -26,8 +26,34 @@ sind ein eine mit für nicht ich du bitte wie kannst mir de het een en van zijn 
 nie jest czy jak w z na do mi och att det är jag inte hur kan tus sin al ahora todo todos toda todas mis sus
 este esta jetzt deine dein ohne den dem zu auf alle ganze tue tua tutto tutti tutte senza ora sem seus suas
 tes ton ta sans tout tous toutes maintenant alles zonder nu jouw uw"""
+# router 2 (session 43): function words, thanks and request verbs of more languages written in Latin letters
+# (id / ms, tl, sw, fi, da / no / sv, hr / sl / cs / sk / pl, hu, tr, et, af, ro, ca, and more of it / pt / es /
+# fr / de / nl), written before it was read on any set it is judged on. Left out: English words and names or
+# abbreviations common in English text ("dan", "ada", "ben", "sen", "ali", "sam", "on", "er", "med", "od", "pa",
+# "pe", "ama", "var", "care", "com", "tack", "u", "ya"), so an English query keeps reading more English words
+_MORE_WORDS = """yang di ke dari ini itu untuk dengan tidak saya aku kamu anda awak bagaimana macam bisa boleh
+tolong semua adalah sudah dah juga atau pada dalam kami mereka saja aja lagi tapi tetapi karena kerana jika kalau
+seperti terima kasih makasih sekarang dong nya tunjukkan tunjuk berikan bagi nama nombor nomor kirim tampilkan
+ang ng mga sa ko mo ako ikaw siya po ba lang naman ito yung kung hindi pero salamat lahat akin natin namin nila
+niya muna rito dito paano ano pakita ibigay tapos pagkatapos kwa wa katika hii hiyo tafadhali nini gani yote
+zote wote mimi wewe yako yangu sana asante habari kuhusu kama lakini pia sasa bila ni ja ei että kuin mutta tai
+kaikki minä sinä minun sinun voitko voisitko miten mitä mikä tämä ole olen oli kiitos ovat myös vain jos kanssa
+niin og jeg ikke på meg mig deg dig hva hvad hvordan alle mitt mine dine takk tak også eller har vil skal hvor
+som fra mot mod ved jer vis gi giv ut ud inn ind deres dere hele jag inte hur alla mina dina från ge visa je se
+da ne za sve svi svih moj moje ti kako što koji koje molim hvala samo ili prosim vse jaz ki tudi kdo kje kaj
+jsou jsem prosím mám není aj všetky nám mně iz ih toga nakon koliko gdje tko mnie proszę wszystkie
+wszystkich dzięki az hogy nem egy van kérem kérlek minden összes mit hogyan vagy ez azt csak már
+köszönöm nekem ide ve bir bu için ile mi ben benim senin nasıl tüm bütün lütfen çok yok gibi şu bana sonra tamam
+teşekkürler kas mis kuidas palun kõik minu sinu aga või ka aitäh näita mulle ek jy ons asseblief hoe vir dit nie
+dankie gee uit jou julle ook maar om și să nu cu mai vă rog toate cum pentru mulțumesc multumesc îmi imi els amb
+és meu teu què plau dels altres dei degli delle nel nella sul mostrami dammi grazie ci questo questa quello anche
+sei hai obrigado obrigada valeu aqui agora dos das pra passa gracias dame muéstrame aquí merci moi donne montre
+ici dans sur danke zeig gib mich hier auch bedankt geef toon mij"""
 _ENGLISH = frozenset(_ENGLISH_WORDS.split())
 _OTHER = frozenset(_OTHER_WORDS.split()) - _ENGLISH
+# each router's non-English words, by version (a model's `meta["router"]`; 1 when absent)
+_OTHER_BY_ROUTER = {1: _OTHER, 2: (_OTHER | frozenset(_MORE_WORDS.split())) - _ENGLISH}
+ROUTERS = tuple(_OTHER_BY_ROUTER)
 
 
 def script_of(letter: str) -> str:
@@ -50,8 +76,10 @@ def other_script_letter(char: str) -> bool:
     return char.isalpha() and script_of(char) in OTHER_SCRIPTS
 
 
-def needs_multilingual(text: str) -> bool:
-    """True when `text` should be embedded by the multilingual embedder (see module docstring)."""
+def needs_multilingual(text: str, router: int = 1) -> bool:
+    """True when `text` should be embedded by the multilingual embedder (see module docstring), by the
+    words of router version `router` (1: models up to v13 as trained; 2: more Latin-script languages)."""
+    others = _OTHER_BY_ROUTER[router]
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return False
@@ -62,6 +90,6 @@ def needs_multilingual(text: str) -> bool:
     joined = re.sub(r"\b(?:\w ){2,}\w\b", lambda m: m.group(0).replace(" ", ""), text)
     words = [w.lower() for w in _WORDS.findall(joined)]
     english = sum(w in _ENGLISH for w in words)
-    other = sum(w in _OTHER for w in words)
+    other = sum(w in others for w in words)
     accented = sum(1 for c in letters if ord(c) > 127)  # Latin letters with accents: é, ß, ñ, ø
     return other + accented // 2 > english or (english == 0 and accented > 0)

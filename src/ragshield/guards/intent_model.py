@@ -63,6 +63,7 @@ from ragshield.guards.intent_arrays import (
 )
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
+from ragshield.guards.intent_languages import ROUTERS, needs_multilingual
 from ragshield.guards.intent_run_together import run_together_form
 from ragshield.guards.intent_visible import visible_text
 
@@ -143,6 +144,15 @@ class IntentModel:
             or any(h is not None and not layer_fits(h, w) for h, w in layers)
         ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
+        if self.router not in ROUTERS:
+            raise ConfigError(f"intent model names router {self.meta.get('router')!r}; this ragshield knows {ROUTERS}")
+
+    @property
+    def router(self) -> int:
+        """The version of the router that sends a query to the multilingual part
+        (`intent_languages.needs_multilingual`); 1 for files that name none."""
+        value = self.meta.get("router", 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
     @property
     def embedder_name(self) -> str:
@@ -177,9 +187,7 @@ class IntentModel:
         router says the text is not English)."""
         if self.multi_weights is None:
             return [False] * len(texts)
-        from ragshield.guards.intent_languages import needs_multilingual
-
-        return [needs_multilingual(t) for t in texts]
+        return [needs_multilingual(t, self.router) for t in texts]
 
     def lexical_logits(self, text: str) -> tuple[float, float, int, int]:
         """(largest segment logit, whole-text logit, index of the largest, number of segments)."""
