@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v32",
+        "written blind in session 42 by a helper that read only `benchmarks/data/README.md`, in v31's shape, and "
+        "read once in session 43 as the judge of the shipped guard against R2, the same model and second opinions "
+        "with router 2 (more languages written in Latin letters sent to the multilingual part); R2 made as many "
+        "errors over v32 and chat19 (66) and did not ship (`intent_veto_judge_v32.json`); the figures here are the "
+        "model's alone",
+    ),
+    (
+        "chat19",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v32 and read once with it "
+        "(`intent_veto_judge_chat19.json`); the model's figures alone",
+    ),
+    (
         "v31",
         "written blind in session 41 by a helper that read only `benchmarks/data/README.md`, in v30's shape, and "
         "read once in session 42 as the judge of the shipped guard against EC, whose e5 second opinion is refitted "

@@ -149,14 +149,15 @@ HELDOUT_SETS = {
     # spent development sets' rows (`intent_veto_judge_v31.json`, `_chat18.json`): EC shipped
     "v31": DATA / "intent_heldout_v31.jsonl",
     "chat18": DATA / "intent_chat_heldout_v18.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v32 in v31's shape and chat19 in chat18's, written
-# blind in session 42 by helpers that read only `benchmarks/data/README.md`, for the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 42 (v32 in v31's shape, chat19 in chat18's) and read once in session 43 as the
+    # judges of the twentieth v14 round, the shipped guard and R2, router 2 sending more Latin-script languages to
+    # the multilingual part (`intent_veto_judge_v32.json`, `_chat19.json`): R2 tied (66 errors each), not shipped
     "v32": DATA / "intent_heldout_v32.jsonl",
     "chat19": DATA / "intent_chat_heldout_v19.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -170,9 +171,9 @@ UNREAD_JUDGES: dict[str, Path] = {
 # second opinion that raises near misses, and v28 and chat15 that session for its veto lines moved with it;
 # v29 and chat16, read once in session 41 for the raise reading near misses whole, and v30 and chat17 that session
 # for the MiniLM second opinion refitted on v13's rows; v31 and chat18, read once in session 42 for the e5 second
-# opinion refitted with twelve spent development sets' rows)
+# opinion refitted with twelve spent development sets' rows; v32 and chat19, read once in session 43 for router 2)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
-JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18")
+JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19")
 
 
 def bucket(text: str) -> int:

@@ -93,7 +93,7 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # refit of session 41, which did; v31 and chat18 the e5 refit of session 42 with spent development sets' rows,
 # which did)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
-READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17", "v31", "chat18")
+READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19")
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 

