@@ -73,11 +73,7 @@ def refitted_view(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def public_near_misses(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The public buckets' records as `intent_raise.raise_cost` reads them: a gap only for a row the model leaves
     under its line, and the refitted logit."""
-    return [
-        {**r, "gap": None if r["flagged_by_model"] else r["gap"], "verifier": r["refit"]}
-        for r in records
-        if r["set"].startswith("public-")
-    ]
+    return [{**r, "verifier": r["refit"]} for r in ir.public_near_misses(records)]
 
 
 def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, Any] | None:

@@ -132,6 +132,14 @@ def read_all(
     return records
 
 
+def public_near_misses(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The public buckets' records as `raise_cost` reads them: a gap only for a row the model leaves under its line
+    (a flag's verifier logit is its veto reading, not a raise)."""
+    return [
+        {**r, "gap": None if r["flagged_by_model"] else r["gap"]} for r in records if r["set"].startswith("public-")
+    ]
+
+
 def raised(record: dict[str, Any], band: float, raise_tau: float) -> bool:
     """Whether a near miss is raised at these settings (a row the verifier did not read is not)."""
     gap, value = record["gap"], record["verifier"]

@@ -37,11 +37,16 @@ RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)
 
 
 def read_set(
-    guard: ExtractionIntent, name: str, examples: list[isets.Example], highest_veto: float | None = None
+    guard: ExtractionIntent,
+    name: str,
+    examples: list[isets.Example],
+    highest_veto: float | None = None,
+    reach: float = max(BANDS),
+    highest_raise: float = max(RAISE_TAUS),
 ) -> list[dict[str, Any]]:
     """One record per example: label, lane, the model's log-odds gap under its line (negative: flagged) and the
     lane verifier's logit for a flag (read up to `highest_veto`, default this round's highest line) or a near miss
-    within `max(BANDS)` (None: not read, too long)."""
+    within `reach` logits (read up to `highest_raise`; None: not read, too long)."""
     model = guard._model()
     texts = [e.text for e in examples]
     scores = guard.scores(texts)
@@ -49,11 +54,11 @@ def read_set(
     line = logit(model.threshold)
     gaps = [line - logit(s.probability) for s in scores]
     flags = [i for i, s in enumerate(scores) if s.probability >= model.threshold]
-    near = [i for i, gap in enumerate(gaps) if 0 < gap <= max(BANDS) and scores[i].probability < model.threshold]
+    near = [i for i, gap in enumerate(gaps) if 0 < gap <= reach and scores[i].probability < model.threshold]
     if highest_veto is None:
         highest_veto = max(max(taus) for taus in VETO_TAUS.values())
     found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
-    found |= ir.lane_logits(guard, texts, near, lanes, max(RAISE_TAUS), near_miss=True)
+    found |= ir.lane_logits(guard, texts, near, lanes, highest_raise, near_miss=True)
     return [
         {
             "set": name,
