@@ -8,9 +8,14 @@ model file is plain JSON and nothing is unpickled.
 from __future__ import annotations
 
 import base64
+import io
+import json
 import math
+from typing import Any
 
 import numpy as np
+
+from ragshield.errors import ConfigError
 
 
 def sigmoid(value: float) -> float:
@@ -91,3 +96,18 @@ def hidden_from_b64(text: str, units: object) -> np.ndarray:
     if isinstance(units, bool) or not isinstance(units, int) or units <= 0 or values.size % units:
         raise ValueError("a hidden layer's units do not fit its array")
     return values.reshape(-1, units)
+
+
+def legacy_npz_fields(raw: bytes, label: str, format_name: str) -> dict[str, Any]:
+    """The `IntentModel` fields of a model ragshield wrote as `.npz` before JSON (read with `allow_pickle=False`).
+
+    Raises:
+        ConfigError: the archive is not an intent model of `format_name`.
+    """
+    with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        if not isinstance(meta, dict) or meta.get("format") != format_name:
+            raise ConfigError(f"{label} is not a ragshield intent model")
+        arrays = {name: data[name] for name in ("embed_weights", "lexical_weights", "stack_weights")}
+        biases = {name: float(data[name]) for name in ("embed_bias", "lexical_bias", "stack_bias")}
+    return arrays | biases | {"meta": {**meta, "feature_version": int(meta.get("feature_version", 1))}}

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from ragshield.errors import ConfigError
 
 _WORDS = re.compile(r"[^\W\d_]+")
 _ENGLISH_WORDS = """the a an and or of to in on for with is are was be do does did can could would should you
@@ -74,6 +78,18 @@ def other_script_letter(char: str) -> bool:
     """True for a letter of a language written in another script than Latin (Cyrillic, Greek,
     Arabic, Chinese, Japanese, Korean, Indic, Thai, ...); False for Latin letters and symbols."""
     return char.isalpha() and script_of(char) in OTHER_SCRIPTS
+
+
+def router_of(meta: Mapping[str, Any]) -> int:
+    """The router version a model's metadata names (`meta["router"]`; 1 when absent).
+
+    Raises:
+        ConfigError: it names a router this ragshield does not know (a file from a newer ragshield, or edited).
+    """
+    value = meta.get("router", 1)
+    if isinstance(value, bool) or value not in ROUTERS:
+        raise ConfigError(f"intent model names router {value!r}; this ragshield knows {ROUTERS}")
+    return int(value)
 
 
 def needs_multilingual(text: str, router: int = 1) -> bool:

@@ -39,7 +39,6 @@ stand between; version-1 files keep their features.
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from collections.abc import Callable, Sequence
@@ -56,6 +55,7 @@ from ragshield.guards.intent_arrays import (
     hidden_from_b64,
     input_width,
     layer_fits,
+    legacy_npz_fields,
     normed_dot,
     part_logits,
     sigmoid,
@@ -63,7 +63,7 @@ from ragshield.guards.intent_arrays import (
 )
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
-from ragshield.guards.intent_languages import ROUTERS, needs_multilingual
+from ragshield.guards.intent_languages import needs_multilingual, router_of
 from ragshield.guards.intent_run_together import run_together_form
 from ragshield.guards.intent_visible import visible_text
 
@@ -144,15 +144,13 @@ class IntentModel:
             or any(h is not None and not layer_fits(h, w) for h, w in layers)
         ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
-        if self.router not in ROUTERS:
-            raise ConfigError(f"intent model names router {self.meta.get('router')!r}; this ragshield knows {ROUTERS}")
+        router_of(self.meta)  # refuse a router this ragshield does not know now, not at the first query
 
     @property
     def router(self) -> int:
         """The version of the router that sends a query to the multilingual part
         (`intent_languages.needs_multilingual`); 1 for files that name none."""
-        value = self.meta.get("router", 1)
-        return value if isinstance(value, int) and not isinstance(value, bool) else -1
+        return router_of(self.meta)
 
     @property
     def embedder_name(self) -> str:
@@ -357,29 +355,13 @@ class IntentModel:
             raw = Path(path).read_bytes()
         try:
             if raw[:2] == b"PK":
-                return cls._from_npz(raw, label)
+                return cls(**legacy_npz_fields(raw, label, FORMAT))
             return cls.from_dict(json.loads(raw.decode("utf-8")), label)
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
             raise ConfigError(
                 f"cannot read an intent model from {label}: {type(error).__name__}: {error}; "
                 "redo it with `ragshield calibrate YOUR_QUESTIONS.jsonl --out intent.json`"
             ) from error
-
-    @classmethod
-    def _from_npz(cls, raw: bytes, label: str) -> IntentModel:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
-            meta = json.loads(str(data["meta"]))
-            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                raise ConfigError(f"{label} is not a ragshield intent model")
-            return cls(
-                embed_weights=data["embed_weights"],
-                embed_bias=float(data["embed_bias"]),
-                lexical_weights=data["lexical_weights"],
-                lexical_bias=float(data["lexical_bias"]),
-                stack_weights=data["stack_weights"],
-                stack_bias=float(data["stack_bias"]),
-                meta={**meta, "feature_version": int(meta.get("feature_version", 1))},
-            )
 
     def with_operating_point(self, threshold: float, **details: Any) -> IntentModel:
         """The same weights with another operating point (what `ragshield calibrate` saves)."""
