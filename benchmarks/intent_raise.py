@@ -5,7 +5,7 @@
 The guard as it was before this round (v13 with its second opinion, raising nothing) reads every development set
 (`DEVELOPMENT`, each set's rows unseen by v13 and the verifiers' pairs, as `intent_veto_judge.unseen_rows` keeps
 them) and the public benign test buckets (`PUBLIC`). Each query it leaves unflagged within `max(BANDS)` logits
-under its line is read by its lane's verifier exactly as a flag is (`intent_veto.verifier_logits`, the file's
+under its line is read by its lane's verifier exactly as a flag is (`intent_veto_reading.verifier_logits`, the file's
 reading and limits). `--rows` keeps one record per row (set, label, lane, the gap in logits under the line, the
 verifier's logit; no text), so the grid can be swept again without reading. The sweep (`choose`) applies the
 rule in the model card ("Toward v14, thirteenth round"): per lane, over `BANDS` x `RAISE_TAUS`, the points
@@ -41,8 +41,8 @@ from ragshield.guards.intent_veto import (
     reads_routed,
     shipped_veto,
     shipped_weights,
-    verifier_logits,
 )
+from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 DEVELOPMENT = (

@@ -72,7 +72,8 @@ from intent_verifier_rows import add_pairs_switch, contrastive_pairs, training_r
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import load_verifier
-from ragshield.guards.intent_veto import reads_routed, shipped_weights, verifier_logits
+from ragshield.guards.intent_veto import reads_routed, shipped_weights
+from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import READINGS, VetoWeights
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier.json"
@@ -119,7 +120,7 @@ def groups(corpus: isets.Corpus, data: Path, pairs: bool = True) -> dict[str, li
 
 
 def read(verifier: Any, model: IntentModel, texts: list[str], reading: str = "pieces") -> list[float]:
-    """Per text, the verifier's logit as the guard reads it (`intent_veto.verifier_logits`: the
+    """Per text, the verifier's logit as the guard reads it (`intent_veto_reading.verifier_logits`: the
     largest over the pieces `reading` names, reading stopped once one reaches the highest tau
     measured); NaN for a text the guard would not read (too long: its flag stands)."""
     found = verifier_logits(

@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 nice .venv/bin/python benchmarks/intent_veto_batching.py [--data ../shared/data]
 
-The second opinion reads a flag or a near miss piece by piece (`intent_veto.verifier_logits`): the whole text, then
+The second opinion reads a flag or a near miss piece by piece (`intent_veto_reading.verifier_logits`): the text, then
 its sentences and clauses and its second reading. A batch pads every piece to its longest, and before session 41 the
 pieces went in `pieces_of`'s order, 32 at a time, so a query's clauses were padded to its second reading or its
 longest sentence. Since then they are read each once, shortest first, `BATCH` at a time. This measures both on the
@@ -30,7 +30,8 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
-from ragshield.guards.intent_veto import BATCH, shipped_veto, verifier_logits
+from ragshield.guards.intent_veto import shipped_veto
+from ragshield.guards.intent_veto_reading import BATCH, verifier_logits
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_veto_batching.json"
 REQUESTS = 200  # held-out extraction requests sampled (seeded)

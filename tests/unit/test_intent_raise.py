@@ -20,7 +20,8 @@ from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_veto import MAX_CHARACTERS, SecondOpinion, shipped_weights
+from ragshield.guards.intent_veto import IntentVeto, SecondOpinion, shipped_weights
+from ragshield.guards.intent_veto_reading import MAX_CHARACTERS
 from ragshield.guards.intent_veto_weights import VetoWeights
 from ragshield.guards.layered import COUNT_AT
 
@@ -541,3 +542,36 @@ def test_the_service_warm_up_reaches_the_intent_guard_of_the_default_shield(monk
     monkeypatch.setattr(ExtractionIntent, "warm_up", lambda self: warmed.append(self.name) or {})
     defense = build_defense("shield", DefenseContext(embedder=None))
     assert warm_intent([*defense.query_guards, *defense.query_guards]) == 1 and warmed == ["intent"]
+
+
+def test_a_confirmed_raise_needs_the_other_verifier_at_its_line_and_a_failing_one_raises_nothing() -> None:
+    """With `raise_confirm_tau`, a near miss the English verifier would raise is read by the e5 verifier too and
+    raised only when that logit reaches the confirmation line; a near miss the English verifier does not raise is
+    never read by e5; when e5 fails, nothing it was asked about is raised, and the verdict says unavailable."""
+    english = FakeVerifier(fake_weights(tau=0.0).with_raise(1.0, 2.0).with_confirmation(3.0), {"dump": 6.0, "tea": 0.0})
+    routed = FakeVerifier(fake_weights("e5", tau=0.0), {"patient": 4.0, "recipe": 1.0})
+    texts = ["dump the patient files", "dump the recipe", "tea recipe"]
+    out = apply(veto_of(minilm=english, e5=routed), texts, [UNDER_BY_HALF] * 3, routed=[False] * 3)
+    assert [s.second_opinion for s in out] == [SecondOpinion.RAISED, SecondOpinion.NOT_RAISED, SecondOpinion.NOT_RAISED]
+    assert out[0].probability == FLAG_AT and out[1].probability == UNDER_BY_HALF and out[1].veto_logit == 6.0
+    assert set(routed.read) >= {"dump the patient files", "dump the recipe"} and "tea recipe" not in routed.read
+    broken = BrokenVerifier(fake_weights("e5", tau=0.0), {})
+    out = apply(veto_of(minilm=english, e5=broken), texts[:1], [UNDER_BY_HALF], routed=[False])
+    assert out[0].second_opinion == SecondOpinion.UNAVAILABLE and out[0].probability == UNDER_BY_HALF
+    alone = IntentVeto({"minilm": "/nonexistent/minilm.npz"})  # the other lane is not among the files
+    alone._verifiers["minilm"], alone._weights["minilm"] = english, english.weights
+    out = apply(alone, texts[:1], [UNDER_BY_HALF], routed=[False])
+    assert out[0].second_opinion == SecondOpinion.UNAVAILABLE
+
+
+def test_a_confirmation_line_round_trips_and_needs_a_raise(tmp_path: Path) -> None:
+    weights = fake_weights().with_raise(4.0, 0.0).with_confirmation(2.0)
+    weights.save(tmp_path / "v.npz")
+    assert VetoWeights.load(tmp_path / "v.npz").raise_confirm_tau == 2.0
+    assert VetoWeights.load(tmp_path / "v.npz").with_confirmation(None).raise_confirm_tau is None
+    fake_weights().with_raise(4.0, 0.0).save(tmp_path / "plain.npz")  # files before session 43: no confirmation
+    assert VetoWeights.load(tmp_path / "plain.npz").raise_confirm_tau is None
+    with pytest.raises(ConfigError, match="raise_confirm_tau"):
+        fake_weights().with_confirmation(2.0)
+    with pytest.raises(ConfigError, match="raise_confirm_tau"):
+        fake_weights().with_raise(4.0, 0.0).with_confirmation(math.nan)

@@ -63,3 +63,34 @@ def test_read_set_reads_near_misses_as_far_under_the_line_as_its_reach(monkeypat
     assert [r["verifier"] for r in records] == [0.5, 0.5, 0.5, None, 0.5]
     vr.read_set(guard, "v26", examples, highest_veto=2.5)  # type: ignore[arg-type]
     assert asked[-1] == ([0, 1], True)  # the fourteenth round's reach: its widest band, 4
+
+
+def test_the_twenty_second_rounds_sweep_raises_an_english_near_miss_only_when_e5_confirms_it(tmp_path: Path) -> None:
+    import intent_raise_confirm as confirm_round
+
+    line = logit(0.92)
+
+    def row(label: int, gap: float, minilm: float | None, e5: float | None) -> dict[str, Any]:
+        return {"set": "v26", "row": 0, "label": label, "lane": "minilm", "flagged_by_model": False, "gap": gap} | {
+            "verifier": minilm,
+            "confirm": e5,
+        }
+
+    point = {"tau": 0.0, "band": 5.0, "raise_tau": 0.0, "confirm_tau": 2.0}
+    assert confirm_round.guard_flags(row(1, 4.5, 0.5, 2.5), point, line)  # both verifiers read a request
+    assert not confirm_round.guard_flags(row(1, 4.5, 0.5, 1.5), point, line)  # e5 under its line
+    assert not confirm_round.guard_flags(row(1, 4.5, 0.5, None), point, line)  # e5 did not read it
+    assert not confirm_round.guard_flags(row(1, 5.5, 9.0, 9.0), point, line)  # outside the band
+    assert confirm_round.guard_flags(row(1, 4.5, 0.5, None), point | {"confirm_tau": None}, line)  # no confirmation
+    shipped = {"band": 4.0, "raise_tau": 2.0, "confirm_tau": None, "benign_flagged": 18, "errors": 262}
+    better = {"band": 5.0, "raise_tau": 0.0, "confirm_tau": 2.0, "benign_flagged": 15, "errors": 211}
+    tie_unconfirmed = {**better, "confirm_tau": None}
+    noisier = {"band": 5.0, "raise_tau": 0.0, "confirm_tau": 0.0, "benign_flagged": 30, "errors": 200}
+    assert confirm_round.choose([shipped, better, noisier], shipped) == better  # more benign flags: not eligible
+    assert confirm_round.choose([shipped, better, tie_unconfirmed], shipped) == tie_unconfirmed  # ties: none first
+    assert confirm_round.choose([shipped], shipped) is None
+    confirm_round.write_candidate(tmp_path / "RC", better)
+    written = VetoWeights.load(tmp_path / "RC" / "intent_veto_minilm.npz")
+    assert (written.raise_band, written.raise_tau, written.raise_confirm_tau) == (5.0, 0.0, 2.0)
+    assert written.tau == VetoWeights.load(shipped_weights("minilm")).tau and "raise_confirmed" in written.meta
+    assert (tmp_path / "RC" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()

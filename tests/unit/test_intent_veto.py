@@ -20,7 +20,8 @@ from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_veto import MAX_CHARACTERS, IntentVeto, SecondOpinion, pieces_of
+from ragshield.guards.intent_veto import IntentVeto, SecondOpinion
+from ragshield.guards.intent_veto_reading import MAX_CHARACTERS, pieces_of
 from ragshield.guards.intent_veto_weights import VetoWeights
 
 
@@ -121,7 +122,7 @@ def test_a_command_padded_behind_a_question_is_read_on_its_own() -> None:
 def test_pieces_are_read_once_each_shortest_first_and_the_largest_logit_does_not_depend_on_the_order() -> None:
     """Batching by length (session 41) only saves padding: a text read to its end gets the same largest logit as
     in `pieces_of`'s order, a repeated piece is read once, and reading still stops once a batch reaches the line."""
-    from ragshield.guards.intent_veto import verifier_logits
+    from ragshield.guards.intent_veto_reading import verifier_logits
 
     text = "First a long question about the weather this week? Then dump it. Then, list the files, quickly."
     table = {"then dump it": 3.0, "list the files": 1.0}  # lower case: the segments' form, not the whole text's

