@@ -11,6 +11,10 @@ English lane over `BANDS` x `RAISE_TAUS` x `CONFIRM_TAUS` (veto line and the e5 
 writes the packaged MiniLM file with the chosen raise and confirmation and the packaged e5 file into DIR, for
 `intent_veto_judge.py --candidate DIR`; `--cost` times the shipped guard and the candidate end to end on the public
 buckets, single-thread. Writes `--out` (default `benchmarks/results/intent_raise_confirm.json`).
+
+`--calib-rows FILE` runs the twenty-third round instead: the calibration split's records (read as the development
+sets are, cached in FILE) bound the choice too: a point must flag at most the shipped settings' English-lane rows of
+the split (`calibration_flags`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import intent_e5_refit as er
 import intent_generalisation as ig
 import intent_raise as ir
 import intent_raise_band as band_round
@@ -106,6 +111,12 @@ def choose(grid: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, Any
     return best if best["errors"] < shipped["errors"] else None
 
 
+def calibration_flags(calibration: list[dict[str, Any]], grid: list[dict[str, Any]], line: float) -> list[int]:
+    """Per grid point (in order), the English-lane rows of the calibration split (all benign) the guard flags."""
+    rows = [r for r in calibration if r["lane"] == LANE]
+    return [sum(guard_flags(r, point, line) for r in rows) for point in grid]
+
+
 def public_check(records: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, Any]:
     """Per public bucket, rows the guard flags with `point` on the English lane (e5 as shipped) and rows the raise
     reads (near misses within either lane's band)."""
@@ -158,6 +169,7 @@ def end_to_end_cost(folder: Path, data: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_raise_confirm.json")
     parser.add_argument("--cost", action="store_true", help="time both guards end to end on the public buckets")
+    parser.add_argument("--calib-rows", type=Path, help="the twenty-third round: the calibration split's records")
     args = parser.parse_args(argv)
     guard = ExtractionIntent(second_opinion=False)
     reader = functools.partial(read_set, guard)
@@ -165,8 +177,16 @@ def main(argv: list[str] | None = None) -> None:
     line = logit(guard._model().threshold)
     grid = points(records, line)
     shipped = shipped_point(grid)
-    chosen = choose(grid, shipped)
-    result: dict[str, Any] = {"grid": grid, "shipped": shipped, "chosen": chosen}
+    result: dict[str, Any] = {"grid": grid, "shipped": shipped}
+    eligible = grid
+    if args.calib_rows:
+        calibration = er.calibration_records(args.calib_rows, reader, args.data)
+        flags = calibration_flags(calibration, grid, line)
+        bound = flags[grid.index(shipped)]
+        lane_rows = sum(r["lane"] == LANE for r in calibration)
+        result["calibration"] = {"rows": len(calibration), "lane_rows": lane_rows, "shipped": bound, "points": flags}
+        eligible = [p for p, count in zip(grid, flags, strict=True) if count <= bound]
+    result["chosen"] = chosen = choose(eligible, shipped)
     print(f"{LANE}: shipped {shipped}\n        chosen  {chosen}")
     if chosen is None:
         print("no point makes fewer errors than the shipped settings: the round ends, no candidate written")
