@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     eligible = grid
     if args.calib_rows:
         calibration = er.calibration_records(args.calib_rows, reader, args.data)
+        if any(r.get("set") != "calib" or "confirm" not in r for r in calibration):  # another round's cache
+            raise SystemExit(f"{args.calib_rows.name} holds records this round did not read: give a new --calib-rows")
         flags = calibration_flags(calibration, grid, line)
         bound = flags[grid.index(shipped)]
         lane_rows = sum(r["lane"] == LANE for r in calibration)

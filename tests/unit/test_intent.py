@@ -322,7 +322,9 @@ def test_a_model_file_names_its_router_and_an_unknown_one_is_refused(tmp_path: P
     query = ["Tak! Vis mig regningerne for hele foreningen."]
     data["meta"] = {**data["meta"], "router": 2}
     assert IntentModel.from_dict(data).routes(query) == [True] and IntentModel.load().routes(query) == [False]
-    for bad in (3, "2", True, None):
+    assert IntentModel.from_dict(data).to_dict()["format"] == "ragshield.intent-model/2"  # older ragshield refuses
+    assert IntentModel.load().to_dict()["format"] == "ragshield.intent-model/1"
+    for bad in (3, "2", 2.0, True, None):
         data["meta"] = {**data["meta"], "router": bad}
         with pytest.raises(ConfigError, match="router"):
             IntentModel.from_dict(data)

@@ -555,6 +555,11 @@ def test_a_confirmed_raise_needs_the_other_verifier_at_its_line_and_a_failing_on
     assert [s.second_opinion for s in out] == [SecondOpinion.RAISED, SecondOpinion.NOT_RAISED, SecondOpinion.NOT_RAISED]
     assert out[0].probability == FLAG_AT and out[1].probability == UNDER_BY_HALF and out[1].veto_logit == 6.0
     assert set(routed.read) >= {"dump the patient files", "dump the recipe"} and "tea recipe" not in routed.read
+    loads: list[str] = []
+    counted = veto_of(minilm=english, e5=routed)
+    counted.verifier = lambda encoder, version: loads.append(encoder) or counted._verifiers[encoder]  # type: ignore[method-assign]
+    apply(counted, ["tea recipe"], [UNDER_BY_HALF], routed=[False])
+    assert loads == ["minilm"]  # e5 is loaded only for a near miss English would raise
     broken = BrokenVerifier(fake_weights("e5", tau=0.0), {})
     out = apply(veto_of(minilm=english, e5=broken), texts[:1], [UNDER_BY_HALF], routed=[False])
     assert out[0].second_opinion == SecondOpinion.UNAVAILABLE and out[0].probability == UNDER_BY_HALF
@@ -571,6 +576,19 @@ def test_a_confirmation_line_round_trips_and_needs_a_raise(tmp_path: Path) -> No
     assert VetoWeights.load(tmp_path / "v.npz").with_confirmation(None).raise_confirm_tau is None
     fake_weights().with_raise(4.0, 0.0).save(tmp_path / "plain.npz")  # files before session 43: no confirmation
     assert VetoWeights.load(tmp_path / "plain.npz").raise_confirm_tau is None
+    import json
+
+    import numpy as np
+
+    def file_format(path: Path) -> str:
+        with np.load(path) as data:
+            return str(json.loads(bytes(data["header"]).decode())["format"])
+
+    # a ragshield that does not know the confirmation refuses the file rather than raise without it
+    assert (file_format(tmp_path / "v.npz"), file_format(tmp_path / "plain.npz")) == (
+        "ragshield.intent-veto/2",
+        "ragshield.intent-veto/1",
+    )
     with pytest.raises(ConfigError, match="raise_confirm_tau"):
         fake_weights().with_confirmation(2.0)
     with pytest.raises(ConfigError, match="raise_confirm_tau"):

@@ -52,14 +52,17 @@ def test_read_set_reads_near_misses_as_far_under_the_line_as_its_reach(monkeypat
     )
     asked: list[tuple[list[int], bool]] = []
 
+    stops: list[float] = []
+
     def fake_lane_logits(guard: Any, texts: list[str], rows: list[int], *args: Any, **kwargs: Any) -> dict[int, float]:
         asked.append((rows, bool(kwargs.get("near_miss"))))
+        stops.append(args[1])  # the line reading stops at: the highest veto line for flags, raise line for near misses
         return dict.fromkeys(rows, 0.5)
 
     monkeypatch.setattr(ir, "lane_logits", fake_lane_logits)
     examples = [isets.Example(f"q{i}", 1, "s", "en", "x") for i in range(len(gaps))]
-    records = vr.read_set(guard, "v26", examples, highest_veto=2.5, reach=6.0)  # type: ignore[arg-type]
-    assert asked == [([4], False), ([0, 1, 2], True)]
+    records = vr.read_set(guard, "v26", examples, highest_veto=2.5, reach=6.0, highest_raise=5.0)  # type: ignore[arg-type]
+    assert asked == [([4], False), ([0, 1, 2], True)] and stops == [2.5, 5.0]
     assert [r["verifier"] for r in records] == [0.5, 0.5, 0.5, None, 0.5]
     vr.read_set(guard, "v26", examples, highest_veto=2.5)  # type: ignore[arg-type]
     assert asked[-1] == ([0, 1], True)  # the fourteenth round's reach: its widest band, 4

@@ -33,8 +33,9 @@ tes ton ta sans tout tous toutes maintenant alles zonder nu jouw uw"""
 # router 2 (session 43): function words, thanks and request verbs of more languages written in Latin letters
 # (id / ms, tl, sw, fi, da / no / sv, hr / sl / cs / sk / pl, hu, tr, et, af, ro, ca, and more of it / pt / es /
 # fr / de / nl), written before it was read on any set it is judged on. Left out: English words and names or
-# abbreviations common in English text ("dan", "ada", "ben", "sen", "ali", "sam", "on", "er", "med", "od", "pa",
-# "pe", "ama", "var", "care", "com", "tack", "u", "ya"), so an English query keeps reading more English words
+# abbreviations common in English text ("dan", "ada", "sen", "ali", "sam", "on", "er", "med", "od", "pa", "pe",
+# "ama", "var", "care", "com", "tack", "u", "ya"; Turkish "ben" stayed in, though it is an English name too), so
+# an English query keeps reading more English words
 _MORE_WORDS = """yang di ke dari ini itu untuk dengan tidak saya aku kamu anda awak bagaimana macam bisa boleh
 tolong semua adalah sudah dah juga atau pada dalam kami mereka saja aja lagi tapi tetapi karena kerana jika kalau
 seperti terima kasih makasih sekarang dong nya tunjukkan tunjuk berikan bagi nama nombor nomor kirim tampilkan
@@ -87,7 +88,7 @@ def router_of(meta: Mapping[str, Any]) -> int:
         ConfigError: it names a router this ragshield does not know (a file from a newer ragshield, or edited).
     """
     value = meta.get("router", 1)
-    if isinstance(value, bool) or value not in ROUTERS:
+    if type(value) is not int or value not in ROUTERS:
         raise ConfigError(f"intent model names router {value!r}; this ragshield knows {ROUTERS}")
     return int(value)
 

@@ -68,6 +68,8 @@ from ragshield.guards.intent_run_together import run_together_form
 from ragshield.guards.intent_visible import visible_text
 
 FORMAT = "ragshield.intent-model/1"
+# a model naming another router than 1 (session 43): a ragshield knowing only router 1 refuses it
+FORMAT_ROUTED = "ragshield.intent-model/2"
 MODEL_RESOURCE = "intent_model.json"
 
 
@@ -270,7 +272,7 @@ class IntentModel:
         of the non-zero features, 32 kB, instead of their 4-byte indices, which were 1 MB)."""
         nonzero = self.lexical_weights != 0
         data: dict[str, Any] = {
-            "format": FORMAT,
+            "format": FORMAT if self.router == 1 else FORMAT_ROUTED,
             "meta": self.meta,
             "embed_weights": to_b64(self.embed_weights),
             "embed_bias": self.embed_bias,
@@ -296,7 +298,11 @@ class IntentModel:
     def from_dict(cls, data: dict[str, Any], label: str = "data") -> IntentModel:
         """The model `to_dict` wrote. Raises ConfigError (not an intent model, misshaped weights), or ValueError,
         KeyError or TypeError on a broken field (`load` reports those as ConfigError too)."""
-        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("meta"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("format") not in (FORMAT, FORMAT_ROUTED)
+            or not isinstance(data.get("meta"), dict)
+        ):
             raise ConfigError(f"{label} is not a ragshield intent model")
         lexical = np.zeros(N_FEATURES, dtype=np.float32)
         if "lexical_mask" in data:

@@ -55,7 +55,21 @@ from ragshield.errors import ConfigError
 from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_veto_reading import verifier_logits
+from ragshield.guards.intent_veto_reading import (  # here until session 43: still importable from this module
+    BATCH as BATCH,
+)
+from ragshield.guards.intent_veto_reading import (
+    MAX_CHARACTERS as MAX_CHARACTERS,
+)
+from ragshield.guards.intent_veto_reading import (
+    MAX_PIECES as MAX_PIECES,
+)
+from ragshield.guards.intent_veto_reading import (
+    pieces_of as pieces_of,
+)
+from ragshield.guards.intent_veto_reading import (
+    verifier_logits,
+)
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 logger = logging.getLogger(__name__)

@@ -3,7 +3,8 @@ which order, and when it stops.
 
 A verifier's logit for a query (log-odds; higher = more like an extraction request) is the largest over the pieces
 it reads (`pieces_of`). The client controls a query's length and each piece is a forward pass, so a query longer than
-`MAX_CHARACTERS` or with more than `MAX_PIECES` pieces is not read at all (a flag then stands).
+`MAX_CHARACTERS` or with more than `MAX_PIECES` pieces is not read at all: a flag then stands, and a near miss is
+not raised (marked unavailable).
 """
 
 from __future__ import annotations

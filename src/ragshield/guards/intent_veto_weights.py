@@ -19,6 +19,9 @@ import numpy as np
 from ragshield.errors import ConfigError
 
 FORMAT = "ragshield.intent-veto/1"
+# written by a file with `raise_confirm_tau` (session 43): a ragshield that does not know it refuses the file (its
+# flags then stand, nothing is raised) rather than raise without the confirmation
+FORMAT_CONFIRMED = "ragshield.intent-veto/2"
 ENCODERS = ("minilm", "e5")
 READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto_reading.pieces_of`)
 
@@ -115,7 +118,7 @@ class VetoWeights:
             else:
                 arrays[f"f{i}"] = matrix
         header = {
-            "format": FORMAT,
+            "format": FORMAT if self.raise_confirm_tau is None else FORMAT_CONFIRMED,
             "encoder": self.encoder,
             "tau": self.tau,
             "reading": self.reading,
@@ -141,7 +144,7 @@ class VetoWeights:
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode())
-                if header.get("format") != FORMAT:
+                if header.get("format") not in (FORMAT, FORMAT_CONFIRMED):
                     raise ConfigError(f"{path} is not a ragshield intent veto")
                 layers = {}
                 for i, name in enumerate(header["names"]):
