@@ -182,9 +182,7 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
     if chosen is not None:
         settings = {spent.lane: chosen, spent.other: other}
         result["public"] = vr.public_check(mr.refitted_view(records), settings, line)
-        for name, row in result["public"].items():
-            flagged, read = row["flagged"], row["read_by_raise"]
-            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+        vr.print_public(result["public"])
         if args.cost:
             files = {spent.lane: args.refit, spent.other: args.before_other}
             result["cost"] = ir.raise_cost(mr.public_near_misses(records), dict(settings), args.data, files=files)

@@ -141,9 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{LANE}: shipped {shipped}\n        chosen  {chosen}")
     if chosen is not None:
         result["public"] = vr.public_check(refitted_view(records), {LANE: chosen, "e5": e5}, line)
-        for name, row in result["public"].items():
-            flagged, read = row["flagged"], row["read_by_raise"]
-            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+        vr.print_public(result["public"])
     if args.cost and chosen is not None:
         result["cost"] = ir.raise_cost(public_near_misses(records), {LANE: chosen, "e5": e5}, args.data)
         print(f"cost: {result['cost']}")

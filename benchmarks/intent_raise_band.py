@@ -18,7 +18,6 @@ Writes the sweep to `--out` (default `benchmarks/results/intent_raise_band.json`
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import intent_raise as ir
 import intent_veto_judge as judge
@@ -42,8 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, "intent_raise_band.json")
     parser.add_argument("--cost", action="store_true", help="what the raise adds per public benign query")
     args = parser.parse_args(argv)
-    if fitted := [name for name in DEVELOPMENT if name in judge.veto_trained_sets()]:
-        raise SystemExit(f"the packaged second opinion trained on {', '.join(fitted)}: it cannot choose on them")
+    ir.refuse_fitted_reading(DEVELOPMENT, "intent_raise_band.json")
     guard = ExtractionIntent(second_opinion=False)
     highest_veto = max(shipped_line(lane) for lane in ENCODERS)
     reader = functools.partial(
@@ -51,21 +49,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     records = ir.records_of(args, reader, DEVELOPMENT, judge.veto_trained_sets())
     line = logit(guard._model().threshold)
-    grids = {lane: ((shipped_line(lane),), BANDS, RAISE_TAUS) for lane in ENCODERS}
-    points = {lane: vr.lane_points(records, lane, line, grids[lane]) for lane in ENCODERS}
-    shipped = {lane: vr.shipped_point(points[lane], lane) for lane in ENCODERS}
-    chosen = {lane: vr.choose(points[lane], shipped[lane]) for lane in ENCODERS}
-    result: dict[str, Any] = {"grid": points, "shipped": shipped, "chosen": chosen}
-    for lane in ENCODERS:
-        print(f"{lane}: shipped {shipped[lane]}\n{' ' * len(lane)}  chosen  {chosen[lane]}")
+    result = vr.sweep_lanes(records, line, {lane: ((shipped_line(lane),), BANDS, RAISE_TAUS) for lane in ENCODERS})
+    shipped, chosen = result["shipped"], result["chosen"]
     if chosen == shipped:
         print("neither lane moves: the round ends, no candidate written")
         args.candidate = None
     else:
         result["public"] = vr.public_check(records, chosen, line)
-        for name, row in result["public"].items():
-            flagged, read = row["flagged"], row["read_by_raise"]
-            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+        vr.print_public(result["public"])
         if args.cost:
             near = ir.public_near_misses(records)
             result["cost"] = {

@@ -195,9 +195,7 @@ def main(argv: list[str] | None = None) -> None:
         args.candidate = None
     else:
         result["public"] = public_check(records, chosen, line)
-        for name, row in result["public"].items():
-            flagged, read = row["flagged"], row["read_by_raise"]
-            print(f"public {name}: flagged {flagged['k']}/{flagged['n']}, read {read['k']}")
+        vr.print_public(result["public"])
     ir.finish(args, result, write_candidate)
     if args.cost and args.candidate:
         result["cost"] = end_to_end_cost(args.candidate, args.data)

@@ -148,6 +148,28 @@ def public_check(records: list[dict[str, Any]], chosen: dict[str, dict[str, Any]
     return out
 
 
+def print_public(public: dict[str, Any]) -> None:
+    """Step 1's figures as a round prints them: per bucket, rows flagged and rows the raise reads."""
+    for name, row in public.items():
+        print(f"public {name}: flagged {row['flagged']['k']}/{row['flagged']['n']}, read {row['read_by_raise']['k']}")
+
+
+def sweep_lanes(
+    records: list[dict[str, Any]],
+    line: float,
+    grids: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]] | None = None,
+) -> dict[str, Any]:
+    """Each lane's grid points (`grids`, default this round's), the packaged settings' point and the rule's choice
+    (`choose`), printed as a round prints them."""
+    grids = grids or {}
+    points = {lane: lane_points(records, lane, line, grids.get(lane)) for lane in ENCODERS}
+    shipped = {lane: shipped_point(points[lane], lane) for lane in ENCODERS}
+    chosen = {lane: choose(points[lane], shipped[lane]) for lane in ENCODERS}
+    for lane in ENCODERS:
+        print(f"{lane}: shipped {shipped[lane]}\n{' ' * len(lane)}  chosen  {chosen[lane]}")
+    return {"grid": points, "shipped": shipped, "chosen": chosen}
+
+
 def write_candidate(folder: Path, chosen: dict[str, dict[str, Any]]) -> None:
     """The packaged veto files with each lane's chosen veto line and raise settings, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -163,19 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     guard = ExtractionIntent(second_opinion=False)
     records = ir.records_of(args, functools.partial(read_set, guard))
     line = logit(guard._model().threshold)
-    points = {lane: lane_points(records, lane, line) for lane in ENCODERS}
-    shipped = {lane: shipped_point(points[lane], lane) for lane in ENCODERS}
-    chosen = {lane: choose(points[lane], shipped[lane]) for lane in ENCODERS}
-    result: dict[str, Any] = {
-        "grid": points,
-        "shipped": shipped,
-        "chosen": chosen,
-        "public": public_check(records, chosen, line),
-    }
-    for lane in ENCODERS:
-        print(f"{lane}: shipped {shipped[lane]}\n{' ' * len(lane)}  chosen  {chosen[lane]}")
-    for name, row in result["public"].items():
-        print(f"public {name}: flagged {row['flagged']['k']}/{row['flagged']['n']}, read {row['read_by_raise']['k']}")
+    result = sweep_lanes(records, line)
+    result["public"] = public_check(records, result["chosen"], line)
+    print_public(result["public"])
     ir.finish(args, result, write_candidate)
 
 
