@@ -69,6 +69,9 @@ class SpentRound:
     leave_out_trained: bool = False
     # a point must also flag at most the packaged settings' rows of the calibration split (the nineteenth round)
     calibration_budget: bool = False
+    session: int = 42  # the session whose round wrote the candidate (its header says so)
+    # the weight the refit gave Enron's benign training rows (`intent_verifier.py --enron-weight`; 24th round)
+    enron_weight: float = 1.0
 
     @property
     def other(self) -> str:
@@ -92,6 +95,8 @@ def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model
     trained = loaded[refit].meta.get("heldout_sets_trained_on", [])
     if set(trained) != set(TRAINED_ON):
         raise SystemExit(f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(TRAINED_ON)}")
+    if (weighed := float(loaded[refit].meta.get("enron_weight", 1.0))) != spent.enron_weight:
+        raise SystemExit(f"{refit.name} weighed Enron's rows {weighed}, not {spent.enron_weight}")
 
 
 def write_candidate(
@@ -100,12 +105,15 @@ def write_candidate(
     """The refitted verifier with the chosen veto line and raise and a header saying what it was fitted on and which
     sets chose its settings, and the other lane's file `other` (default the packaged one), in `folder`."""
     version = VetoWeights.load(refit).model_version
+    weighed = f" --enron-weight {spent.enron_weight:g}" if spent.enron_weight != 1.0 else ""
     header = {
-        "fitted": f"session 42 on {version}'s training rows, the contrastive pairs' training share and every row of "
-        f"the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout)",
-        "line_and_raise_chosen": f"session 42 on {spent.how_many} development sets (benchmarks/{spent.script}.py)",
-        "read_for": f"the first stage {version} (session 42: refitted on its training rows and twelve spent "
-        f"development sets, line {point['tau']} and raise chosen on its flags of {spent.how_many} others)",
+        "fitted": f"session {spent.session} on {version}'s training rows, the contrastive pairs' training share and "
+        f"every row of the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout"
+        f"{weighed})",
+        "line_and_raise_chosen": f"session {spent.session} on {spent.how_many} development sets "
+        f"(benchmarks/{spent.script}.py)",
+        "read_for": f"the first stage {version} (session {spent.session}: refitted on its training rows and twelve "
+        f"spent development sets, line {point['tau']} and raise chosen on its flags of {spent.how_many} others)",
     }
     other_file = other or shipped_weights(spent.other)
     mr.save_refit(folder, refit, point, spent.choosing, header, (spent.other, other_file))

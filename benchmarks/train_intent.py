@@ -133,6 +133,7 @@ HARD_BENIGN_WEIGHT = 3.0
 # hard-benign rows' weight (a stricter Enron line instead cost PIDE-medical its goal, sixth round);
 # 5 from v13 (at 3, v12's recipe with v13's rows flagged 9 of 856 Enron test e-mails)
 ENRON_WEIGHT = 5.0
+ENRON_SOURCES = ("enron", "enron-requests")  # the training rows `ENRON_WEIGHT` weighs (their benign ones)
 # v7: the multilingual stacker also reads rows whose language its parts saw (`train_intent_model`):
 # v6's leave-one-style-out found 47 of its 49 missed padded commands in trained languages, read by
 # a stacker that had only ever seen the lexical part blind to the text's language
@@ -221,7 +222,7 @@ def row_weight(example: Example, hard_benign: float, written_benign: float, enro
         return intent_recipe.OBJECT_BENIGN_WEIGHT
     if example.source == "written":
         return written_benign
-    return enron if example.source in ("enron", "enron-requests") else 1.0
+    return enron if example.source in ENRON_SOURCES else 1.0
 
 
 def counts(examples: Iterable[Example], key: str) -> dict[str, int]:
