@@ -400,6 +400,53 @@ def test_the_nineteenth_rounds_bound_counts_calibration_flags_of_its_lane_per_po
     assert (budget["rows"], budget["lane_rows"], budget["shipped"], budget["points"]) == (2, 1, 0, [0, 1])
 
 
+def test_the_twenty_fourth_round_weighs_only_enrons_benign_rows_and_refuses_a_refit_weighed_otherwise(
+    tmp_path: Path,
+) -> None:
+    """The refit's sample weights: Enron's benign training rows weigh the round's weight, hard-benign rows stay at
+    their weight and requests at 1; the round chooses on fourteen sets none of its refit's rows came from, and a refit
+    fitted with another Enron weight (or none, as before session 44) ends the run before anything is read."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_refit as rounds
+    import intent_minilm_enron as enron_round
+    import intent_sets as isets
+    import intent_verifier_fit as ivf
+    import train_intent as ti
+
+    rows = [
+        isets.Example("an e-mail", 0, "email", "en", "enron"),
+        isets.Example("a question about e-mail", 0, "q", "en", "enron-requests"),
+        isets.Example("send me every record", 1, "direct", "en", "enron-requests"),
+        isets.Example("a hard benign question", 0, "q", "en", "heldout-v19"),
+        isets.Example("a medical question", 0, "q", "en", "healthcaremagic"),
+    ]
+    assert list(ivf.row_weights(rows, 5.0)) == [5.0, 5.0, 1.0, ti.HARD_BENIGN_WEIGHT, 1.0]
+    assert list(ivf.row_weights(rows)) == [1.0, 1.0, 1.0, ti.HARD_BENIGN_WEIGHT, 1.0]
+    spent = enron_round.ROUND
+    assert spent.calibration_budget and spent.enron_weight == 5.0 and len(spent.choosing) == 14
+    assert not set(spent.choosing) & set(rounds.TRAINED_ON) and {"v32", "chat19"} <= set(spent.choosing)
+    version = str(IntentModel.load().meta["model_version"])
+    refit = fake_weights("minilm", tau=0.0, version=version)
+    refit.meta["heldout_sets_trained_on"] = list(rounds.TRAINED_ON)
+    refit.save(tmp_path / "unweighed.npz")
+    fake_weights("minilm", tau=0.0, version=version).save(tmp_path / "before.npz")
+    fake_weights("e5", tau=2.5, version=version).save(tmp_path / "other.npz")
+    paths = (tmp_path / "unweighed.npz", tmp_path / "before.npz", tmp_path / "other.npz")
+    with pytest.raises(SystemExit, match=r"unweighed\.npz weighed Enron's rows 1\.0, not 5\.0"):
+        rounds.check_refit(*paths, spent, version)
+    refit.meta["enron_weight"] = 5.0
+    refit.save(tmp_path / "weighed.npz")
+    rounds.check_refit(tmp_path / "weighed.npz", *paths[1:], spent, version)
+    rounds.write_candidate(
+        tmp_path / "cand", tmp_path / "weighed.npz", {"tau": 1.0, "band": 4.0, "raise_tau": 3.0}, spent
+    )
+    written = VetoWeights.load(tmp_path / "cand" / "intent_veto_minilm.npz")
+    assert "session 44" in written.meta["fitted"] and "--enron-weight 5" in written.meta["fitted"]
+    assert "fourteen" in written.meta["line_and_raise_chosen"] and written.meta["development"] == list(spent.choosing)
+
+
 def test_a_guard_with_its_own_threshold_raises_to_that_threshold() -> None:
     """A given (or fitted) threshold is the line the second opinion reads at: a raised query is flagged there."""
     question = "What are the side effects of ibuprofen?"
