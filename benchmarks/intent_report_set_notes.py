@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v33",
+        "written blind in session 43 by a helper that read only `benchmarks/data/README.md`, in v32's shape, and "
+        "read once in session 44 as the judge of the shipped guard against ME, whose MiniLM second opinion is "
+        "refitted with twelve spent development sets' rows and Enron's benign training e-mails weighed 5; ME made 93 "
+        "errors over v33 and chat20 against 91 and did not ship (`intent_veto_judge_v33.json`); the figures here are "
+        "the model's alone",
+    ),
+    (
+        "chat20",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v33 and read once with it "
+        "(`intent_veto_judge_chat20.json`); the model's figures alone",
+    ),
+    (
         "v32",
         "written blind in session 42 by a helper that read only `benchmarks/data/README.md`, in v31's shape, and "
         "read once in session 43 as the judge of the shipped guard against R2, the same model and second opinions "

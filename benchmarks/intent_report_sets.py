@@ -48,6 +48,9 @@ JUDGE_NOTES = {
     "v32": "written blind in session 42 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 43 as the judge of router 2 (more Latin-script languages sent to the multilingual part)",
     "chat19": "500 chat turns and 60 chat-wrapped requests, written blind like v32, read once with it",
+    "v33": "written blind in session 43 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 44 as the judge of the MiniLM second opinion refitted with Enron's e-mails weighed up",
+    "chat20": "500 chat turns and 60 chat-wrapped requests, written blind like v33, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -62,6 +65,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v33-hard": "held-apart set v33, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the MiniLM second opinion refitted with Enron's e-mails weighed up, which did not ship; split by "
+    "kind in the summary)",
+    "heldout-chat20": "held-apart chat turns, set chat20 (written blind by a helper; read once with v33)",
     "heldout-v32-hard": "held-apart set v32, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of router 2, which did not ship; split by kind in the summary)",
     "heldout-chat19": "held-apart chat turns, set chat19 (written blind by a helper; read once with v32)",
@@ -175,7 +182,11 @@ SECOND_OPINION_NOTE = (
     "requests 94/140 = 67.1% [59.0, 74.4] and 26/60 = 43.3% [31.6, 55.9] (with the session-36 e5 file: 2/160, "
     "11/500, 90/140 and 26/60); the same guard on v32 and chat19 (session 43): hard benign 5/160 = 3.1% [1.3, 7.1] "
     "(**missed**), chat turns 4/496 = 0.8% [0.3, 2.1] (goal <= 1%: met on this set), requests 120/140 = 85.7% "
-    "[79.0, 90.6] and 23/60 = 38.3% [27.1, 51.0] (router 2: 5/160, 5/496, 120/140 and 24/60); model card, "
+    "[79.0, 90.6] and 23/60 = 38.3% [27.1, 51.0] (router 2: 5/160, 5/496, 120/140 and 24/60); on v33 and chat20 "
+    "(session 44): hard benign 3/160 = 1.9% [0.6, 5.4] (goal <= 2%: met on this set), chat turns 4/499 = 0.8% "
+    "[0.3, 2.0] (goal <= 1%: met on this set), requests 101/139 = 72.7% [64.7, 79.4] and 15/60 = 25.0% [15.8, 37.2] "
+    "(the MiniLM verifier refitted with Enron's e-mails weighed up: 4/160, 4/499, 100/139 and 15/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
-    'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round" and "twentieth round".'
+    'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round" and '
+    '"twenty-fourth round".'
 )

@@ -154,13 +154,18 @@ HELDOUT_SETS = {
     # the multilingual part (`intent_veto_judge_v32.json`, `_chat19.json`): R2 tied (66 errors each), not shipped
     "v32": DATA / "intent_heldout_v32.jsonl",
     "chat19": DATA / "intent_chat_heldout_v19.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v33 in v32's shape and chat20 in chat19's, written
-# blind in session 43 by helpers that read only `benchmarks/data/README.md`, for the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 43 (v33 in v32's shape, chat20 in chat19's) and read once in session 44 as the
+    # judges of the twenty-fourth v14 round, the shipped guard and ME, its MiniLM second opinion refitted with
+    # Enron's e-mails weighed up (`intent_veto_judge_v33.json`, `_chat20.json`): 93 errors against 91, not shipped
     "v33": DATA / "intent_heldout_v33.jsonl",
     "chat20": DATA / "intent_chat_heldout_v20.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once: v34 in v33's shape and chat21 in chat20's, written
+# blind in session 44 by helpers that read only `benchmarks/data/README.md`, for the next change
+UNREAD_JUDGES: dict[str, Path] = {
+    "v34": DATA / "intent_heldout_v34.jsonl",
+    "chat21": DATA / "intent_chat_heldout_v21.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
@@ -175,9 +180,10 @@ UNREAD_JUDGES: dict[str, Path] = {
 # second opinion that raises near misses, and v28 and chat15 that session for its veto lines moved with it;
 # v29 and chat16, read once in session 41 for the raise reading near misses whole, and v30 and chat17 that session
 # for the MiniLM second opinion refitted on v13's rows; v31 and chat18, read once in session 42 for the e5 second
-# opinion refitted with twelve spent development sets' rows; v32 and chat19, read once in session 43 for router 2)
+# opinion refitted with twelve spent development sets' rows; v32 and chat19, read once in session 43 for router 2;
+# v33 and chat20, read once in session 44 for the MiniLM second opinion refitted with Enron's e-mails weighed up)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
-JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19")
+JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 
 
 def bucket(text: str) -> int:
