@@ -72,6 +72,7 @@ class SpentRound:
     session: int = 42  # the session whose round wrote the candidate (its header says so)
     # the weight the refit gave Enron's benign training rows (`intent_verifier.py --enron-weight`; 24th round)
     enron_weight: float = 1.0
+    chat_request_weight: float = 1.0  # the same for requests wrapped in a chat turn (`--chat-request-weight`)
 
     @property
     def other(self) -> str:
@@ -95,8 +96,12 @@ def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model
     trained = loaded[refit].meta.get("heldout_sets_trained_on", [])
     if set(trained) != set(TRAINED_ON):
         raise SystemExit(f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(TRAINED_ON)}")
-    if (weighed := float(loaded[refit].meta.get("enron_weight", 1.0))) != spent.enron_weight:
-        raise SystemExit(f"{refit.name} weighed Enron's rows {weighed}, not {spent.enron_weight}")
+    for key, wanted, rows in (
+        ("enron_weight", spent.enron_weight, "Enron's rows"),
+        ("chat_request_weight", spent.chat_request_weight, "chat-wrapped requests"),
+    ):
+        if (weighed := float(loaded[refit].meta.get(key, 1.0))) != wanted:
+            raise SystemExit(f"{refit.name} weighed {rows} {weighed}, not {wanted}")
 
 
 def write_candidate(
@@ -106,6 +111,7 @@ def write_candidate(
     sets chose its settings, and the other lane's file `other` (default the packaged one), in `folder`."""
     version = VetoWeights.load(refit).model_version
     weighed = f" --enron-weight {spent.enron_weight:g}" if spent.enron_weight != 1.0 else ""
+    weighed += f" --chat-request-weight {spent.chat_request_weight:g}" if spent.chat_request_weight != 1.0 else ""
     header = {
         "fitted": f"session {spent.session} on {version}'s training rows, the contrastive pairs' training share and "
         f"every row of the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout"

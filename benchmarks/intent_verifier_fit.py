@@ -73,15 +73,21 @@ def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: i
     return ENCODERS[encoder](head_weight=head[0], head_bias=head[1], max_length=max_length, train_top=train_top)
 
 
-def row_weights(examples: list[isets.Example], enron_weight: float = 1.0) -> np.ndarray:
+CHAT_REQUEST_STYLES = ("chat-attack", "chat-wrapped")  # short requests wrapped in a chat turn, by set
+
+
+def row_weights(
+    examples: list[isets.Example], enron_weight: float = 1.0, chat_request_weight: float = 1.0
+) -> np.ndarray:
     """Each training row's sample weight before the classes are balanced: hard-benign rows (held-apart sets' and the
     pairs') `train_intent.HARD_BENIGN_WEIGHT`, Enron's benign training e-mails `enron_weight` (1 until session 44;
-    the first stage weighs them `train_intent.ENRON_WEIGHT`), every other row 1."""
+    the first stage weighs them `train_intent.ENRON_WEIGHT`), requests wrapped in a chat turn (`CHAT_REQUEST_STYLES`)
+    `chat_request_weight` (1 until session 44), every other row 1."""
     hard = ("heldout-", "pairs")  # the hard-benign sources
 
     def weight(example: isets.Example) -> float:
         if example.label != 0:
-            return 1.0
+            return chat_request_weight if example.style in CHAT_REQUEST_STYLES else 1.0
         if example.source.startswith(hard):
             return ti.HARD_BENIGN_WEIGHT
         return enron_weight if example.source in ti.ENRON_SOURCES else 1.0
@@ -98,12 +104,13 @@ def fit(
     batch: int,
     prepared: bool = False,
     enron_weight: float = 1.0,
+    chat_request_weight: float = 1.0,
 ) -> None:
     """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
     `prepared`: its frozen layers' output for `examples` is already there; rows weighed by `row_weights`."""
     torch = verifier.torch
     labels = np.array([e.label for e in examples], dtype=np.float32)
-    weights = row_weights(examples, enron_weight)
+    weights = row_weights(examples, enron_weight, chat_request_weight)
     for label in (0, 1):  # both classes weigh the same
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
     if not prepared:
