@@ -5,6 +5,18 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v34",
+        "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, in v33's shape, and "
+        "read once that session as the judge of the shipped guard against MW, ME's MiniLM refit with the chat-wrapped "
+        "training requests weighed 3 too; MW made 99 errors over v34 and chat21 against 98 and did not ship "
+        "(`intent_veto_judge_v34.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat21",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v34 and read once with it "
+        "(`intent_veto_judge_chat21.json`); the model's figures alone",
+    ),
+    (
         "v33",
         "written blind in session 43 by a helper that read only `benchmarks/data/README.md`, in v32's shape, and "
         "read once in session 44 as the judge of the shipped guard against ME, whose MiniLM second opinion is "

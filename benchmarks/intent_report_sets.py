@@ -51,6 +51,9 @@ JUDGE_NOTES = {
     "v33": "written blind in session 43 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 44 as the judge of the MiniLM second opinion refitted with Enron's e-mails weighed up",
     "chat20": "500 chat turns and 60 chat-wrapped requests, written blind like v33, read once with it",
+    "v34": "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session as the judge of the MiniLM second opinion refitted with chat-wrapped requests weighed up too",
+    "chat21": "500 chat turns and 60 chat-wrapped requests, written blind like v34, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -65,6 +68,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v34-hard": "held-apart set v34, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the MiniLM second opinion refitted with chat-wrapped requests weighed up too, which did not ship; "
+    "split by kind in the summary)",
+    "heldout-chat21": "held-apart chat turns, set chat21 (written blind by a helper; read once with v34)",
     "heldout-v33-hard": "held-apart set v33, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the MiniLM second opinion refitted with Enron's e-mails weighed up, which did not ship; split by "
     "kind in the summary)",
@@ -185,8 +192,11 @@ SECOND_OPINION_NOTE = (
     "[79.0, 90.6] and 23/60 = 38.3% [27.1, 51.0] (router 2: 5/160, 5/496, 120/140 and 24/60); on v33 and chat20 "
     "(session 44): hard benign 3/160 = 1.9% [0.6, 5.4] (goal <= 2%: met on this set), chat turns 4/499 = 0.8% "
     "[0.3, 2.0] (goal <= 1%: met on this set), requests 101/139 = 72.7% [64.7, 79.4] and 15/60 = 25.0% [15.8, 37.2] "
-    "(the MiniLM verifier refitted with Enron's e-mails weighed up: 4/160, 4/499, 100/139 and 15/60); model card, "
+    "(the MiniLM verifier refitted with Enron's e-mails weighed up: 4/160, 4/499, 100/139 and 15/60); on v34 and "
+    "chat21 (session 44): hard benign 8/160 = 5.0% [2.6, 9.6] (**missed**), chat turns 5/498 = 1.0% [0.4, 2.3] (goal "
+    "<= 1%: met on this set, at the line), requests 94/140 = 67.1% [59.0, 74.4] and 21/60 = 35.0% [24.2, 47.6] (that "
+    "refit with chat-wrapped requests weighed up too: 9/160, 5/498, 94/140 and 21/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
-    'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round" and '
-    '"twenty-fourth round".'
+    'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
+    '"twenty-fourth round" and "twenty-fifth round".'
 )
