@@ -400,6 +400,21 @@ def test_the_nineteenth_rounds_bound_counts_calibration_flags_of_its_lane_per_po
     assert (budget["rows"], budget["lane_rows"], budget["shipped"], budget["points"]) == (2, 1, 0, [0, 1])
 
 
+def spent_round_files(folder: Path, name: str, **weights: float) -> tuple[Path, Path, Path]:
+    """FAKE files a spent-sets MiniLM round checks: a refit `name` trained on the spent sets and weighed `weights`
+    (its header's keys), the MiniLM file it is compared with and an e5 file, all for the shipped model (the test has
+    put `benchmarks/` on the path)."""
+    import intent_e5_refit as rounds
+
+    version = str(IntentModel.load().meta["model_version"])
+    refit = fake_weights("minilm", tau=0.0, version=version)
+    refit.meta.update({"heldout_sets_trained_on": list(rounds.TRAINED_ON), **weights})
+    refit.save(folder / name)
+    fake_weights("minilm", tau=0.0, version=version).save(folder / "before.npz")
+    fake_weights("e5", tau=2.5, version=version).save(folder / "other.npz")
+    return folder / name, folder / "before.npz", folder / "other.npz"
+
+
 def test_the_twenty_fourth_round_weighs_only_enrons_benign_rows_and_refuses_a_refit_weighed_otherwise(
     tmp_path: Path,
 ) -> None:
@@ -428,17 +443,9 @@ def test_the_twenty_fourth_round_weighs_only_enrons_benign_rows_and_refuses_a_re
     assert spent.calibration_budget and spent.enron_weight == 5.0 and len(spent.choosing) == 14
     assert not set(spent.choosing) & set(rounds.TRAINED_ON) and {"v32", "chat19"} <= set(spent.choosing)
     version = str(IntentModel.load().meta["model_version"])
-    refit = fake_weights("minilm", tau=0.0, version=version)
-    refit.meta["heldout_sets_trained_on"] = list(rounds.TRAINED_ON)
-    refit.save(tmp_path / "unweighed.npz")
-    fake_weights("minilm", tau=0.0, version=version).save(tmp_path / "before.npz")
-    fake_weights("e5", tau=2.5, version=version).save(tmp_path / "other.npz")
-    paths = (tmp_path / "unweighed.npz", tmp_path / "before.npz", tmp_path / "other.npz")
     with pytest.raises(SystemExit, match=r"unweighed\.npz weighed Enron's rows 1\.0, not 5\.0"):
-        rounds.check_refit(*paths, spent, version)
-    refit.meta["enron_weight"] = 5.0
-    refit.save(tmp_path / "weighed.npz")
-    rounds.check_refit(tmp_path / "weighed.npz", *paths[1:], spent, version)
+        rounds.check_refit(*spent_round_files(tmp_path, "unweighed.npz"), spent, version)
+    rounds.check_refit(*spent_round_files(tmp_path, "weighed.npz", enron_weight=5.0), spent, version)
     rounds.write_candidate(
         tmp_path / "cand", tmp_path / "weighed.npz", {"tau": 1.0, "band": 4.0, "raise_tau": 3.0}, spent
     )
@@ -471,17 +478,10 @@ def test_the_twenty_fifth_round_weighs_chat_wrapped_requests_and_refuses_a_refit
     assert (spent.enron_weight, spent.chat_request_weight, len(spent.choosing)) == (5.0, 3.0, 16)
     assert not set(spent.choosing) & set(rounds.TRAINED_ON) and {"v33", "chat20"} <= set(spent.choosing)
     version = str(IntentModel.load().meta["model_version"])
-    refit = fake_weights("minilm", tau=0.0, version=version)
-    refit.meta.update({"heldout_sets_trained_on": list(rounds.TRAINED_ON), "enron_weight": 5.0})
-    refit.save(tmp_path / "enron_only.npz")
-    fake_weights("minilm", tau=0.0, version=version).save(tmp_path / "before.npz")
-    fake_weights("e5", tau=2.5, version=version).save(tmp_path / "other.npz")
-    others = (tmp_path / "before.npz", tmp_path / "other.npz")
     with pytest.raises(SystemExit, match=r"enron_only\.npz weighed chat-wrapped requests 1\.0, not 3\.0"):
-        rounds.check_refit(tmp_path / "enron_only.npz", *others, spent, version)
-    refit.meta["chat_request_weight"] = 3.0
-    refit.save(tmp_path / "both.npz")
-    rounds.check_refit(tmp_path / "both.npz", *others, spent, version)
+        rounds.check_refit(*spent_round_files(tmp_path, "enron_only.npz", enron_weight=5.0), spent, version)
+    weighed = {"enron_weight": 5.0, "chat_request_weight": 3.0}
+    rounds.check_refit(*spent_round_files(tmp_path, "both.npz", **weighed), spent, version)
     rounds.write_candidate(tmp_path / "cand", tmp_path / "both.npz", {"tau": 0.0, "band": 4.0, "raise_tau": 2.0}, spent)
     fitted = VetoWeights.load(tmp_path / "cand" / "intent_veto_minilm.npz").meta["fitted"]
     assert "--enron-weight 5 --chat-request-weight 3" in fitted
