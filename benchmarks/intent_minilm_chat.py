@@ -7,8 +7,8 @@ The twenty-fourth round (`intent_minilm_enron.py`) for a refit fitted by `intent
 ... --enron-weight 5 --chat-request-weight 3` (`CHAT_REQUEST_WEIGHT`: the training requests of the styles
 `intent_verifier_fit.CHAT_REQUEST_STYLES` weigh 3), its settings chosen on sixteen development sets (`CHOOSING`: the
 twenty-fourth round's fourteen and v33 and chat20, its judges), as the model card says ("Toward v14, twenty-fifth
-round"). `--before` and `--before-other` are the packaged files (`git show 6334777:src/ragshield/data/...`). Writes
-the sweep to `--out` (default `benchmarks/results/intent_minilm_chat.json`).
+round"). `--before` and `--before-other` are the packaged files, unchanged since the twenty-fourth round (`git show
+92ae4c5:src/ragshield/data/...`). Writes the sweep to `--out` (default `benchmarks/results/intent_minilm_chat.json`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ ROUND = dataclasses.replace(
     enron_round.ROUND,
     choosing=CHOOSING,
     script="intent_minilm_chat",
-    before="6334777",
-    other_before="6334777",
     how_many="sixteen",
     chat_request_weight=CHAT_REQUEST_WEIGHT,
 )

@@ -26,10 +26,8 @@ from typing import Any
 
 import intent_raise as ir
 import intent_sets as isets
-import intent_veto_judge as judge
 import intent_veto_raise as vr
 import query_sets as qs
-import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights
@@ -43,24 +41,19 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_misses.json"
 
 
 def read(data: Path) -> list[dict[str, Any]]:
-    """One record per row of `SETS` (unseen rows) and of the public buckets, each read by its lane's verifier."""
+    """One record per row of `SETS` (unseen rows) and of the public buckets (`intent_raise.read_all`), each read by
+    its lane's verifier, with the row's style and length."""
     guard = ExtractionIntent(second_opinion=False)  # the model's own scores; the verifiers read as the guard's do
     guard.veto_ = IntentVeto({lane: shipped_weights(lane) for lane in ENCODERS}, raises=False)
-    records: list[dict[str, Any]] = []
 
-    def add(name: str, examples: list[isets.Example]) -> None:
+    def read_set(name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
         found = vr.read_set(guard, name, examples, reach=REACH, highest_raise=HIGHEST_RAISE)
-        for record, example in zip(found, examples, strict=True):
-            records.append(record | {"style": example.style, "chars": len(example.text)})
-        print(f"read {name}: {len(examples)} rows", flush=True)
+        return [
+            record | {"style": example.style, "chars": len(example.text)}
+            for record, example in zip(found, examples, strict=True)
+        ]
 
-    for name in SETS:
-        written = isets.heldout(isets.HELDOUT_SETS[name])
-        add(name, [written[i] for i in judge.unseen_rows(written, data, ())])
-    corpus = ti.build_corpus(data)
-    for name in ir.PUBLIC:
-        add(f"public-{name}", corpus.test[name])
-    return records
+    return ir.read_all(data, read_set, SETS)
 
 
 def where(record: dict[str, Any], band: float) -> str:
