@@ -28,7 +28,7 @@ import intent_raise as ir
 import intent_sets as isets
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit, sigmoid
-from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto import let_through, shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 VETO_TAUS = {"minilm": (-1.0, -0.5, 0.0, 0.5), "e5": (1.0, 1.5, 2.0, 2.5)}  # the shipped line first
@@ -73,12 +73,15 @@ def read_set(
     ]
 
 
-def guard_flags(record: dict[str, Any], tau: float, band: float, raise_tau: float, line: float) -> bool:
-    """Whether the guard flags this row with these settings: a flag stands unless its verifier logit is under `tau`
-    and its sigmoid under the line (unread: it stands); a near miss within `band` is raised at `raise_tau`."""
+def guard_flags(
+    record: dict[str, Any], tau: float, band: float, raise_tau: float, line: float, over_point: bool = False
+) -> bool:
+    """Whether the guard flags this row with these settings: a flag stands unless its verifier logit lets it
+    through (`intent_veto.let_through`: under `tau` and, without `over_point`, its sigmoid under the line; unread:
+    it stands); a near miss within `band` is raised at `raise_tau`."""
     value = record["verifier"]
     if record["flagged_by_model"]:
-        return value is None or value >= tau or sigmoid(value) >= sigmoid(line)
+        return value is None or let_through(value, tau, sigmoid(line), over_point) is None
     return record["gap"] <= band and value is not None and value >= raise_tau
 
 

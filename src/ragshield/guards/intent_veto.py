@@ -17,7 +17,8 @@ seldom pays for it:
   question is read on its own; or "whole", the whole text and its second reading, so an innocent
   question is not judged by a clause that reads like a command out of its context;
 * a flag whose logit is below the veto's `tau` gets the verifier's probability, sigmoid(logit),
-  which is below the operating point; otherwise the model's probability stands;
+  when that is below the operating point; otherwise the model's probability stands (with the file's
+  `veto_over_point`, a line above the point acts too: `let_through`);
 * a file may also raise (`VetoWeights.raise_band`, `raise_tau`; the shipped files say whether they do):
   a query the model scores under its operating point by at most `raise_band` logits (a near miss) is
   read as the file's `raise_reading` says (pieces or whole; by default as flags are read), and one whose
@@ -241,23 +242,24 @@ class IntentVeto:
                     out, near, texts, verifier, weights.raise_tau, flag_at, second_reading, feature_version, confirm
                 )
             logits: dict[int, float] = {}
-            tau = -math.inf
             if verifier is not None and asked:
                 logits = self._read(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
-                tau = verifier.weights.tau
             for i in asked:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
-                elif logits[i] < tau and (probability := sigmoid(logits[i])) < flag_at:
-                    # the second condition holds for any tau up to the operating point's logit (v13: 2.48);
-                    # above it (e5's +2.5 since session 42) the operating point binds: a file's higher line
-                    # cannot lift a score, nor call a flag let through that still blocks
+                elif (probability := self._let_through(verifier, logits[i], flag_at)) is not None:
                     out[i] = replace(
                         out[i], probability=probability, second_opinion=SecondOpinion.LET_THROUGH, veto_logit=logits[i]
                     )
                 else:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UPHELD, veto_logit=logits[i])
         return out
+
+    @staticmethod
+    def _let_through(verifier: Any, verifier_logit: float, flag_at: float) -> float | None:
+        """`let_through` with the verifier's file's line and `veto_over_point`."""
+        weights = verifier.weights
+        return let_through(verifier_logit, weights.tau, flag_at, weights.veto_over_point)
 
     def _confirmer(self, encoder: str, version: str, weights: VetoWeights) -> tuple[Callable[[], Any], float] | None:
         """(a loader of the other lane's verifier, its line) when `weights` raise only on its confirmation, else None;
@@ -325,6 +327,22 @@ class IntentVeto:
             reason = type(error).__name__
             logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
             return {}
+
+
+def let_through(verifier_logit: float, tau: float, flag_at: float, over_point: bool = False) -> float | None:
+    """The probability a flag (model probability >= `flag_at`) gets when its verifier logit lets it through, or None
+    when the flag stands.
+
+    Let through: `verifier_logit` under the file's line `tau`. Without `over_point` (the file's `veto_over_point`)
+    its sigmoid must also be under `flag_at`, so a line above the operating point's log-odds (v13: 2.48; e5's +2.5
+    since session 42) acts as that log-odds: a file's line cannot lift a score, nor call a flag let through that
+    still blocks. With it, the probability is sigmoid(logit - max(0, tau - L)), L the point's log-odds: under the
+    point for any logit under `tau`, and the verifier's own sigmoid, as before, for a line at or under L."""
+    if verifier_logit >= tau:
+        return None
+    shift = max(0.0, tau - logit(flag_at)) if over_point else 0.0
+    probability = sigmoid(verifier_logit - shift)
+    return probability if probability < flag_at else None
 
 
 def near_misses(

@@ -57,6 +57,7 @@ class VetoWeights:
     raise_tau: float | None = None
     raise_reading: str | None = None
     raise_confirm_tau: float | None = None
+    veto_over_point: bool = False
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -128,6 +129,8 @@ class VetoWeights:
             "names": list(self.layers),
             "meta": dict(self.meta),
         }
+        if self.veto_over_point:  # only when set: an older ragshield ignores it and caps the line (more flags stand)
+            header["veto_over_point"] = True
         if self.raises:
             header |= {"raise_band": self.raise_band, "raise_tau": self.raise_tau}
             if self.raise_reading is not None:
@@ -166,6 +169,7 @@ class VetoWeights:
                     raise_tau=_optional_float(header.get("raise_tau")),
                     raise_reading=header.get("raise_reading"),
                     raise_confirm_tau=_optional_float(header.get("raise_confirm_tau")),
+                    veto_over_point=header.get("veto_over_point") is True,
                 )
         except ConfigError:
             raise
