@@ -5,6 +5,18 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v35",
+        "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, in v34's shape, and "
+        "read once in session 45 as the judge of the shipped guard against EL, the packaged e5 second opinion with its "
+        "line at +3.0 above the operating point; EL made 98 errors over v35 and chat22 against 98 and did not ship "
+        "(`intent_veto_judge_v35.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat22",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v35 and read once with it "
+        "(`intent_veto_judge_chat22.json`); the model's figures alone",
+    ),
+    (
         "v34",
         "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, in v33's shape, and "
         "read once that session as the judge of the shipped guard against MW, ME's MiniLM refit with the chat-wrapped "

@@ -54,6 +54,9 @@ JUDGE_NOTES = {
     "v34": "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, read once that "
     "session as the judge of the MiniLM second opinion refitted with chat-wrapped requests weighed up too",
     "chat21": "500 chat turns and 60 chat-wrapped requests, written blind like v34, read once with it",
+    "v35": "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 45 as the judge of the e5 second opinion's line above the operating point",
+    "chat22": "500 chat turns and 60 chat-wrapped requests, written blind like v35, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -68,6 +71,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v35-hard": "held-apart set v35, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the e5 second opinion's line above the operating point, which did not ship; split by kind in "
+    "the summary)",
+    "heldout-chat22": "held-apart chat turns, set chat22 (written blind by a helper; read once with v35)",
     "heldout-v34-hard": "held-apart set v34, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the MiniLM second opinion refitted with chat-wrapped requests weighed up too, which did not ship; "
     "split by kind in the summary)",
@@ -195,8 +202,11 @@ SECOND_OPINION_NOTE = (
     "(the MiniLM verifier refitted with Enron's e-mails weighed up: 4/160, 4/499, 100/139 and 15/60); on v34 and "
     "chat21 (session 44): hard benign 8/160 = 5.0% [2.6, 9.6] (**missed**), chat turns 5/498 = 1.0% [0.4, 2.3] (goal "
     "<= 1%: met on this set, at the line), requests 94/140 = 67.1% [59.0, 74.4] and 21/60 = 35.0% [24.2, 47.6] (that "
-    "refit with chat-wrapped requests weighed up too: 9/160, 5/498, 94/140 and 21/60); model card, "
+    "refit with chat-wrapped requests weighed up too: 9/160, 5/498, 94/140 and 21/60); on v35 and chat22 (session "
+    "45): hard benign 9/160 = 5.6% [3.0, 10.3] (**missed**), chat turns 6/499 = 1.2% [0.6, 2.6] (**missed**), "
+    "requests 103/139 = 74.1% [66.2, 80.7] and 14/60 = 23.3% [14.4, 35.4] (the e5 line at +3.0 above the operating "
+    "point: 8/160, 6/499, 102/139 and 14/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
-    '"twenty-fourth round" and "twenty-fifth round".'
+    '"twenty-fourth round", "twenty-fifth round" and "twenty-sixth round".'
 )

@@ -164,14 +164,15 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v34.json`, `_chat21.json`): 99 errors against 98, not shipped
     "v34": DATA / "intent_heldout_v34.jsonl",
     "chat21": DATA / "intent_chat_heldout_v21.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once: v35 in v34's shape and chat22 in chat21's, written
-# blind in session 44 by helpers that read only `benchmarks/data/README.md`, for the next change
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 44 (v35 in v34's shape, chat22 in chat21's) and read once in session 45 as the judges
+    # of the twenty-sixth v14 round, the shipped guard and EL, its e5 line at +3.0 above the operating point
+    # (`intent_veto_judge_v35.json`, `_chat22.json`): 98 errors against 98, not shipped
     "v35": DATA / "intent_heldout_v35.jsonl",
     "chat22": DATA / "intent_chat_heldout_v22.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them
+# but the judge (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -187,10 +188,11 @@ UNREAD_JUDGES: dict[str, Path] = {
 # for the MiniLM second opinion refitted on v13's rows; v31 and chat18, read once in session 42 for the e5 second
 # opinion refitted with twelve spent development sets' rows; v32 and chat19, read once in session 43 for router 2;
 # v33 and chat20, read once in session 44 for the MiniLM second opinion refitted with Enron's e-mails weighed up, and
-# v34 and chat21 that session for the same refit with chat-wrapped requests weighed up too)
+# v34 and chat21 that session for the same refit with chat-wrapped requests weighed up too; v35 and chat22, read once
+# in session 45 for the e5 line above the operating point)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
-JUDGES += ("v34", "chat21")
+JUDGES += ("v34", "chat21", "v35", "chat22")
 
 
 def bucket(text: str) -> int:
