@@ -171,8 +171,12 @@ HELDOUT_SETS = {
     "chat22": DATA / "intent_chat_heldout_v22.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
-# but the judge (`intent_veto_judge.py --set NAME`), once
-UNREAD_JUDGES: dict[str, Path] = {}
+# but the judge (`intent_veto_judge.py --set NAME`), once: v36 in v35's shape and chat23 in chat22's, written
+# blind in session 45 by helpers that read only `benchmarks/data/README.md`, for the next change
+UNREAD_JUDGES: dict[str, Path] = {
+    "v36": DATA / "intent_heldout_v36.jsonl",
+    "chat23": DATA / "intent_chat_heldout_v23.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
