@@ -26,6 +26,7 @@ from typing import Any
 
 import intent_e5_refit as er
 import intent_generalisation as ig
+import intent_loso as il
 import intent_raise as ir
 import intent_sets as isets
 import intent_veto_raise as vr
@@ -39,7 +40,8 @@ from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 SETS = (*(f"v{n}" for n in range(26, 36)), *(f"chat{n}" for n in range(13, 23)))
 LANE, OTHER = "minilm", "e5"
 LINES = (3.0, 4.0, 5.0, 6.0, 8.0)
-POINTS: tuple[float | None, ...] = (None, *LINES)  # None: no raise by the other verifier, the shipped settings
+# {"either": None}: no raise by the other verifier, the shipped settings (the first point)
+POINTS: list[dict[str, Any]] = [{"either": either} for either in (None, *LINES)]
 
 
 @functools.cache
@@ -93,41 +95,28 @@ def flags(record: dict[str, Any], either: float | None, line: float) -> bool:
     return either is not None and near and record.get("other") is not None and record["other"] >= either
 
 
-def errors(rows: list[dict[str, Any]], either: float | None, line: float) -> dict[str, Any]:
-    """Benign rows flagged, requests missed and their sum among `rows` with `either`."""
-    flagged = [flags(r, either, line) for r in rows]
+def errors(rows: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, Any]:
+    """`point` with the benign rows it flags, the requests it misses and their sum among `rows`."""
+    flagged = [flags(r, point["either"], line) for r in rows]
     benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
     missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
-    return {"either": either, "benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
+    return point | {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
 
 
-def choose(rows: list[dict[str, Any]], eligible: tuple[float | None, ...], line: float) -> dict[str, Any]:
-    """The rule's point on `rows` among `eligible`: the fewest errors; ties to the shipped settings (None), fewer
+def choose(rows: list[dict[str, Any]], eligible: list[dict[str, Any]], line: float) -> dict[str, Any]:
+    """The rule's point on `rows` among `eligible`: the fewest errors; ties to the shipped settings (no line), fewer
     benign rows flagged, the higher line."""
-    counted = [errors(rows, either, line) for either in eligible]
+    counted = [errors(rows, point, line) for point in eligible]
     return min(
         counted,
         key=lambda p: (p["errors"], p["either"] is not None, p["benign_flagged"], -(p["either"] or 0.0)),
     )
 
 
-def leave_one_set_out(rows: list[dict[str, Any]], eligible: tuple[float | None, ...], line: float) -> dict[str, Any]:
-    """Per set of `SETS`, the point chosen on the others and its errors on the held set, against the shipped
-    settings'; summed."""
-    per_set = {}
-    for name in SETS:
-        held = [r for r in rows if r["set"] == name]
-        chosen = choose([r for r in rows if r["set"] != name], eligible, line)["either"]
-        per_set[name] = {
-            "chosen": chosen,
-            "errors": errors(held, chosen, line)["errors"],
-            "shipped_errors": errors(held, None, line)["errors"],
-        }
-    return {
-        "per_set": per_set,
-        "errors": sum(s["errors"] for s in per_set.values()),
-        "shipped_errors": sum(s["shipped_errors"] for s in per_set.values()),
-    }
+def leave_one_set_out(rows: list[dict[str, Any]], eligible: list[dict[str, Any]], line: float) -> dict[str, Any]:
+    """`intent_loso.leave_one_set_out` over `SETS` with this round's rule among the `eligible` points."""
+    count = functools.partial(errors, line=line)
+    return il.leave_one_set_out(rows, eligible, SETS, functools.partial(choose, line=line), count)
 
 
 def public_check(records: list[dict[str, Any]], either: float | None, line: float) -> dict[str, Any]:
@@ -170,21 +159,19 @@ def main(argv: list[str] | None = None) -> None:
     reader = functools.partial(read_set, guard)
     records = ir.records_of(args, reader, SETS, er.TRAINED_ON)
     calib = [r for r in er.calibration_records(args.calib_rows, reader, args.data) if r["lane"] == LANE]
-    calib_flags = {either: sum(flags(r, either, line) for r in calib) for either in POINTS}
-    eligible = tuple(either for either in POINTS if calib_flags[either] <= calib_flags[None])
+    calib_flags = [sum(flags(r, point["either"], line) for r in calib) for point in POINTS]
+    eligible = [point for point, n in zip(POINTS, calib_flags, strict=True) if n <= calib_flags[0]]
     rows = [r for r in records if r["lane"] == LANE and not r["set"].startswith("public-")]
-    counted = [errors(rows, either, line) | {"calibration_flags": calib_flags[either]} for either in POINTS]
+    counted = [errors(rows, p, line) | {"calibration_flags": n} for p, n in zip(POINTS, calib_flags, strict=True)]
     chosen = choose(rows, eligible, line)
     loso = leave_one_set_out(rows, eligible, line)
-    passes = chosen["errors"] < counted[0]["errors"] and loso["errors"] < loso["shipped_errors"]
     print("either  benign  missed  errors  calibration")
     for p in counted:
         print(
             f"{p['either']!s:>6} {p['benign_flagged']:7d} {p['requests_missed']:7d} {p['errors']:7d} "
             f"{p['calibration_flags']:12d}"
         )
-    print(f"chosen: {chosen}")
-    print(f"leave one set out: {loso['errors']} errors against the shipped settings' {loso['shipped_errors']}")
+    passes = il.verdict(counted[0], chosen, loso)
     result: dict[str, Any] = {
         "sets": list(SETS),
         "rows": {"english_lane": len(rows), "calibration_english_lane": len(calib)},
@@ -199,8 +186,6 @@ def main(argv: list[str] | None = None) -> None:
             f"public {name}: flagged {row['flagged']['k']}/{row['flagged']['n']}, read by e5 too "
             f"{row['read_by_e5_too']['k']}"
         )
-    if not passes:
-        print("the development conditions fail: the round ends and the judges stay unread")
     qs.write_json(args.out, result)
     if args.candidate and passes:
         write_candidate(args.candidate, chosen["either"])

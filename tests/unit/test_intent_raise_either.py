@@ -105,4 +105,8 @@ def test_the_twenty_seventh_rounds_sweep_raises_only_what_e5_reads_and_leaving_a
     assert round27.choose([benign], round27.POINTS, line)["either"] is None  # nothing to gain: as shipped
     alone = round27.leave_one_set_out([request, benign], round27.POINTS, line)
     assert (alone["errors"], alone["shipped_errors"]) == (1, 1)  # the request, held out, meets the benign set's choice
-    assert round27.choose([request, benign], (None, 3.0), line)["either"] is None  # a tie goes to the shipped settings
+    assert alone["per_set"]["v26"]["chosen"] == {"either": None} and alone["per_set"]["chat13"]["chosen"] == {
+        "either": 5.0
+    }
+    two = [{"either": None}, {"either": 3.0}]
+    assert round27.choose([request, benign], two, line)["either"] is None  # a tie goes to the shipped settings
