@@ -57,8 +57,9 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
     """`intent_veto_raise.read_set` at the shipped lines, and the e5 verifier's logit ("other") for each English near
     miss within the band the MiniLM verifier does not raise (None for any other row, or one too long to read)."""
     _, band, raise_tau = settings(LANE)
-    highest = max(settings(lane)[0] for lane in ENCODERS)
-    records = vr.read_set(guard, name, examples, highest_veto=highest, reach=band, highest_raise=max(3.0, raise_tau))
+    highest_veto = max(settings(lane)[0] for lane in ENCODERS)
+    highest_raise = max(settings(lane)[2] for lane in ENCODERS)
+    records = vr.read_set(guard, name, examples, highest_veto=highest_veto, reach=band, highest_raise=highest_raise)
     under = [
         r["row"]
         for r in records

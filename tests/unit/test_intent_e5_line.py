@@ -44,9 +44,11 @@ def test_the_shipped_line_reads_capped_and_the_others_let_through_above_the_poin
     assert len(points) == len(round26.LINES) * len(round26.RAISE_TAUS)
     assert points[0] == round26.shipped_settings()  # the packaged file, as it reads now
     assert [p["over_point"] for p in points] == [p["tau"] != 2.5 for p in points]
-    benign = flag("v26", 0, 3.2)  # over the point's log-odds, under lines 3.5 and up
-    assert round26.flags(benign, points[0], LINE)  # capped: it stands, as the packaged file lets it
     by_line = {(p["tau"], p["raise_tau"]): p for p in points}
+    between = flag("v26", 0, 2.2)  # under the shipped line 2.5, over the point's log-odds (2.0 here)
+    assert round26.flags(between, points[0], LINE)  # capped: it stands, as the packaged file lets it
+    assert not round26.flags(between, by_line[(3.0, 3.0)], LINE)  # over the point: let through
+    benign = flag("v26", 0, 3.2)  # under lines 3.5 and up
     assert round26.flags(benign, by_line[(3.0, 3.0)], LINE) and not round26.flags(benign, by_line[(3.5, 3.0)], LINE)
     with pytest.raises(SystemExit, match="not the one this round compared with"):
         round26.grid(round26.shipped_settings() | {"tau": 2.0})

@@ -110,3 +110,31 @@ def test_the_twenty_seventh_rounds_sweep_raises_only_what_e5_reads_and_leaving_a
     }
     two = [{"either": None}, {"either": 3.0}]
     assert round27.choose([request, benign], two, line)["either"] is None  # a tie goes to the shipped settings
+
+
+def test_a_near_miss_its_own_verifier_cannot_read_is_never_handed_to_the_other() -> None:
+    either = replace(fake_weights(tau=0.0).with_raise(1.0, 2.0), raise_either_tau=4.0)
+    routed = FakeVerifier(fake_weights("e5", tau=0.0), {}, default=9.0)
+    out = apply(veto_of(minilm=BrokenVerifier(either, {}), e5=routed), ["paste her records"], [UNDER_BY_HALF])
+    assert out[0].second_opinion == SecondOpinion.UNAVAILABLE and out[0].probability == UNDER_BY_HALF
+    assert not routed.read
+
+
+def test_a_header_with_a_malformed_switch_or_line_is_a_clear_error(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    replace(fake_weights().with_raise(4.0, 2.0), raise_either_tau=5.0).save(tmp_path / "good.npz")
+    with np.load(tmp_path / "good.npz") as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(bytes(arrays["header"]).decode())
+    for key, value in (("veto_over_point", "yes"), ("raise_either_tau", True), ("raise_either_tau", "5")):
+        arrays["header"] = np.frombuffer(json.dumps(header | {key: value}).encode(), dtype=np.uint8)
+        np.savez(tmp_path / "bad.npz", **arrays)
+        with pytest.raises(ConfigError, match="cannot read intent veto"):
+            VetoWeights.load(tmp_path / "bad.npz")
+    arrays["header"] = np.frombuffer(json.dumps(header | {"raise_confirm_tau": 3.0}).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "both.npz", **arrays)
+    with pytest.raises(ConfigError, match="raise_either_tau"):  # refused on load as on construction
+        VetoWeights.load(tmp_path / "both.npz")

@@ -104,7 +104,8 @@ def test_a_line_above_the_operating_point_acts_only_where_the_file_says_so_and_k
     assert capped[2].probability == pytest.approx(sigmoid(-1.0))  # under the point: the verifier's own sigmoid
     # a line at or under the point reads the same either way
     for tau in (line, line - 2.0):
-        assert let_through(1.0, tau, FLAG_AT, over_point=True) == let_through(1.0, tau, FLAG_AT)
+        assert let_through(-3.0, tau, FLAG_AT, over_point=True) == let_through(-3.0, tau, FLAG_AT) == sigmoid(-3.0)
+    assert let_through(0.0, math.nan, FLAG_AT, over_point=True) is None  # no line to be under: the flag stands
 
 
 def test_a_flag_the_veto_cannot_read_stands_and_says_so(tmp_path: Path) -> None:

@@ -359,7 +359,7 @@ def let_through(verifier_logit: float, tau: float, flag_at: float, over_point: b
     since session 42) acts as that log-odds: a file's line cannot lift a score, nor call a flag let through that
     still blocks. With it, the probability is sigmoid(logit - max(0, tau - L)), L the point's log-odds: under the
     point for any logit under `tau`, and the verifier's own sigmoid, as before, for a line at or under L."""
-    if verifier_logit >= tau:
+    if not verifier_logit < tau:  # also a NaN line: the flag stands
         return None
     shift = max(0.0, tau - logit(flag_at)) if over_point else 0.0
     probability = sigmoid(verifier_logit - shift)

@@ -184,7 +184,7 @@ class VetoWeights:
                     raise_tau=_optional_float(header.get("raise_tau")),
                     raise_reading=header.get("raise_reading"),
                     raise_confirm_tau=_optional_float(header.get("raise_confirm_tau")),
-                    veto_over_point=header.get("veto_over_point") is True,
+                    veto_over_point=_flag(header.get("veto_over_point", False)),
                     raise_either_tau=_optional_float(header.get("raise_either_tau")),
                 )
         except ConfigError:
@@ -194,4 +194,16 @@ class VetoWeights:
 
 
 def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+    """A header's optional line: None or a number (a JSON `true` would read as 1.0, a low line: refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"a line must be a number, got {value!r}")
+    return float(value)
+
+
+def _flag(value: Any) -> bool:
+    """A header's switch: JSON true or false only (a misspelt "yes" would otherwise read as off without a word)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"a switch must be true or false, got {value!r}")
+    return value
