@@ -150,12 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     counted = [point | errors(rows, point, line) for point in points]
     chosen = choose(rows, points, line)
     loso = leave_one_set_out(rows, points, line)
-    print("line  over  raise  benign  missed  errors")
-    for p in counted:
-        print(
-            f"{p['tau']:4.1f} {p['over_point']!s:5} {p['raise_tau']:6.1f} {p['benign_flagged']:7d} "
-            f"{p['requests_missed']:7d} {p['errors']:7d}"
-        )
+    il.print_grid(counted, ("tau", "over_point", "raise_tau"))
     passes = il.verdict(counted[0], chosen, loso)
     result: dict[str, Any] = {
         "sets": list(SETS),

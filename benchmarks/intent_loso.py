@@ -41,6 +41,14 @@ def leave_one_set_out(
     }
 
 
+def print_grid(points: list[dict[str, Any]], settings: tuple[str, ...]) -> None:
+    """A round's grid as it prints it: each point's `settings`, then its benign flags, missed requests and errors."""
+    print("  ".join(f"{key:>10}" for key in settings) + "  benign  missed  errors")
+    for p in points:
+        row = "  ".join(f"{p[key]!s:>10}" for key in settings)
+        print(f"{row} {p['benign_flagged']:7d} {p['requests_missed']:7d} {p['errors']:7d}")
+
+
 def verdict(shipped: dict[str, Any], chosen: dict[str, Any], loso: dict[str, Any]) -> bool:
     """Both development conditions of a round's rule, printed: the chosen point makes strictly fewer errors than the
     shipped one, and so does leaving each set out."""

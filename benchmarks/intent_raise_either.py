@@ -166,12 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     counted = [errors(rows, p, line) | {"calibration_flags": n} for p, n in zip(POINTS, calib_flags, strict=True)]
     chosen = choose(rows, eligible, line)
     loso = leave_one_set_out(rows, eligible, line)
-    print("either  benign  missed  errors  calibration")
-    for p in counted:
-        print(
-            f"{p['either']!s:>6} {p['benign_flagged']:7d} {p['requests_missed']:7d} {p['errors']:7d} "
-            f"{p['calibration_flags']:12d}"
-        )
+    il.print_grid(counted, ("either", "calibration_flags"))
     passes = il.verdict(counted[0], chosen, loso)
     result: dict[str, Any] = {
         "sets": list(SETS),
