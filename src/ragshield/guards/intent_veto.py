@@ -302,20 +302,16 @@ class IntentVeto:
             logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
         unconfirmed: set[int] = set()
         if confirm is not None:
-            load, line = confirm
             passing = {i: texts[i] for i in near if logits.get(i, -math.inf) >= raise_tau}
-            other = load() if passing else None
-            seconds = self._read(other, passing, second_reading, feature_version, line, True) if other else {}
-            unconfirmed = {i for i in passing if i in seconds and seconds[i] < line}
+            seconds = self._read_other(confirm, passing, second_reading, feature_version)
+            unconfirmed = {i for i in passing if i in seconds and seconds[i] < confirm[1]}
             for i in set(passing) - set(seconds):  # the other verifier could not read it: unavailable, not raised
                 del logits[i]
         lifted: set[int] = set()
         if either is not None:
-            load, line = either
             under = {i: texts[i] for i in near if logits.get(i, math.inf) < raise_tau}
-            other = load() if under else None
-            seconds = self._read(other, under, second_reading, feature_version, line, True) if other else {}
-            lifted = {i for i in under if seconds.get(i, -math.inf) >= line}
+            seconds = self._read_other(either, under, second_reading, feature_version)
+            lifted = {i for i in under if seconds.get(i, -math.inf) >= either[1]}
         for i in near:
             if i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
@@ -323,6 +319,19 @@ class IntentVeto:
                 out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED, veto_logit=logits[i])
             else:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.NOT_RAISED, veto_logit=logits[i])
+
+    def _read_other(
+        self,
+        other_lane: tuple[Callable[[], Any], float],
+        texts: dict[int, str],
+        second_reading: Callable[[str], str | None],
+        feature_version: int,
+    ) -> dict[int, float]:
+        """The other lane's verifier's near-miss logits of `texts`, read up to its line (`_other_lane`'s pair); {}
+        when there is nothing to read or it does not load or fails."""
+        load, line = other_lane
+        other = load() if texts else None
+        return self._read(other, texts, second_reading, feature_version, line, True) if other else {}
 
     @staticmethod
     def _read(
