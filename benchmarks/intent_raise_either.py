@@ -33,7 +33,7 @@ import intent_veto_raise as vr
 import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
-from ragshield.guards.intent_veto import shipped_veto, shipped_weights
+from ragshield.guards.intent_veto import IntentVeto, shipped_veto, shipped_weights
 from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
@@ -53,9 +53,12 @@ def settings(lane: str) -> tuple[float, float, float]:
     return weights.tau, weights.raise_band, weights.raise_tau
 
 
-def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) -> list[dict[str, Any]]:
-    """`intent_veto_raise.read_set` at the shipped lines, and the e5 verifier's logit ("other") for each English near
-    miss within the band the MiniLM verifier does not raise (None for any other row, or one too long to read)."""
+def read_set(
+    guard: ExtractionIntent, name: str, examples: list[isets.Example], other: IntentVeto | None = None
+) -> list[dict[str, Any]]:
+    """`intent_veto_raise.read_set` at the shipped lines, and the e5 verifier's logit ("other": `other`'s e5 file,
+    default the packaged one) for each English near miss within the band the MiniLM verifier does not raise (None for
+    any other row, or one too long to read)."""
     _, band, raise_tau = settings(LANE)
     highest_veto = max(settings(lane)[0] for lane in ENCODERS)
     highest_raise = max(settings(lane)[2] for lane in ENCODERS)
@@ -72,7 +75,7 @@ def read_set(guard: ExtractionIntent, name: str, examples: list[isets.Example]) 
     model = guard._model()
     found: dict[int, float] = {}
     if under:
-        verifier = shipped_veto(False).verifier(OTHER, str(model.meta.get("model_version")))
+        verifier = (other or shipped_veto(False)).verifier(OTHER, str(model.meta.get("model_version")))
         if verifier is None:
             raise SystemExit("the e5 verifier does not load: this round cannot read")
         texts = {i: examples[i].text for i in under}
@@ -142,9 +145,15 @@ def write_candidate(folder: Path, either: float) -> None:
     e5 file, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shipped_weights(OTHER), folder / shipped_weights(OTHER).name)
+    save_with_either(folder, either, "session 45", "intent_raise_either")
+
+
+def save_with_either(folder: Path, either: float, session: str, script: str) -> None:
+    """The packaged MiniLM file with `raise_either_tau` `either`, its header saying who chose it on `SETS`, in
+    `folder`."""
     weights = VetoWeights.load(shipped_weights(LANE))
     meta = dict(weights.meta) | {
-        "raise_either_chosen": f"session 45 on the read sets {', '.join(SETS)} (benchmarks/intent_raise_either.py)"
+        "raise_either_chosen": f"{session} on the read sets {', '.join(SETS)} (benchmarks/{script}.py)"
     }
     chosen = dataclasses.replace(weights, raise_either_tau=float(either), meta=meta)
     chosen.save(folder / shipped_weights(LANE).name)

@@ -1,0 +1,75 @@
+"""The twenty-eighth round's sweep (session 46): EW, the e5 verifier refitted with Enron's e-mails weighed up, chosen
+in its own lane (against the packaged e5 file) and as the reader of English near misses (`raise_either_tau`). What the
+round relies on: each lane's point is chosen by its round's rule on EW's logits, the packaged file is counted on its
+own, EW at the packaged settings stands in when no grid point beats the packaged file, the calibration split bounds
+both lanes, and leaving a set out counts each set by the others' choice. FAKE records throughout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+LINE = 2.48  # v13's operating point in log-odds
+
+
+def enron_round() -> Any:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import intent_e5_enron
+
+    return intent_e5_enron
+
+
+def row(name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None) -> dict[str, Any]:
+    """A FAKE record: `gap` logits under the line (negative: the model flags it), read by the packaged verifier at
+    `verifier` and by EW at `refit` (for an English row, EW's reading as the other verifier)."""
+    record = {"set": name, "row": 0, "label": label, "lane": lane, "flagged_by_model": gap < 0, "gap": gap}
+    if lane == "e5":
+        return record | {"verifier": verifier, "refit": refit, "other": None}
+    return record | {"verifier": verifier, "refit": verifier, "other": refit}
+
+
+def test_the_e5_lane_is_chosen_on_ews_logits_and_falls_back_to_ew_at_the_packaged_settings() -> None:
+    round28 = enron_round()
+    points, budget = round28.e5_candidates([], LINE)
+    assert budget == 0 and points[0]["file"] == "packaged" and points[1] == points[0] | {"file": "refit"}
+    benign_flag = row("v26", "e5", 0, -0.5, 3.0, 1.0)  # packaged: stands (3.0 over +2.5); EW lets it through
+    request = row("chat13", "e5", 1, 0.5, 1.0, 4.5)  # packaged: not raised (under 3); EW raises it at 4 or under
+    assert round28.e5_errors([benign_flag, request], points[0], LINE)["errors"] == 2
+    chosen = round28.e5_choose([benign_flag, request], points, LINE)
+    # ties to the lower line (1.0 lets nothing under 1.0 through), the smaller band, the higher raise line
+    assert (chosen["file"], chosen["tau"], chosen["band"], chosen["raise_tau"], chosen["errors"]) == (
+        "refit",
+        1.5,
+        1.0,
+        4.0,
+        0,
+    )
+    worse = row("v26", "e5", 0, -0.5, 1.0, 3.5)  # the packaged file lets it through, EW at no grid line does
+    fallback = round28.e5_choose([worse], points, LINE)
+    assert fallback["file"] == "refit" and (fallback["tau"], fallback["band"], fallback["raise_tau"]) == (2.5, 4.0, 3.0)
+    assert fallback["errors"] == 1  # counted as EW reads it: the round's conditions see the loss
+    # a benign calibration row EW reads at 4.2 (the packaged file does not raise it) leaves only raise line 6
+    bounded, _ = round28.e5_candidates([row("calib", "e5", 0, 0.5, 0.0, 4.2)], LINE)
+    assert {p["raise_tau"] for p in bounded[2:]} == {6.0}
+    assert round28.e5_choose([benign_flag, request], bounded, LINE)["raise_tau"] == 6.0
+
+
+def test_both_conditions_are_counted_on_the_two_lanes_together_and_leaving_a_set_out_can_refuse_a_gain() -> None:
+    round28 = enron_round()
+    benign_flag = row("v26", "e5", 0, -0.5, 3.0, 1.0)
+    request = row("chat13", "e5", 1, 0.5, 1.0, 4.5)
+    english = row("v27", "minilm", 1, 0.5, 0.0, 5.5)  # MiniLM leaves it; EW reads it at 5.5
+    result = round28.sweep([benign_flag, request, english], [], LINE)
+    assert result["shipped"]["errors"] == 3 and result["chosen"]["errors"] == 0
+    assert result["chosen"]["minilm"]["either"] == 5.0  # the higher of the lines that raise it
+    per_set = result["leave_one_set_out"]["per_set"]
+    # held out, the benign flag meets chat13's choice (line 1: it stands) and the request v26's (raise 6: missed);
+    # the English request alone: the other sets raise nothing, so it is missed as shipped
+    assert (per_set["v26"]["e5"]["errors"], per_set["chat13"]["e5"]["errors"], per_set["v27"]["minilm"]["errors"]) == (
+        1,
+        1,
+        1,
+    )
+    assert result["leave_one_set_out"]["errors"] == result["leave_one_set_out"]["shipped_errors"] == 3
+    assert result["passes_development"] is False
