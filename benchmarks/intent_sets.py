@@ -172,10 +172,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once: v36 in v35's shape and chat23 in chat22's, written
-# blind in session 45 by helpers that read only `benchmarks/data/README.md`, for the next change
+# blind in session 45 by helpers that read only `benchmarks/data/README.md`, for the next change; v37 in v36's shape
+# and chat24 in chat23's, written the same way in session 46, for the change after it
 UNREAD_JUDGES: dict[str, Path] = {
     "v36": DATA / "intent_heldout_v36.jsonl",
     "chat23": DATA / "intent_chat_heldout_v23.jsonl",
+    "v37": DATA / "intent_heldout_v37.jsonl",
+    "chat24": DATA / "intent_chat_heldout_v24.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only

@@ -179,9 +179,10 @@ def test_contrastive_pairs_split_whole_pairs_and_share_no_text_with_a_held_apart
     # wrote "list the provinces of Sumatra with their capitals"): its judge left such rows out
     # (test_intent_veto_judge.py); set v15 holds two, chat3 one ("what's your knowledge cutoff", a
     # v16a pair), v18 one (a v14a pair written two sessions before it), v19 one (written in session 31,
-    # blind to the pairs), every other set none (v16a's rows equal to a development set's were reworded)
+    # blind to the pairs), v37 one (written blind in session 46: a Danish v16a pair asking whether the assistant
+    # remembers yesterday's question), every other set none (v16a's rows equal to a development set's were reworded)
     trained = {isets.text_key(example.text) for example in train + test}
-    shared_by_chance = {"v15": 2, "chat3": 1, "v18": 1, "v19": 1}
+    shared_by_chance = {"v15": 2, "chat3": 1, "v18": 1, "v19": 1, "v37": 1}
     for name, path in (isets.HELDOUT_SETS | isets.UNREAD_JUDGES).items():
         same = {isets.text_key(example.text) for example in isets.heldout(path)} & trained
         assert len(same) <= shared_by_chance.get(name, 0), name
