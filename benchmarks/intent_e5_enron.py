@@ -1,8 +1,8 @@
 """The twenty-eighth round toward v14 (issue 18): the e5 verifier refitted with Enron's e-mails weighed up (EW), in
 its own lane and reading the English near misses the MiniLM verifier leaves.
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_enron.py --refit EW.npz --rows runs/rows28.json \\
-        --calib-rows runs/calib28.json [--candidate DIR]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_enron.py --refit EW.npz --rows runs/r31/rows28.json \\
+        --calib-rows runs/r31/calib28.json [--candidate DIR]
 
 `--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` with the twelve older
 development sets (`intent_e5_refit.TRAINED_ON`) and `--enron-weight 5`. The model alone (v13) reads the twenty read sets
@@ -24,6 +24,7 @@ sweep to `--out` (default `benchmarks/results/intent_e5_enron.json`) and prints 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ REACH = max(er.GRID[1])  # the widest band of the grid: the near misses EW reads
 HIGHEST_VETO, HIGHEST_RAISE = max(er.GRID[0]), max(er.GRID[2])
 
 
-def reader(refit: Path) -> Any:
+def reader(refit: Path) -> Callable[[str, list[isets.Example]], list[dict[str, Any]]]:
     """A `read_set` for `intent_raise.records_of`: `intent_raise_either.read_set` with EW as the other verifier, and
     EW's logit ("refit") for each e5-lane flag (read up to `HIGHEST_VETO`) and near miss within `REACH` (up to
     `HIGHEST_RAISE`); a MiniLM-lane row keeps the packaged MiniLM's logit there."""
@@ -85,10 +86,15 @@ def reader(refit: Path) -> Any:
     return read
 
 
+def e5_view(rows: list[dict[str, Any]], point: dict[str, Any]) -> list[dict[str, Any]]:
+    """`rows` as `point`'s file reads them: the packaged logits, or EW's ("refit")."""
+    return rows if point["file"] == "packaged" else mr.refitted_view(rows)
+
+
 def e5_errors(rows: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, Any]:
     """`point` (an e5 grid point; "file": "packaged" reads the packaged logits, "refit" EW's) with the benign rows it
     flags, the requests it misses and their sum among `rows` (e5 lane)."""
-    view = rows if point["file"] == "packaged" else mr.refitted_view(rows)
+    view = e5_view(rows, point)
     flagged = [vr.guard_flags(r, *vr.settings(point), line) for r in view]
     benign = sum(f for f, r in zip(flagged, view, strict=True) if r["label"] == 0)
     missed = sum(not f for f, r in zip(flagged, view, strict=True) if r["label"] == 1)
@@ -105,27 +111,29 @@ def e5_choose(rows: list[dict[str, Any]], points: list[dict[str, Any]], line: fl
     return refitted[0] if best is shipped else best
 
 
-def e5_candidates(calib: list[dict[str, Any]], line: float) -> tuple[list[dict[str, Any]], int]:
+def e5_candidates(calib: list[dict[str, Any]], line: float) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The e5 points `e5_choose` reads: the packaged file at its settings, EW at them, and EW's grid points that flag
-    at most the packaged settings' e5-lane calibration rows (`calib`); and that bound."""
+    at most the packaged settings' e5-lane rows of the calibration split (`calib`); and the calibration rows flagged
+    by the packaged file (the bound) and by EW at its settings (which the rule's fallback may exceed)."""
     packaged = {"file": "packaged", **dict(zip(("tau", "band", "raise_tau"), either.settings(LANE), strict=True))}
+    refit_at_packaged = packaged | {"file": "refit"}
     grid = [
         {"file": "refit", "tau": tau, "band": band, "raise_tau": raise_tau}
         for tau in er.GRID[0]
         for band in er.GRID[1]
         for raise_tau in er.GRID[2]
     ]
-    budget = sum(vr.guard_flags(r, *vr.settings(packaged), line) for r in calib)
-    view = mr.refitted_view(calib)
-    within = [p for p in grid if sum(vr.guard_flags(r, *vr.settings(p), line) for r in view) <= budget]
-    return [packaged, packaged | {"file": "refit"}, *within], budget
+    counted = er.calibration_flags(calib, [refit_at_packaged, *grid], packaged, LANE, line)
+    within = [p for p, n in zip(grid, counted["points"][1:], strict=True) if n <= counted["shipped"]]
+    bound = {"packaged": counted["shipped"], "refit_at_packaged_settings": counted["points"][0]}
+    return [packaged, refit_at_packaged, *within], bound | {"points_within": len(within)}
 
 
 def sweep(records: list[dict[str, Any]], calib: list[dict[str, Any]], line: float) -> dict[str, Any]:
     """Both lanes' grids, each lane's choice and both development conditions on the twenty sets together."""
     dev = [r for r in records if not r["set"].startswith("public-")]
     e5_rows, english = ([r for r in dev if r["lane"] == lane] for lane in (LANE, either.LANE))
-    e5_points, budget = e5_candidates([r for r in calib if r["lane"] == LANE], line)
+    e5_points, bound = e5_candidates(calib, line)
     packaged, within = e5_points[0], e5_points[2:]
     calib_en = [r for r in calib if r["lane"] == either.LANE]
     en_flags = [sum(either.flags(r, p["either"], line) for r in calib_en) for p in either.POINTS]
@@ -139,24 +147,25 @@ def sweep(records: list[dict[str, Any]], calib: list[dict[str, Any]], line: floa
     ]
     en_chosen = either.choose(english, en_points, line)
     en_loso = either.leave_one_set_out(english, en_points, line)
-    shipped = {"errors": e5_count(e5_rows, packaged)["errors"] + en_counted[0]["errors"]}
+    e5_packaged, e5_refit = e5_count(e5_rows, packaged), e5_count(e5_rows, e5_points[1])
+    shipped = {"errors": e5_packaged["errors"] + en_counted[0]["errors"]}
     chosen = {"e5": e5_chosen, "minilm": en_chosen, "errors": e5_chosen["errors"] + en_chosen["errors"]}
     loso = {
         "per_set": {name: {"e5": e5_loso["per_set"][name], "minilm": en_loso["per_set"][name]} for name in SETS},
         "errors": e5_loso["errors"] + en_loso["errors"],
         "shipped_errors": e5_loso["shipped_errors"] + en_loso["shipped_errors"],
     }
-    print(f"e5 lane: packaged {e5_count(e5_rows, packaged)}\n  EW at its settings {e5_count(e5_rows, e5_points[1])}")
-    print(f"  chosen {e5_chosen} ({len(within)} grid points within the calibration bound {budget})")
+    print(f"e5 lane: packaged {e5_packaged}\n  EW at its settings {e5_refit}")
+    print(f"  chosen {e5_chosen} ({len(within)} grid points within the calibration bound {bound['packaged']})")
     il.print_grid(en_counted, ("either", "calibration_flags"))
     return {
         "sets": list(SETS),
         "rows": {"e5_lane": len(e5_rows), "english_lane": len(english), "calibration": len(calib)},
         "e5": {
-            "packaged": e5_count(e5_rows, packaged),
-            "refit_at_packaged_settings": e5_count(e5_rows, e5_points[1]),
+            "packaged": e5_packaged,
+            "refit_at_packaged_settings": e5_refit,
             "grid_within_calibration": [e5_count(e5_rows, p) for p in within],
-            "calibration": {"packaged": budget, "points_within": len(within)},
+            "calibration": bound,
             "chosen": e5_chosen,
         },
         "english": {"grid": en_counted, "chosen": en_chosen},
@@ -168,14 +177,15 @@ def sweep(records: list[dict[str, Any]], calib: list[dict[str, Any]], line: floa
 
 
 def public_check(records: list[dict[str, Any]], chosen: dict[str, Any], line: float) -> dict[str, Any]:
-    """Step 1: per public bucket, the rows the guard flags with EW's chosen settings and the chosen either line, and
-    the rows either verifier reads as near misses (within its lane's band)."""
+    """Step 1: per public bucket and over all of them ("all"), the rows the guard flags with the chosen e5 point and
+    either line, and the rows the verifiers read as near misses (within the lane's band; a row too long to read is
+    counted too)."""
     out = {}
-    for name in ir.PUBLIC:
-        rows = [r for r in records if r["set"] == f"public-{name}"]
-        e5_flags = [
-            vr.guard_flags(r, *vr.settings(chosen["e5"]), line) for r in mr.refitted_view(rows) if r["lane"] == LANE
-        ]
+    for name in (*ir.PUBLIC, "all"):
+        wanted = {f"public-{bucket}" for bucket in ir.PUBLIC} if name == "all" else {f"public-{name}"}
+        rows = [r for r in records if r["set"] in wanted]
+        e5_rows = e5_view([r for r in rows if r["lane"] == LANE], chosen["e5"])
+        e5_flags = [vr.guard_flags(r, *vr.settings(chosen["e5"]), line) for r in e5_rows]
         en_flags = [either.flags(r, chosen["minilm"]["either"], line) for r in rows if r["lane"] == either.LANE]
         bands = {LANE: chosen["e5"]["band"], either.LANE: either.settings(either.LANE)[1]}
         read = sum(1 for r in rows if not r["flagged_by_model"] and r["gap"] <= bands[r["lane"]])

@@ -150,7 +150,7 @@ def write_candidate(folder: Path, either: float) -> None:
 
 def save_with_either(folder: Path, either: float, session: str, script: str) -> None:
     """The packaged MiniLM file with `raise_either_tau` `either`, its header saying who chose it on `SETS`, in
-    `folder`."""
+    `folder` (which must exist)."""
     weights = VetoWeights.load(shipped_weights(LANE))
     meta = dict(weights.meta) | {
         "raise_either_chosen": f"{session} on the read sets {', '.join(SETS)} (benchmarks/{script}.py)"
