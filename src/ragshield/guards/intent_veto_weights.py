@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import logit, sigmoid
 
 FORMAT = "ragshield.intent-veto/1"
 # written by a file with `raise_confirm_tau` (session 43): a ragshield that does not know it refuses the file (its
@@ -207,3 +208,24 @@ def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"a switch must be true or false, got {value!r}")
     return value
+
+
+def let_through(verifier_logit: float, tau: float, flag_at: float, over_point: bool = False) -> float | None:
+    """The probability a flag (model probability >= `flag_at`) gets when its verifier logit lets it through, or None
+    when the flag stands.
+
+    Let through: `verifier_logit` under the file's line `tau`. Without `over_point` (the file's `veto_over_point`)
+    its sigmoid must also be under `flag_at`, so a line above the operating point's log-odds (v13: 2.48; e5's +2.5
+    since session 42) acts as that log-odds: a file's line cannot lift a score, nor call a flag let through that
+    still blocks. With it, the probability is sigmoid(logit - max(0, tau - L)), L the point's log-odds: under the
+    point for any logit under `tau`, and the verifier's own sigmoid, as before, for a line at or under L."""
+    if not verifier_logit < tau:  # also a NaN line: the flag stands
+        return None
+    shift = max(0.0, tau - logit(flag_at)) if over_point else 0.0
+    probability = sigmoid(verifier_logit - shift)
+    return probability if probability < flag_at else None
+
+
+def band_floor(flag_at: float, band: float) -> float:
+    """The lowest probability a near miss has: `band` logits under the line `flag_at`."""
+    return sigmoid(logit(flag_at) - band)
