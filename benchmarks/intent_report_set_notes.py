@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v36",
+        "written blind in session 45 by a helper that read only `benchmarks/data/README.md`, in v35's shape, and "
+        "read once in session 46 as the judge of the shipped guard against EO, the packaged files with the e5 verifier "
+        "raising English near misses at line 4; EO made 88 errors over v36 and chat23 against 89 and became an opt-in "
+        "(`intent: {raise_either: 4.0}`), not the default (`intent_veto_judge_v36.json`); the figures here are the "
+        "model's alone",
+    ),
+    (
+        "chat23",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v36 and read once with it "
+        "(`intent_veto_judge_chat23.json`); the model's figures alone",
+    ),
+    (
         "v35",
         "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, in v34's shape, and "
         "read once in session 45 as the judge of the shipped guard against EL, the packaged e5 second opinion with its "

@@ -57,6 +57,9 @@ JUDGE_NOTES = {
     "v35": "written blind in session 44 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 45 as the judge of the e5 second opinion's line above the operating point",
     "chat22": "500 chat turns and 60 chat-wrapped requests, written blind like v35, read once with it",
+    "v36": "written blind in session 45 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 46 as the judge of the either raise, an opt-in since",
+    "chat23": "500 chat turns and 60 chat-wrapped requests, written blind like v36, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -71,6 +74,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v36-hard": "held-apart set v36, hard benign and chat turns (written blind by a helper; read once "
+    "as the judge of the either raise, an opt-in since; split by kind in the summary)",
+    "heldout-chat23": "held-apart chat turns, set chat23 (written blind by a helper; read once with v36)",
     "heldout-v35-hard": "held-apart set v35, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the e5 second opinion's line above the operating point, which did not ship; split by kind in "
     "the summary)",
@@ -205,8 +211,10 @@ SECOND_OPINION_NOTE = (
     "refit with chat-wrapped requests weighed up too: 9/160, 5/498, 94/140 and 21/60); on v35 and chat22 (session "
     "45): hard benign 9/160 = 5.6% [3.0, 10.3] (**missed**), chat turns 6/499 = 1.2% [0.6, 2.6] (**missed**), "
     "requests 103/139 = 74.1% [66.2, 80.7] and 14/60 = 23.3% [14.4, 35.4] (the e5 line at +3.0 above the operating "
-    "point: 8/160, 6/499, 102/139 and 14/60); model card, "
+    "point: 8/160, 6/499, 102/139 and 14/60); on v36 and chat23 (session 46): hard benign 4/160 = 2.5% [1.0, 6.3] "
+    "(**missed**), chat turns 6/490 = 1.2% [0.6, 2.6] (**missed**), requests 111/140 = 79.3% [71.8, 85.2] and 10/60 "
+    "= 16.7% [9.3, 28.0] (the opt-in `raise_either: 4.0`: 4/160, 6/490, 112/140 and 10/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
-    '"twenty-fourth round", "twenty-fifth round" and "twenty-sixth round".'
+    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round" and "twenty-ninth round".'
 )
