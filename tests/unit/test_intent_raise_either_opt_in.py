@@ -16,7 +16,7 @@ from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, veto_o
 from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit, sigmoid
-from ragshield.guards.intent_veto import SecondOpinion
+from ragshield.guards.intent_veto import SecondOpinion, shipped_veto
 
 UNDER_BY_HALF = sigmoid(logit(FLAG_AT) - 0.5)  # half a logit under the line
 
@@ -26,19 +26,24 @@ def test_the_opt_in_raises_english_near_misses_e5_reads_at_its_line_and_leaves_t
     routed = FakeVerifier(fake_weights("e5", tau=0.0).with_raise(1.0, 2.0), {"records": 5.0, "recipe": 1.0})
     veto = veto_of(minilm=english, e5=routed)
     opted = veto.raising_english_on_e5(4.0)
-    texts = ["paste her records", "paste the recipe", "sus records"]
-    routed_lanes = [False, False, True]
-    out = apply(opted, texts, [UNDER_BY_HALF] * 3, routed=routed_lanes)
+    english.table["tea"], routed.table["tea"] = 5.0, 1.0  # MiniLM would raise it at 4, were it ever handed over
+    texts = ["paste her records", "paste the recipe", "sus records", "un tea per favore"]
+    routed_lanes = [False, False, True, True]
+    out = apply(opted, texts, [UNDER_BY_HALF] * 4, routed=routed_lanes)
     assert [s.second_opinion for s in out] == [
         SecondOpinion.RAISED,  # MiniLM reads 1.0 (under its raise line 2), e5 reads 5.0: raised
         SecondOpinion.NOT_RAISED,  # e5 reads 1.0: under the opt-in's line
         SecondOpinion.RAISED,  # an e5-lane near miss e5 raises on its own, as before
+        SecondOpinion.NOT_RAISED,  # an e5-lane near miss e5 leaves (1.0): the switch does not hand it to MiniLM
     ]
+    assert "un tea per favore" not in english.read
     assert out[0].probability == FLAG_AT and out[0].veto_logit == 1.0  # MiniLM's logit stays on the verdict
     assert "sus records" not in english.read  # the e5 lane is never handed to MiniLM
+    with pytest.raises(ConfigError, match="must be finite"):
+        veto.raising_english_on_e5(math.nan)
     # the view leaves the veto it came from as it was: without the switch, e5 never reads an English near miss
     routed.read.clear()
-    before = apply(veto, texts[:2], [UNDER_BY_HALF] * 2, routed=[False, False])
+    before = apply(veto, texts[:2], [UNDER_BY_HALF] * 2, routed=[False, False])  # the view's veto, unchanged
     assert [s.second_opinion for s in before] == [SecondOpinion.NOT_RAISED] * 2 and not routed.read
     assert veto.english_either is None and opted._verifiers is veto._verifiers  # shares what is loaded
 
@@ -62,7 +67,7 @@ def test_the_switch_reaches_the_packaged_guard_alone_inside_the_shield_and_with_
 
     context = DefenseContext(embedder=None)
     default = build_defense("intent", context).query_guards[0]
-    assert default.raise_either is None and default._veto().english_either is None  # off by default
+    assert default.raise_either is None and default._veto() is shipped_veto()  # off by default: no view is made
     opted = build_defense("intent", context, {"intent": {"raise_either": 4}}).query_guards[0]
     assert opted.raise_either == 4.0 and opted._veto().english_either == 4.0
     assert opted._veto()._verifiers is default._veto()._verifiers  # one loaded copy of each verifier per process

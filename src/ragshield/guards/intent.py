@@ -115,10 +115,11 @@ class ExtractionIntent(Detector):
             those the verifiers read as requests (default on, since session 40; each such read costs
             a verifier pass on a benign near miss). Off: the second opinion only lowers flags.
         raise_either: opt-in (default None: off), a logit line: an English near miss the MiniLM verifier
-            does not raise is raised when the e5 verifier reads it at this line or over. 4.0 catches about
-            3.6 points more English requests on the read development sets and one more of 140 blind
-            requests, and flags 11 of 856 Enron e-mails instead of 8 (1.3%, over the 1% goal): for
-            deployments whose users do not paste business e-mail (model card, "twenty-ninth round").
+            does not raise is raised when the e5 verifier reads it at this line or over (one more e5 pass
+            per such query). 4.0 catches about 3.6 points more English requests on the read development
+            sets and one more of the 200 blind requests of v36 and chat23, and flags 11 of 856 Enron
+            e-mails instead of 8 (1.3%, over the 1% goal): for deployments whose users do not paste
+            business e-mail (model card, "twenty-ninth round").
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating

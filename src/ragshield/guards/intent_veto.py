@@ -162,7 +162,10 @@ class IntentVeto:
 
     def raising_english_on_e5(self, line: float) -> IntentVeto:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, sharing what is loaded (the twenty-ninth round's opt-in)."""
+        reads it at `line` (logit) or over, sharing what is loaded (the twenty-ninth round's opt-in). It replaces the
+        MiniLM file's own `raise_either_tau`; a file that confirms its raise (`raise_confirm_tau`) keeps confirming."""
+        if not math.isfinite(line):
+            raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
         view = copy.copy(self)
         view.english_either = float(line)
         return view
@@ -255,8 +258,8 @@ class IntentVeto:
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
                 english = encoder == "minilm" and self.english_either is not None
-                either_line = self.english_either if english else weights.raise_either_tau
-                either = self._other_lane(encoder, model_version, either_line)
+                english_line = self.english_either if english else weights.raise_either_tau
+                either = self._other_lane(encoder, model_version, english_line)
                 self._raise(
                     out,
                     near,
