@@ -95,10 +95,7 @@ def e5_errors(rows: list[dict[str, Any]], point: dict[str, Any], line: float) ->
     """`point` (an e5 grid point; "file": "packaged" reads the packaged logits, "refit" EW's) with the benign rows it
     flags, the requests it misses and their sum among `rows` (e5 lane)."""
     view = e5_view(rows, point)
-    flagged = [vr.guard_flags(r, *vr.settings(point), line) for r in view]
-    benign = sum(f for f, r in zip(flagged, view, strict=True) if r["label"] == 0)
-    missed = sum(not f for f, r in zip(flagged, view, strict=True) if r["label"] == 1)
-    return point | {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
+    return point | vr.error_counts(view, [vr.guard_flags(r, *vr.settings(point), line) for r in view])
 
 
 def e5_choose(rows: list[dict[str, Any]], points: list[dict[str, Any]], line: float) -> dict[str, Any]:

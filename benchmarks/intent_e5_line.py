@@ -68,10 +68,7 @@ def flags(record: dict[str, Any], point: dict[str, Any], line: float) -> bool:
 
 def errors(rows: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, int]:
     """Benign rows `point` flags and requests it misses among `rows`, and their sum."""
-    flagged = [flags(r, point, line) for r in rows]
-    benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
-    missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
-    return {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
+    return vr.error_counts(rows, [flags(r, point, line) for r in rows])
 
 
 def choose(rows: list[dict[str, Any]], points: list[dict[str, Any]], line: float) -> dict[str, Any]:

@@ -86,9 +86,7 @@ def points(records: list[dict[str, Any]], line: float) -> list[dict[str, Any]]:
                 point = {"tau": band_round.shipped_line(LANE), "band": band, "raise_tau": raise_tau}
                 point["confirm_tau"] = confirm_tau
                 flagged = [guard_flags(r, point, line) for r in rows]
-                benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
-                missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
-                out.append(point | {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed})
+                out.append(point | vr.error_counts(rows, flagged))
     return out
 
 

@@ -101,10 +101,7 @@ def flags(record: dict[str, Any], either: float | None, line: float) -> bool:
 
 def errors(rows: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, Any]:
     """`point` with the benign rows it flags, the requests it misses and their sum among `rows`."""
-    flagged = [flags(r, point["either"], line) for r in rows]
-    benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
-    missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
-    return point | {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
+    return point | vr.error_counts(rows, [flags(r, point["either"], line) for r in rows])
 
 
 def choose(rows: list[dict[str, Any]], eligible: list[dict[str, Any]], line: float) -> dict[str, Any]:

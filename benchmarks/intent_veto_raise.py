@@ -85,6 +85,14 @@ def guard_flags(
     return record["gap"] <= band and value is not None and value >= raise_tau
 
 
+def error_counts(rows: list[dict[str, Any]], flagged: list[bool]) -> dict[str, int]:
+    """Among `rows`, the benign rows flagged, the requests missed (`flagged`: per row, whether the guard flags it)
+    and their sum, the errors every round counts."""
+    benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
+    missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
+    return {"benign_flagged": benign, "requests_missed": missed, "errors": benign + missed}
+
+
 def lane_points(
     records: list[dict[str, Any]],
     lane: str,
@@ -100,18 +108,7 @@ def lane_points(
         for band in bands:
             for raise_tau in raise_taus:
                 flagged = [guard_flags(r, tau, band, raise_tau, line) for r in rows]
-                benign = sum(f for f, r in zip(flagged, rows, strict=True) if r["label"] == 0)
-                missed = sum(not f for f, r in zip(flagged, rows, strict=True) if r["label"] == 1)
-                out.append(
-                    {
-                        "tau": tau,
-                        "band": band,
-                        "raise_tau": raise_tau,
-                        "benign_flagged": benign,
-                        "requests_missed": missed,
-                        "errors": benign + missed,
-                    }
-                )
+                out.append({"tau": tau, "band": band, "raise_tau": raise_tau} | error_counts(rows, flagged))
     return out
 
 

@@ -139,7 +139,8 @@ class IntentVeto:
         raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
             session 40.
 
-    `english_either` (None unless set by `raising_english_on_e5`) replaces the MiniLM file's `raise_either_tau`.
+    `either_lines` (encoder -> line; empty unless set by `raising_english_on_e5`) replace the files'
+    `raise_either_tau`.
     """
 
     def __init__(self, files: Mapping[str, str | Path] | None = None, *, raises: bool = True) -> None:
@@ -149,7 +150,7 @@ class IntentVeto:
             raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
         self.files = {name: Path(path) for name, path in chosen.items()}
         self.raises = raises
-        self.english_either: float | None = None
+        self.either_lines: dict[str, float] = {}
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -160,6 +161,11 @@ class IntentVeto:
         view.raises = False
         return view
 
+    @property
+    def english_either(self) -> float | None:
+        """The opt-in's line for English near misses (`raising_english_on_e5`), or None."""
+        return self.either_lines.get("minilm")
+
     def raising_english_on_e5(self, line: float) -> IntentVeto:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
         reads it at `line` (logit) or over, sharing what is loaded (the twenty-ninth round's opt-in). It replaces the
@@ -167,7 +173,7 @@ class IntentVeto:
         if not math.isfinite(line):
             raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
         view = copy.copy(self)
-        view.english_either = float(line)
+        view.either_lines = {**self.either_lines, "minilm": float(line)}
         return view
 
     def weights(self, encoder: str, model_version: str) -> VetoWeights | None:
@@ -257,9 +263,8 @@ class IntentVeto:
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
-                english = encoder == "minilm" and self.english_either is not None
-                english_line = self.english_either if english else weights.raise_either_tau
-                either = self._other_lane(encoder, model_version, english_line)
+                either_line = self.either_lines.get(encoder, weights.raise_either_tau)
+                either = self._other_lane(encoder, model_version, either_line)
                 self._raise(
                     out,
                     near,
