@@ -73,6 +73,7 @@ class SpentRound:
     # the weight the refit gave Enron's benign training rows (`intent_verifier.py --enron-weight`; 24th round)
     enron_weight: float = 1.0
     chat_request_weight: float = 1.0  # the same for requests wrapped in a chat turn (`--chat-request-weight`)
+    trained_on: tuple[str, ...] = TRAINED_ON  # the spent sets the refit trained on (the thirtieth round: ten more)
 
     @property
     def other(self) -> str:
@@ -84,8 +85,8 @@ E5_ROUND = SpentRound(LANE, CHOOSING, GRID, mr.GRID, "intent_e5_refit", "c1ef095
 
 def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model_version: str) -> None:
     """Refuse files that are not what the round assumes: the refit and `before` of the round's lane, `other` of the
-    other lane, all read for `model_version`, and the refit trained on exactly `TRAINED_ON` (so on none of the sets
-    that choose its settings). A wrong file would otherwise read as unavailable and end the round quietly."""
+    other lane, all read for `model_version`, and the refit trained on exactly `spent.trained_on` (so on none of the
+    sets that choose its settings). A wrong file would otherwise read as unavailable and end the round quietly."""
     loaded = {path: VetoWeights.load(path) for path in (refit, before, other)}
     for path, lane in ((refit, spent.lane), (before, spent.lane), (other, spent.other)):
         if (loaded[path].encoder, loaded[path].model_version) != (lane, model_version):
@@ -94,8 +95,10 @@ def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model
                 f"{lane} for {model_version}"
             )
     trained = loaded[refit].meta.get("heldout_sets_trained_on", [])
-    if set(trained) != set(TRAINED_ON):
-        raise SystemExit(f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(TRAINED_ON)}")
+    if set(trained) != set(spent.trained_on):
+        raise SystemExit(
+            f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(spent.trained_on)}"
+        )
     for key, wanted, rows in (
         ("enron_weight", spent.enron_weight, "Enron's rows"),
         ("chat_request_weight", spent.chat_request_weight, "chat-wrapped requests"),
@@ -114,12 +117,13 @@ def write_candidate(
     weighed += f" --chat-request-weight {spent.chat_request_weight:g}" if spent.chat_request_weight != 1.0 else ""
     header = {
         "fitted": f"session {spent.session} on {version}'s training rows, the contrastive pairs' training share and "
-        f"every row of the held-apart sets {', '.join(TRAINED_ON)} (benchmarks/intent_verifier.py --train-heldout"
+        f"every row of the held-apart sets {', '.join(spent.trained_on)} (benchmarks/intent_verifier.py --train-heldout"
         f"{weighed})",
         "line_and_raise_chosen": f"session {spent.session} on {spent.how_many} development sets "
         f"(benchmarks/{spent.script}.py)",
-        "read_for": f"the first stage {version} (session {spent.session}: refitted on its training rows and twelve "
-        f"spent development sets, line {point['tau']} and raise chosen on its flags of {spent.how_many} others)",
+        "read_for": f"the first stage {version} (session {spent.session}: refitted on its training rows and "
+        f"{len(spent.trained_on)} spent development sets, line {point['tau']} and raise chosen on its flags of "
+        f"{spent.how_many} others)",
     }
     other_file = other or shipped_weights(spent.other)
     mr.save_refit(folder, refit, point, spent.choosing, header, (spent.other, other_file))
