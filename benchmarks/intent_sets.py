@@ -177,10 +177,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them
 # but the judge (`intent_veto_judge.py --set NAME`), once: v37 in v36's shape and chat24 in chat23's, written
-# blind in session 46 by helpers that read only `benchmarks/data/README.md`, for the next change
+# blind in session 46 by helpers that read only `benchmarks/data/README.md`, for the next change; v38 in v37's shape
+# and chat25 in chat24's, written the same way in session 47 (the thirtieth round pools all four into one judge)
 UNREAD_JUDGES: dict[str, Path] = {
     "v37": DATA / "intent_heldout_v37.jsonl",
     "chat24": DATA / "intent_chat_heldout_v24.jsonl",
+    "v38": DATA / "intent_heldout_v38.jsonl",
+    "chat25": DATA / "intent_chat_heldout_v25.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
