@@ -5,6 +5,28 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v38",
+        "written blind in session 47 by a helper that read only `benchmarks/data/README.md`, in v37's shape, and "
+        "read once that session, pooled with v37, chat24 and chat25, as the judge of the shipped guard against EX, the "
+        "e5 verifier refitted with the rows of twenty-two spent development sets; EX made 161 errors over the four "
+        "sets against 164 and shipped (`intent_veto_judge_v38.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat25",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v38 and read once with it "
+        "(`intent_veto_judge_chat25.json`); the model's figures alone",
+    ),
+    (
+        "v37",
+        "written blind in session 46 by a helper that read only `benchmarks/data/README.md`, in v36's shape, and "
+        "read once in session 47 with v38 (`intent_veto_judge_v37.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat24",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v37 and read once with it "
+        "(`intent_veto_judge_chat24.json`); the model's figures alone",
+    ),
+    (
         "v36",
         "written blind in session 45 by a helper that read only `benchmarks/data/README.md`, in v35's shape, and "
         "read once in session 46 as the judge of the shipped guard against EO, the packaged files with the e5 verifier "

@@ -60,6 +60,12 @@ JUDGE_NOTES = {
     "v36": "written blind in session 45 by a helper that read only `benchmarks/data/README.md`, read once in "
     "session 46 as the judge of the either raise, an opt-in since",
     "chat23": "500 chat turns and 60 chat-wrapped requests, written blind like v36, read once with it",
+    "v37": "written blind in session 46 by a helper that read only `benchmarks/data/README.md`, read once in "
+    "session 47, pooled with chat24, v38 and chat25, as the judge of the e5 second opinion refitted with twenty-two "
+    "spent sets, which shipped",
+    "chat24": "500 chat turns and 60 chat-wrapped requests, written blind like v37, read once with it",
+    "v38": "written blind in session 47 like v37, read once with it",
+    "chat25": "500 chat turns and 60 chat-wrapped requests, written blind in session 47 like chat24, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -74,6 +80,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v38-hard": "held-apart set v38, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with v37, chat24 and chat25, as the judge of the e5 second opinion refitted with twenty-two spent sets, "
+    "which shipped; split by kind in the summary)",
+    "heldout-chat25": "held-apart chat turns, set chat25 (written blind by a helper; read once with v38)",
+    "heldout-v37-hard": "held-apart set v37, hard benign and chat turns (written blind by a helper; read once "
+    "with v38; split by kind in the summary)",
+    "heldout-chat24": "held-apart chat turns, set chat24 (written blind by a helper; read once with v38)",
     "heldout-v36-hard": "held-apart set v36, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the either raise, an opt-in since; split by kind in the summary)",
     "heldout-chat23": "held-apart chat turns, set chat23 (written blind by a helper; read once with v36)",
@@ -170,13 +183,14 @@ SECOND_OPINION_NOTE = (
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
     "session 29 on model v11's flags and refitted on v13's rows and flags in session 41, line 0.0; e5, for routed "
     "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40, and refitted in "
-    "session 42 with the rows of twelve spent development sets too, line +2.5), which lowers a "
+    "session 42 with the rows of twelve spent development sets too, line +2.5, and in session 47 with twenty-two, "
+    "line +2.5), which lowers a "
     "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, "
     "whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM file of session 29 behind v11, `intent_verifier_minilm_v13.json` the one "
-    "refitted in session 41 behind v13; the e5 file of session 42 is not rated there, since that script's "
+    "refitted in session 41 behind v13; the e5 files of sessions 42 and 47 are not rated there, since that script's "
     "development sets are among its training rows). The guard as shipped (v13), on blind sets "
     "read once "
     "(`intent_veto_judge_<set>.json`): hard benign 5/160 = 3.1% [1.3, 7.1] on v22 and 8/160 = 5.0% [2.6, "
@@ -213,8 +227,13 @@ SECOND_OPINION_NOTE = (
     "requests 103/139 = 74.1% [66.2, 80.7] and 14/60 = 23.3% [14.4, 35.4] (the e5 line at +3.0 above the operating "
     "point: 8/160, 6/499, 102/139 and 14/60); on v36 and chat23 (session 46): hard benign 4/160 = 2.5% [1.0, 6.3] "
     "(**missed**), chat turns 6/490 = 1.2% [0.6, 2.6] (**missed**), requests 111/140 = 79.3% [71.8, 85.2] and 10/60 "
-    "= 16.7% [9.3, 28.0] (the opt-in `raise_either: 4.0`: 4/160, 6/490, 112/140 and 10/60); model card, "
+    "= 16.7% [9.3, 28.0] (the opt-in `raise_either: 4.0`: 4/160, 6/490, 112/140 and 10/60); with the e5 verifier "
+    "refitted with twenty-two spent sets, on v37, chat24, v38 and chat25 (session 47): hard benign 11/160 = 6.9% "
+    "[3.9, 11.9] and 8/160 = 5.0% [2.6, 9.6] (**missed**), chat turns 1/493 = 0.2% [0.0, 1.1] and 0/495 = 0.0% [0.0, "
+    "0.8] (goal <= 1%: met on these sets), requests 118/140 = 84.3% [77.4, 89.4] and 117/140 = 83.6% [76.6, 88.8], "
+    "chat-wrapped ones 11/60 = 18.3% [10.6, 29.9] and 13/60 = 21.7% [13.1, 33.6] (with the session-42 e5 file: "
+    "9/160, 8/160, 2/493, 0/495, 117/140, 116/140, 11/60 and 11/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
-    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round" and "twenty-ninth round".'
+    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round" and "thirtieth round".'
 )

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import intent_generalisation as ig
+import intent_raise as ir
 import intent_sets as isets
 import intent_veto_judge as judge
 import query_sets as qs
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--candidate", type=Path, required=True, help="the folder R2's model file is written to")
     parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_router.json")
     args = parser.parse_args(argv)
+    ir.refuse_fitted_reading(DEVELOPMENT, "intent_router.json")
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the round reads ../shared/data")
     write_candidate(args.candidate)

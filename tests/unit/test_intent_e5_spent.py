@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 LINE = 2.48  # v13's operating point in log-odds
@@ -99,15 +98,29 @@ def test_the_opt_in_is_measured_on_exs_reading_of_english_near_misses() -> None:
 
 def test_a_refit_trained_on_other_sets_is_refused(tmp_path: Path) -> None:
     round30 = spent_round()
+    import dataclasses
+
     import intent_e5_refit as er
     from ragshield.guards.intent_veto import shipped_weights
     from ragshield.guards.intent_veto_weights import VetoWeights
 
     packaged = VetoWeights.load(shipped_weights("e5"))
     version = packaged.model_version
-    refit = tmp_path / "ex.npz"
-    with np.load(shipped_weights("e5"), allow_pickle=False) as source:
-        np.savez(refit, **{key: source[key] for key in source.files})
-    # the packaged e5 file trained on the twelve older sets only: not the round's refit
+    # the packaged e5 file is EX since the round shipped: it trained on exactly the twenty-two sets
+    files = (shipped_weights("e5"), shipped_weights("minilm"))
+    er.check_refit(files[0], *files, round30.SPENT_ROUND, version)
+    # EC's twelve sets only (the seventeenth round's refit) is not this round's refit
+    older = tmp_path / "ec.npz"
+    dataclasses.replace(packaged, meta=packaged.meta | {"heldout_sets_trained_on": list(er.TRAINED_ON)}).save(older)
     with pytest.raises(SystemExit, match="not on v19"):
-        er.check_refit(refit, shipped_weights("e5"), shipped_weights("minilm"), round30.SPENT_ROUND, version)
+        er.check_refit(older, *files, round30.SPENT_ROUND, version)
+
+
+def test_since_ex_shipped_the_round_reruns_only_from_its_records(tmp_path: Path) -> None:
+    round30 = spent_round()
+    from ragshield.guards.intent_veto import shipped_weights
+
+    argv = ["--refit", str(shipped_weights("e5")), "--rows", str(tmp_path / "rows.json")]
+    with pytest.raises(SystemExit, match="compare EX with itself"):
+        round30.main([*argv, "--calib-rows", str(tmp_path / "calib.json"), "--out", str(tmp_path / "out.json")])
+    assert not (tmp_path / "out.json").exists()

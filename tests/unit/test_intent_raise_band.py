@@ -24,11 +24,18 @@ import intent_veto_raise as vr
 import train_intent as ti
 
 
-def test_the_round_chooses_on_read_sets_no_second_opinion_trained_on_and_not_on_its_judges() -> None:
+def test_the_round_chose_on_read_sets_no_second_opinion_trained_on_and_now_refuses_to_run_fitted() -> None:
+    import intent_e5_refit as er
+
     sets = set(band_round.DEVELOPMENT)
     assert len(sets) == 14 and all(name in isets.HELDOUT_SETS for name in sets)
-    assert not sets & set(judge.veto_trained_sets()) and not sets & set(ti.TRAIN_HELDOUT)
+    # the e5 file it read with (session 42) trained on `intent_e5_refit.TRAINED_ON`; the MiniLM file on none
+    assert not sets & set(er.TRAINED_ON) and not sets & set(ti.TRAIN_HELDOUT)
     assert not sets & set(isets.UNREAD_JUDGES)
+    # since session 47 the packaged e5 file trained on v26 to v30 and chat13 to chat17: a rerun would read fitted
+    assert sets & set(judge.veto_trained_sets())
+    with pytest.raises(SystemExit, match="packaged second opinion trained on v26"):
+        band_round.main(["--rows", "unused.json"])
 
 
 def test_the_grid_holds_each_lanes_shipped_settings_and_reaches_past_them() -> None:

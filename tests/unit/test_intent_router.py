@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_veto import shipped_weights
@@ -28,14 +29,21 @@ def test_the_candidate_is_the_packaged_model_with_router_2_and_nothing_else(tmp_
     assert candidate.threshold == packaged.threshold
 
 
-def test_the_round_chooses_on_read_sets_no_second_opinion_trained_on() -> None:
+def test_the_round_chose_on_read_sets_no_second_opinion_trained_on_and_now_refuses_to_run_fitted() -> None:
+    import intent_e5_refit as er
+
     trained = {
         name
         for encoder in ("minilm", "e5")
         for name in VetoWeights.load(shipped_weights(encoder)).meta.get("heldout_sets_trained_on", [])
     }
     assert all(name in isets.HELDOUT_SETS for name in router.DEVELOPMENT)
-    assert not trained & set(router.DEVELOPMENT) and len(router.DEVELOPMENT) == 12
+    # the e5 file the round read with (session 42) trained on `intent_e5_refit.TRAINED_ON`
+    assert not set(er.TRAINED_ON) & set(router.DEVELOPMENT) and len(router.DEVELOPMENT) == 12
+    # the packaged one (session 47) trained on v26 to v30 and chat13 to chat17 too: a rerun would read fitted
+    assert trained & set(router.DEVELOPMENT)
+    with pytest.raises(SystemExit, match="packaged second opinion trained on v26"):
+        router.main(["--candidate", "unused"])
 
 
 def test_errors_count_benign_flags_and_missed_requests() -> None:
