@@ -85,9 +85,7 @@ def write_candidate(folder: Path, refit: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ir.round_parser(__doc__, "intent_e5_all_spent.json")
-    parser.add_argument("--refit", type=Path, required=True, help="EY: the e5 veto refitted with TRAINED_ON")
-    parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's per-row records")
+    parser = ir.round_parser(__doc__, "intent_e5_all_spent.json", refit="EY: the e5 veto refitted with TRAINED_ON")
     args = parser.parse_args(argv)
     model = ExtractionIntent(second_opinion=False)._model()
     er.check_refit(

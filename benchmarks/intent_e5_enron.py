@@ -202,9 +202,7 @@ def write_candidate(folder: Path, refit: Path, chosen: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ir.round_parser(__doc__, "intent_e5_enron.json")
-    parser.add_argument("--refit", type=Path, required=True, help="EW: the e5 veto refitted with --enron-weight 5")
-    parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's per-row records")
+    parser = ir.round_parser(__doc__, "intent_e5_enron.json", refit="EW: the e5 veto refitted with --enron-weight 5")
     args = parser.parse_args(argv)
     ir.refuse_fitted_reading(SETS, "intent_e5_enron.json")
     either.settings(LANE)  # refuses a packaged file this round did not compare with

@@ -24,7 +24,6 @@ the sweep reruns from the round's cached `--rows` only: a fresh reading would co
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import intent_e5_enron as ee
@@ -98,9 +97,7 @@ def sweep(records: list[dict[str, Any]], calib: list[dict[str, Any]], line: floa
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ir.round_parser(__doc__, "intent_e5_spent.json")
-    parser.add_argument("--refit", type=Path, required=True, help="EX: the e5 veto refitted with TRAINED_ON")
-    parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's per-row records")
+    parser = ir.round_parser(__doc__, "intent_e5_spent.json", refit="EX: the e5 veto refitted with TRAINED_ON")
     args = parser.parse_args(argv)
     ir.refuse_fitted_reading(SETS, "intent_e5_spent.json")
     model = ExtractionIntent(second_opinion=False)._model()

@@ -72,3 +72,27 @@ def apply(veto: IntentVeto, texts: list[str], probabilities: list[float], **kwar
         "feature_version": 3,
     }
     return veto.apply(texts, [score(p) for p in probabilities], **(options | kwargs))
+
+
+def round_module(name: str) -> Any:
+    """A round script of `benchmarks/` (imported by name once the folder is on the path)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    folder = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module(name)
+
+
+def refit_record(
+    name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None, row: int = 0
+) -> dict[str, Any]:
+    """A FAKE per-row record of an e5 refit round: `gap` logits under the line (negative: the model flags it), read
+    by the packaged verifier at `verifier` and by the refit at `refit` (for an English row, the refit's reading as
+    the other verifier; its own "refit" is the packaged MiniLM's)."""
+    record = {"set": name, "row": row, "label": label, "lane": lane, "flagged_by_model": gap < 0, "gap": gap}
+    if lane == "e5":
+        return record | {"verifier": verifier, "refit": refit, "other": None}
+    return record | {"verifier": verifier, "refit": verifier, "other": refit}

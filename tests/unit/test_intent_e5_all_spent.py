@@ -6,25 +6,21 @@ fail closed, and the candidate folder says that nothing chose its settings. FAKE
 from __future__ import annotations
 
 import filecmp
-import sys
 from pathlib import Path
 from typing import Any
+
+from intent_veto_fakes import refit_record, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
 
 def all_spent_round() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import intent_e5_all_spent
-
-    return intent_e5_all_spent
+    return round_module("intent_e5_all_spent")
 
 
 def row(name: str, lane: str, gap: float, verifier: float | None, refit: float | None, at: int = 0) -> dict[str, Any]:
-    """A FAKE benign record: `gap` logits under the line (negative: the model flags it), read by the packaged
-    verifier at `verifier` and by EY at `refit`."""
-    record = {"set": name, "row": at, "label": 0, "lane": lane, "flagged_by_model": gap < 0, "gap": gap}
-    return record | {"verifier": verifier, "refit": refit if lane == "e5" else verifier, "other": None}
+    """A FAKE benign record read by the packaged verifier at `verifier` and by EY at `refit` (`refit_record`)."""
+    return refit_record(name, lane, 0, gap, verifier, refit, at)
 
 
 def test_ey_trains_on_every_read_set_since_v19_and_on_no_unread_one() -> None:

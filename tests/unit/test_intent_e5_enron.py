@@ -6,27 +6,20 @@ both lanes, and leaving a set out counts each set by the others' choice. FAKE re
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
+
+from intent_veto_fakes import refit_record, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
 
 def enron_round() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import intent_e5_enron
-
-    return intent_e5_enron
+    return round_module("intent_e5_enron")
 
 
 def row(name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None) -> dict[str, Any]:
-    """A FAKE record: `gap` logits under the line (negative: the model flags it), read by the packaged verifier at
-    `verifier` and by EW at `refit` (for an English row, EW's reading as the other verifier)."""
-    record = {"set": name, "row": 0, "label": label, "lane": lane, "flagged_by_model": gap < 0, "gap": gap}
-    if lane == "e5":
-        return record | {"verifier": verifier, "refit": refit, "other": None}
-    return record | {"verifier": verifier, "refit": verifier, "other": refit}
+    """A FAKE record read by the packaged verifier at `verifier` and by EW at `refit` (`refit_record`)."""
+    return refit_record(name, lane, label, gap, verifier, refit)
 
 
 def test_the_e5_lane_is_chosen_on_ews_logits_and_falls_back_to_ew_at_the_packaged_settings() -> None:

@@ -6,29 +6,22 @@ twenty-two spent sets, and none of them chooses. FAKE records throughout."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from intent_veto_fakes import refit_record, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
 
 def spent_round() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import intent_e5_spent
-
-    return intent_e5_spent
+    return round_module("intent_e5_spent")
 
 
 def row(name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None) -> dict[str, Any]:
-    """A FAKE record: `gap` logits under the line (negative: the model flags it), read by the packaged verifier at
-    `verifier` and by EX at `refit` (for an English row, EX's reading as the other verifier)."""
-    record = {"set": name, "row": 0, "label": label, "lane": lane, "flagged_by_model": gap < 0, "gap": gap}
-    if lane == "e5":
-        return record | {"verifier": verifier, "refit": refit, "other": None}
-    return record | {"verifier": verifier, "refit": verifier, "other": refit}
+    """A FAKE record read by the packaged verifier at `verifier` and by EX at `refit` (`refit_record`)."""
+    return refit_record(name, lane, label, gap, verifier, refit)
 
 
 def test_the_sets_that_choose_are_read_sets_the_refit_never_trained_on() -> None:
