@@ -184,8 +184,14 @@ HELDOUT_SETS = {
     "chat25": DATA / "intent_chat_heldout_v25.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once (none at the end of session 47)
-UNREAD_JUDGES: dict[str, Path] = {}
+# (`intent_veto_judge.py --set NAME`), once: v39 and v40 in v38's shape and chat26 and chat27 in chat25's, written
+# blind in session 47 by four helpers that read only `benchmarks/data/README.md`, for the thirty-first round's judge
+UNREAD_JUDGES: dict[str, Path] = {
+    "v39": DATA / "intent_heldout_v39.jsonl",
+    "chat26": DATA / "intent_chat_heldout_v26.jsonl",
+    "v40": DATA / "intent_heldout_v40.jsonl",
+    "chat27": DATA / "intent_chat_heldout_v27.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
