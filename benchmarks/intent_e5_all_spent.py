@@ -12,7 +12,8 @@ test buckets and the calibration split; each e5-lane flag and near miss is read 
 round") that need no judge: EY flags at most the packaged file's e5-lane calibration rows, and each public bucket at
 most 1% with at most 3% of their rows read as near misses. `--candidate DIR` writes EY with the packaged settings and
 the packaged MiniLM file into DIR, for `intent_veto_judge.py --candidate DIR`, only when both hold. Writes
-`--out` (default `benchmarks/results/intent_e5_all_spent.json`) and prints it.
+`--out` (default `benchmarks/results/intent_e5_all_spent.json`) and prints it. EY ships as the packaged e5 file since
+session 47, so the steps rerun from the round's cached `--rows` only: a fresh reading would compare EY with itself.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> None:
         ALL_SPENT_ROUND,
         str(model.meta.get("model_version")),
     )
+    packaged = VetoWeights.load(shipped_weights(LANE)).meta.get("heldout_sets_trained_on", [])
+    if not args.rows.exists() and set(packaged) == set(TRAINED_ON):
+        raise SystemExit("the packaged e5 file is EY since session 47: a fresh reading would compare EY with itself")
     line = logit(model.threshold)
     read = ee.reader(args.refit)
     records = ir.records_of(args, read, (), TRAINED_ON)

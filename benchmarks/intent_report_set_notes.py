@@ -5,6 +5,28 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v40",
+        "written blind in session 47 by a helper that read only `benchmarks/data/README.md`, in v38's shape, and "
+        "read once that session, pooled with v39, chat26 and chat27, as the judge of the shipped guard against EY, the "
+        "e5 verifier refitted with the rows of every read development set; EY made 179 errors over the four sets "
+        "against 196 and shipped (`intent_veto_judge_v40.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat27",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v40 and read once with it "
+        "(`intent_veto_judge_chat27.json`); the model's figures alone",
+    ),
+    (
+        "v39",
+        "written blind in session 47 like v40 and read once with it (`intent_veto_judge_v39.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat26",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v39 and read once with it "
+        "(`intent_veto_judge_chat26.json`); the model's figures alone",
+    ),
+    (
         "v38",
         "written blind in session 47 by a helper that read only `benchmarks/data/README.md`, in v37's shape, and "
         "read once that session, pooled with v37, chat24 and chat25, as the judge of the shipped guard against EX, the "

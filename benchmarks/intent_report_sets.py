@@ -66,6 +66,12 @@ JUDGE_NOTES = {
     "chat24": "500 chat turns and 60 chat-wrapped requests, written blind like v37, read once with it",
     "v38": "written blind in session 47 like v37, read once with it",
     "chat25": "500 chat turns and 60 chat-wrapped requests, written blind in session 47 like chat24, read once with it",
+    "v39": "written blind in session 47 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session, pooled with chat26, v40 and chat27, as the judge of the e5 second opinion refitted with every read set, "
+    "which shipped",
+    "chat26": "500 chat turns and 60 chat-wrapped requests, written blind like v39, read once with it",
+    "v40": "written blind in session 47 like v39, read once with it",
+    "chat27": "500 chat turns and 60 chat-wrapped requests, written blind in session 47 like chat26, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -80,6 +86,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v40-hard": "held-apart set v40, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with v39, chat26 and chat27, as the judge of the e5 second opinion refitted with every read set, which "
+    "shipped; split by kind in the summary)",
+    "heldout-chat27": "held-apart chat turns, set chat27 (written blind by a helper; read once with v40)",
+    "heldout-v39-hard": "held-apart set v39, hard benign and chat turns (written blind by a helper; read once "
+    "with v40; split by kind in the summary)",
+    "heldout-chat26": "held-apart chat turns, set chat26 (written blind by a helper; read once with v40)",
     "heldout-v38-hard": "held-apart set v38, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with v37, chat24 and chat25, as the judge of the e5 second opinion refitted with twenty-two spent sets, "
     "which shipped; split by kind in the summary)",
@@ -184,7 +197,7 @@ SECOND_OPINION_NOTE = (
     "session 29 on model v11's flags and refitted on v13's rows and flags in session 41, line 0.0; e5, for routed "
     "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40, and refitted in "
     "session 42 with the rows of twelve spent development sets too, line +2.5, and in session 47 with twenty-two, "
-    "line +2.5), which lowers a "
+    "then with all thirty-eight read ones, line +2.5), which lowers a "
     "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, "
     "whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3) to the operating "
     "point: the guard's rates differ from the model's both ways "
@@ -232,8 +245,14 @@ SECOND_OPINION_NOTE = (
     "[3.9, 11.9] and 8/160 = 5.0% [2.6, 9.6] (**missed**), chat turns 1/493 = 0.2% [0.0, 1.1] and 0/495 = 0.0% [0.0, "
     "0.8] (goal <= 1%: met on these sets), requests 118/140 = 84.3% [77.4, 89.4] and 117/140 = 83.6% [76.6, 88.8], "
     "chat-wrapped ones 11/60 = 18.3% [10.6, 29.9] and 13/60 = 21.7% [13.1, 33.6] (with the session-42 e5 file: "
-    "9/160, 8/160, 2/493, 0/495, 117/140, 116/140, 11/60 and 11/60); model card, "
+    "9/160, 8/160, 2/493, 0/495, 117/140, 116/140, 11/60 and 11/60); with the e5 verifier refitted with every read "
+    "set, on v39, chat26, v40 and chat27 (session 47): hard benign 5/160 = 3.1% [1.3, 7.1] on each of v39 and v40 "
+    "(**missed**), chat turns 1/474 = 0.2% [0.0, 1.2] and 2/468 = 0.4% [0.1, 1.5] (goal <= 1%: met on these sets), "
+    "requests 107/140 = 76.4% [68.8, 82.7] on each, chat-wrapped ones 9/60 = 15.0% [8.1, 26.1] and 11/60 = 18.3% "
+    "[10.6, 29.9] (with the file it replaced: 8/160, 10/160, 1/474, 3/468, 104/140, 105/140, 9/60 and 8/60); model "
+    "card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
-    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round" and "thirtieth round".'
+    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round" and '
+    '"thirty-first round".'
 )

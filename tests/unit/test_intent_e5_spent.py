@@ -98,22 +98,25 @@ def test_a_refit_trained_on_other_sets_is_refused(tmp_path: Path) -> None:
     from ragshield.guards.intent_veto_weights import VetoWeights
 
     packaged = VetoWeights.load(shipped_weights("e5"))
-    version = packaged.model_version
-    # the packaged e5 file is EX since the round shipped: it trained on exactly the twenty-two sets
-    files = (shipped_weights("e5"), shipped_weights("minilm"))
-    er.check_refit(files[0], *files, round30.SPENT_ROUND, version)
-    # EC's twelve sets only (the seventeenth round's refit) is not this round's refit
-    older = tmp_path / "ec.npz"
-    dataclasses.replace(packaged, meta=packaged.meta | {"heldout_sets_trained_on": list(er.TRAINED_ON)}).save(older)
-    with pytest.raises(SystemExit, match="not on v19"):
-        er.check_refit(older, *files, round30.SPENT_ROUND, version)
+    version, files = packaged.model_version, (shipped_weights("e5"), shipped_weights("minilm"))
+
+    def trained_on(sets: tuple[str, ...], name: str) -> Path:
+        path = tmp_path / name
+        dataclasses.replace(packaged, meta=packaged.meta | {"heldout_sets_trained_on": list(sets)}).save(path)
+        return path
+
+    er.check_refit(trained_on(round30.TRAINED_ON, "ex.npz"), *files, round30.SPENT_ROUND, version)
+    # EC's twelve sets (the seventeenth round's refit) and the packaged file's thirty-eight (EY) are not EX's
+    for other in (trained_on(er.TRAINED_ON, "ec.npz"), shipped_weights("e5")):
+        with pytest.raises(SystemExit, match="not on v19"):
+            er.check_refit(other, *files, round30.SPENT_ROUND, version)
 
 
-def test_since_ex_shipped_the_round_reruns_only_from_its_records(tmp_path: Path) -> None:
+def test_since_ey_shipped_the_round_refuses_to_read_its_development_sets_fitted(tmp_path: Path) -> None:
     round30 = spent_round()
     from ragshield.guards.intent_veto import shipped_weights
 
     argv = ["--refit", str(shipped_weights("e5")), "--rows", str(tmp_path / "rows.json")]
-    with pytest.raises(SystemExit, match="compare EX with itself"):
+    with pytest.raises(SystemExit, match="packaged second opinion trained on v31"):
         round30.main([*argv, "--calib-rows", str(tmp_path / "calib.json"), "--out", str(tmp_path / "out.json")])
     assert not (tmp_path / "out.json").exists()
