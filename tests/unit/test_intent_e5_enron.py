@@ -8,18 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from intent_veto_fakes import refit_record, round_module
+from intent_veto_fakes import refit_record as row  # FAKE records: the packaged logit, then EW's
+from intent_veto_fakes import round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
 
 def enron_round() -> Any:
     return round_module("intent_e5_enron")
-
-
-def row(name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None) -> dict[str, Any]:
-    """A FAKE record read by the packaged verifier at `verifier` and by EW at `refit` (`refit_record`)."""
-    return refit_record(name, lane, label, gap, verifier, refit)
 
 
 def test_the_e5_lane_is_chosen_on_ews_logits_and_falls_back_to_ew_at_the_packaged_settings() -> None:

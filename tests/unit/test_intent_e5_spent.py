@@ -10,18 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from intent_veto_fakes import refit_record, round_module
+from intent_veto_fakes import refit_record as row  # FAKE records: the packaged logit, then EX's
+from intent_veto_fakes import round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
 
 def spent_round() -> Any:
     return round_module("intent_e5_spent")
-
-
-def row(name: str, lane: str, label: int, gap: float, verifier: float | None, refit: float | None) -> dict[str, Any]:
-    """A FAKE record read by the packaged verifier at `verifier` and by EX at `refit` (`refit_record`)."""
-    return refit_record(name, lane, label, gap, verifier, refit)
 
 
 def test_the_sets_that_choose_are_read_sets_the_refit_never_trained_on() -> None:
