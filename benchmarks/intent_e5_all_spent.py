@@ -4,16 +4,16 @@ settings.
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_e5_all_spent.py --refit EY.npz \\
         --rows runs/r35/rows.json --calib-rows runs/r35/calib.json [--candidate DIR]
 
-`--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` on the thirtieth
-round's twenty-two sets and the sixteen read since (`TRAINED_ON`). No read set is left that it did not train on, so
-nothing chooses its settings: it keeps the packaged e5 file's (`POINT`). The guard as shipped reads the public benign
+`--refit` is an e5 veto file fitted by `intent_verifier.py --encoder e5 --save --train-heldout` on the thirtieth round's
+twenty-two sets and the sixteen read since (`TRAINED_ON`). No read set is left that it did not train on, so nothing
+chooses its settings: it keeps the packaged e5 file's (`packaged_point`). The guard as shipped reads the public benign
 test buckets and the calibration split; each e5-lane flag and near miss is read by EY too ("refit"). `--rows` and
 `--calib-rows` keep one record per row (no text). The steps of the rule in the model card ("Toward v14, thirty-first
 round") that need no judge: EY flags at most the packaged file's e5-lane calibration rows, and each public bucket at
 most 1% with at most 3% of their rows read as near misses. `--candidate DIR` writes EY with the packaged settings and
-the packaged MiniLM file into DIR, for `intent_veto_judge.py --candidate DIR`, only when both hold. Writes
-`--out` (default `benchmarks/results/intent_e5_all_spent.json`) and prints it. EY ships as the packaged e5 file since
-session 47, so the steps rerun from the round's cached `--rows` only: a fresh reading would compare EY with itself.
+the packaged MiniLM file into DIR, for `intent_veto_judge.py --candidate DIR`, only when both hold. Writes `--out`
+(default `benchmarks/results/intent_e5_all_spent.json`) and prints it. EY ships as the packaged e5 file since session
+47, so the steps rerun from the round's cached `--rows` only: a fresh reading would compare EY with itself.
 """
 
 from __future__ import annotations
