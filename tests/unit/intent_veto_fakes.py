@@ -96,3 +96,16 @@ def refit_record(
     if lane == "e5":
         return record | {"verifier": verifier, "refit": refit, "other": None}
     return record | {"verifier": verifier, "refit": verifier, "other": refit}
+
+
+def refit_round_refuses(module: Any, folder: Any, match: str) -> None:
+    """Run a refit round's `main` on the packaged e5 file with no cached records under `folder`: it must stop with a
+    message matching `match` and write no results."""
+    import pytest
+
+    from ragshield.guards.intent_veto import shipped_weights
+
+    files = ["--rows", folder / "rows.json", "--calib-rows", folder / "calib.json", "--out", folder / "out.json"]
+    with pytest.raises(SystemExit, match=match):
+        module.main(["--refit", str(shipped_weights("e5")), *map(str, files)])
+    assert not (folder / "out.json").exists()

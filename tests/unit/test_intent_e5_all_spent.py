@@ -9,8 +9,7 @@ import filecmp
 from pathlib import Path
 from typing import Any
 
-import pytest
-from intent_veto_fakes import refit_record, round_module
+from intent_veto_fakes import refit_record, refit_round_refuses, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
@@ -67,10 +66,4 @@ def test_the_candidate_keeps_the_packaged_settings_and_says_nothing_chose_them(t
 
 
 def test_since_ey_shipped_the_round_reruns_only_from_its_records(tmp_path: Path) -> None:
-    round31 = all_spent_round()
-    from ragshield.guards.intent_veto import shipped_weights
-
-    argv = ["--refit", str(shipped_weights("e5")), "--rows", str(tmp_path / "rows.json")]
-    with pytest.raises(SystemExit, match="compare EY with itself"):
-        round31.main([*argv, "--calib-rows", str(tmp_path / "calib.json"), "--out", str(tmp_path / "out.json")])
-    assert not (tmp_path / "out.json").exists()
+    refit_round_refuses(all_spent_round(), tmp_path, "compare EY with itself")

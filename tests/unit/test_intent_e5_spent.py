@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from intent_veto_fakes import refit_record as row  # FAKE records: the packaged logit, then EX's
-from intent_veto_fakes import round_module
+from intent_veto_fakes import refit_round_refuses, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
 
@@ -109,10 +109,4 @@ def test_a_refit_trained_on_other_sets_is_refused(tmp_path: Path) -> None:
 
 
 def test_since_ey_shipped_the_round_refuses_to_read_its_development_sets_fitted(tmp_path: Path) -> None:
-    round30 = spent_round()
-    from ragshield.guards.intent_veto import shipped_weights
-
-    argv = ["--refit", str(shipped_weights("e5")), "--rows", str(tmp_path / "rows.json")]
-    with pytest.raises(SystemExit, match="packaged second opinion trained on v31"):
-        round30.main([*argv, "--calib-rows", str(tmp_path / "calib.json"), "--out", str(tmp_path / "out.json")])
-    assert not (tmp_path / "out.json").exists()
+    refit_round_refuses(spent_round(), tmp_path, "packaged second opinion trained on v31")
