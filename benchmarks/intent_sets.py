@@ -192,8 +192,14 @@ HELDOUT_SETS = {
     "chat27": DATA / "intent_chat_heldout_v27.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once (none at the end of session 47)
-UNREAD_JUDGES: dict[str, Path] = {}
+# (`intent_veto_judge.py --set NAME`), once: v41 and v42 in v40's shape and chat28 and chat29 in chat27's, written
+# blind in session 48 by four helpers that read only `benchmarks/data/README.md`, for the thirty-second round's judge
+UNREAD_JUDGES: dict[str, Path] = {
+    "v41": DATA / "intent_heldout_v41.jsonl",
+    "chat28": DATA / "intent_chat_heldout_v28.jsonl",
+    "v42": DATA / "intent_heldout_v42.jsonl",
+    "chat29": DATA / "intent_chat_heldout_v29.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
