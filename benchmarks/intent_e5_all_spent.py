@@ -26,7 +26,6 @@ import intent_e5_refit as er
 import intent_e5_spent as spent
 import intent_minilm_refit as mr
 import intent_raise as ir
-import intent_raise_either as either
 import intent_veto_raise as vr
 import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
@@ -43,9 +42,13 @@ ALL_SPENT_ROUND = er.SpentRound(
 )
 
 
+ROUND_SETTINGS = (2.5, 4.0, 3.0)  # the packaged e5 veto line, band and raise line when the round ran (session 47)
+
+
 def packaged_point(file: str) -> dict[str, Any]:
-    """The packaged e5 settings as a grid point read by `file` ("packaged" or "refit")."""
-    return {"file": file, **dict(zip(("tau", "band", "raise_tau"), either.settings(LANE), strict=True))}
+    """The packaged e5 settings as the round read them (`ROUND_SETTINGS`; the thirty-second round widened the band
+    since), as a grid point read by `file` ("packaged" or "refit")."""
+    return {"file": file, **dict(zip(("tau", "band", "raise_tau"), ROUND_SETTINGS, strict=True))}
 
 
 def steps(records: list[dict[str, Any]], calib: list[dict[str, Any]], line: float) -> dict[str, Any]:

@@ -40,8 +40,9 @@ RAISE_TAUS = (3.0, 4.0, 5.0)  # the shipped raise line first
 
 
 def shipped_settings() -> dict[str, Any]:
-    """The packaged e5 file's line, band and raise line, and whether its line may sit above the point."""
-    weights = VetoWeights.load(shipped_weights(LANE))
+    """The packaged e5 file's line, band and raise line as this round compared with them
+    (`intent_veto_raise.packaged_weights`), and whether its line may sit above the point."""
+    weights = vr.packaged_weights(LANE)
     return {
         "tau": weights.tau,
         "band": weights.raise_band,
@@ -122,7 +123,7 @@ def write_candidate(folder: Path, point: dict[str, Any]) -> None:
     (its header says which sets chose them), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shipped_weights("minilm"), folder / shipped_weights("minilm").name)
-    weights = VetoWeights.load(shipped_weights(LANE))
+    weights = vr.packaged_weights(LANE)
     meta = dict(weights.meta) | {
         "line_over_point_chosen": f"session 45 on the read sets {', '.join(SETS)} (benchmarks/intent_e5_line.py)"
     }

@@ -46,8 +46,9 @@ POINTS: list[dict[str, Any]] = [{"either": either} for either in (None, *LINES)]
 
 @functools.cache
 def settings(lane: str) -> tuple[float, float, float]:
-    """The packaged file's veto line, band and raise line for `lane`."""
-    weights = VetoWeights.load(shipped_weights(lane))
+    """The packaged file's veto line, band and raise line for `lane`, as the rounds compared with them
+    (`intent_veto_raise.packaged_weights`)."""
+    weights = vr.packaged_weights(lane)
     if weights.raise_band is None or weights.raise_tau is None or weights.raise_either_tau is not None:
         raise SystemExit(f"the packaged {lane} file is not the one this round compared with")
     return weights.tau, weights.raise_band, weights.raise_tau

@@ -5,6 +5,28 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v42",
+        "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, in v40's shape, and "
+        "read once that session, pooled with v41, chat28 and chat29, as the judge of the shipped guard against the e5 "
+        "raise reaching 12 logits under the line at raise line 3.5; it made 141 errors over the four sets against 153 "
+        "and shipped (`intent_veto_judge_v42.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat29",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v42 and read once with it "
+        "(`intent_veto_judge_chat29.json`); the model's figures alone",
+    ),
+    (
+        "v41",
+        "written blind in session 48 like v42 and read once with it (`intent_veto_judge_v41.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat28",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v41 and read once with it "
+        "(`intent_veto_judge_chat28.json`); the model's figures alone",
+    ),
+    (
         "v40",
         "written blind in session 47 by a helper that read only `benchmarks/data/README.md`, in v38's shape, and "
         "read once that session, pooled with v39, chat26 and chat27, as the judge of the shipped guard against EY, the "

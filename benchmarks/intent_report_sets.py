@@ -72,6 +72,12 @@ JUDGE_NOTES = {
     "chat26": "500 chat turns and 60 chat-wrapped requests, written blind like v39, read once with it",
     "v40": "written blind in session 47 like v39, read once with it",
     "chat27": "500 chat turns and 60 chat-wrapped requests, written blind in session 47 like chat26, read once with it",
+    "v41": "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, read once that "
+    "session, pooled with chat28, v42 and chat29, as the judge of the e5 raise reaching 12 logits under the line, "
+    "which shipped",
+    "chat28": "500 chat turns and 60 chat-wrapped requests, written blind like v41, read once with it",
+    "v42": "written blind in session 48 like v41, read once with it",
+    "chat29": "500 chat turns and 60 chat-wrapped requests, written blind in session 48 like chat28, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -86,6 +92,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v42-hard": "held-apart set v42, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with v41, chat28 and chat29, as the judge of the e5 raise reaching 12 logits, which shipped; split by "
+    "kind in the summary)",
+    "heldout-chat29": "held-apart chat turns, set chat29 (written blind by a helper; read once with v42)",
+    "heldout-v41-hard": "held-apart set v41, hard benign and chat turns (written blind by a helper; read once "
+    "with v42; split by kind in the summary)",
+    "heldout-chat28": "held-apart chat turns, set chat28 (written blind by a helper; read once with v42)",
     "heldout-v40-hard": "held-apart set v40, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with v39, chat26 and chat27, as the judge of the e5 second opinion refitted with every read set, which "
     "shipped; split by kind in the summary)",
@@ -198,8 +211,9 @@ SECOND_OPINION_NOTE = (
     "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40, and refitted in "
     "session 42 with the rows of twelve spent development sets too, line +2.5, and in session 47 with twenty-two, "
     "then with all thirty-eight read ones, line +2.5), which lowers a "
-    "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, "
-    "whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3) to the operating "
+    "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, 12 for "
+    "routed queries since session 48, whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3, 3.5 since "
+    "session 48) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM file of session 29 behind v11, `intent_verifier_minilm_v13.json` the one "
@@ -249,10 +263,14 @@ SECOND_OPINION_NOTE = (
     "set, on v39, chat26, v40 and chat27 (session 47): hard benign 5/160 = 3.1% [1.3, 7.1] on each of v39 and v40 "
     "(**missed**), chat turns 1/474 = 0.2% [0.0, 1.2] and 2/468 = 0.4% [0.1, 1.5] (goal <= 1%: met on these sets), "
     "requests 107/140 = 76.4% [68.8, 82.7] on each, chat-wrapped ones 9/60 = 15.0% [8.1, 26.1] and 11/60 = 18.3% "
-    "[10.6, 29.9] (with the file it replaced: 8/160, 10/160, 1/474, 3/468, 104/140, 105/140, 9/60 and 8/60); model "
-    "card, "
+    "[10.6, 29.9] (with the file it replaced: 8/160, 10/160, 1/474, 3/468, 104/140, 105/140, 9/60 and 8/60); with "
+    "the e5 raise reaching 12 logits under the line, on v41, chat28, v42 and chat29 (session 48): hard benign 10/160 = "
+    "6.2% [3.4, 11.1] and 2/160 = 1.2% [0.3, 4.4] (**missed** on v41), chat turns 3/485 = 0.6% [0.2, 1.8] and 1/486 = "
+    "0.2% [0.0, 1.2] (goal <= 1%: met on these sets), requests 118/140 = 84.3% [77.4, 89.4] and 115/140 = 82.1% "
+    "[75.0, 87.6], chat-wrapped ones 25/60 = 41.7% [30.1, 54.3] and 19/60 = 31.7% [21.3, 44.2] (with the band of 4: "
+    "9/160, 2/160, 3/485, 1/486, 116/140, 112/140, 24/60 and 11/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
-    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round" and '
-    '"thirty-first round".'
+    '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
+    '"thirty-first round" and "thirty-second round".'
 )

@@ -96,11 +96,13 @@ DEVELOPMENT = ("v8", "v10", "v19", "chat6", "v20", "chat7", "v22", "chat9", "v23
 # e-mails weighed up, v34 and chat21 that refit with chat-wrapped requests weighed up too, and v35 and chat22 the e5
 # line above the operating point of session 45, none of which did; v36 and chat23 the either raise of session 46, an
 # opt-in since; v37, chat24, v38 and chat25, pooled, the e5 refit of session 47 with twenty-two spent sets, which did;
-# v39, chat26, v40 and chat27, pooled, the e5 refit of session 47 with every read set, which did)
+# v39, chat26, v40 and chat27, pooled, the e5 refit of session 47 with every read set, which did; v41, chat28, v42 and
+# chat29, pooled, the e5 raise reaching 12 logits of session 48, which did)
 READ_AS_JUDGES: tuple[str, ...] = ("v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14", "v28", "chat15")
 READ_AS_JUDGES += ("v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 READ_AS_JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
 READ_AS_JUDGES += ("v39", "chat26", "v40", "chat27")
+READ_AS_JUDGES += ("v41", "chat28", "v42", "chat29")
 LOCAL_PATHS = ("data", "out", "english")  # arguments left out of the results: paths of this machine
 
 

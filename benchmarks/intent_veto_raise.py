@@ -32,6 +32,9 @@ from ragshield.guards.intent_veto import let_through, shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 VETO_TAUS = {"minilm": (-1.0, -0.5, 0.0, 0.5), "e5": (1.0, 1.5, 2.0, 2.5)}  # the shipped line first
+# the e5 raise the rounds of sessions 40-47 compared with (band 4 logits, raise line 3); the thirty-second round
+# (session 48, `intent_e5_far.py`) widened the packaged file's to band 12, raise line 3.5
+E5_RAISE_BEFORE_FAR = (4.0, 3.0)
 BANDS = (1.0, 2.0, 3.0, 4.0)
 RAISE_TAUS = (2.0, 4.0, 6.0, 8.0)
 
@@ -43,10 +46,12 @@ def read_set(
     highest_veto: float | None = None,
     reach: float = max(BANDS),
     highest_raise: float = max(RAISE_TAUS),
+    reach_of: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per example: label, lane, the model's log-odds gap under its line (negative: flagged) and the
     lane verifier's logit for a flag (read up to `highest_veto`, default this round's highest line) or a near miss
-    within `reach` logits (read up to `highest_raise`; None: not read, too long)."""
+    within `reach` logits (per lane in `reach_of` where it names the lane; read up to `highest_raise`; None: not
+    read, too long)."""
     model = guard._model()
     texts = [e.text for e in examples]
     scores = guard.scores(texts)
@@ -54,7 +59,8 @@ def read_set(
     line = logit(model.threshold)
     gaps = [line - logit(s.probability) for s in scores]
     flags = [i for i, s in enumerate(scores) if s.probability >= model.threshold]
-    near = [i for i, gap in enumerate(gaps) if 0 < gap <= reach and scores[i].probability < model.threshold]
+    reaches = [(reach_of or {}).get("e5" if routed else "minilm", reach) for routed in lanes]
+    near = [i for i, gap in enumerate(gaps) if 0 < gap <= reaches[i] and scores[i].probability < model.threshold]
     if highest_veto is None:
         highest_veto = max(max(taus) for taus in VETO_TAUS.values())
     found = ir.lane_logits(guard, texts, flags, lanes, highest_veto)
@@ -122,9 +128,17 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
     return best if best["errors"] < shipped["errors"] else shipped
 
 
+def packaged_weights(lane: str) -> VetoWeights:
+    """The packaged file of `lane` as the rounds before the thirty-second compared with it: the e5 file's raise at
+    `E5_RAISE_BEFORE_FAR`, so that those rounds rerun from their records as they ran."""
+    weights = VetoWeights.load(shipped_weights(lane))
+    return weights.with_raise(*E5_RAISE_BEFORE_FAR) if lane == "e5" else weights
+
+
 def shipped_point(points: list[dict[str, Any]], lane: str, file: Path | None = None) -> dict[str, Any]:
-    """The grid point of the packaged file's settings (veto line, band, raise line), or of `file`'s."""
-    weights = VetoWeights.load(file or shipped_weights(lane))
+    """The grid point of the packaged file's settings (veto line, band, raise line) as the rounds compared with them
+    (`packaged_weights`), or of `file`'s."""
+    weights = VetoWeights.load(file) if file else packaged_weights(lane)
     wanted = (weights.tau, weights.raise_band, weights.raise_tau)
     found = [p for p in points if (p["tau"], p["band"], p["raise_tau"]) == wanted]
     if not found:
