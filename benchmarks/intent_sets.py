@@ -200,8 +200,14 @@ HELDOUT_SETS = {
     "chat29": DATA / "intent_chat_heldout_v29.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once (none at the end of session 48)
-UNREAD_JUDGES: dict[str, Path] = {}
+# (`intent_veto_judge.py --set NAME`), once: v43 and v44 in v42's shape and chat30 and chat31 in chat29's, written
+# blind in session 48 by four helpers that read only `benchmarks/data/README.md`, for the next round's judge
+UNREAD_JUDGES: dict[str, Path] = {
+    "v43": DATA / "intent_heldout_v43.jsonl",
+    "chat30": DATA / "intent_chat_heldout_v30.jsonl",
+    "v44": DATA / "intent_heldout_v44.jsonl",
+    "chat31": DATA / "intent_chat_heldout_v31.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
