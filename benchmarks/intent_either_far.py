@@ -1,0 +1,143 @@
+"""Would the e5 verifier catch the English requests the guard misses far under its line? (Issue 18; an exploration of
+read sets after the thirty-second round, not a round.)
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_far.py --rows runs/r36/either_far_rows.json
+
+The guard as shipped (model v13, the packaged verifiers, no raise applied) reads `SETS`, the eight read sets the
+packaged e5 file did not train on (rows equal to a training row of v13 or of a set it trained on left out), and the
+public benign test buckets; each near miss is read by its lane's verifier within its packaged band, and each English
+row the model leaves unflagged within `REACH` logits is read by the e5 verifier too ("other", up to `HIGHEST_OTHER`).
+`--rows` keeps one record per row (no text). For each band and line of the e5 reading (`BANDS` x `LINES`), the English
+near misses the MiniLM verifier does not raise and the e5 verifier reads at the line or over: the development requests
+and benign rows that would be raised, and the public rows, per bucket with the rate the guard would then flag (the
+issue's goal: at most 1% each). Prints a table and writes `--out` (default
+`benchmarks/results/intent_either_far.json`). Nothing here is blind; a round that acts on it needs its own rule and
+judges.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import intent_e5_all_spent as all_spent
+import intent_generalisation as ig
+import intent_raise as ir
+import intent_veto_raise as vr
+import query_sets as qs
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_arrays import logit
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights
+from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+
+SETS = ("v39", "chat26", "v40", "chat27", "v41", "chat28", "v42", "chat29")
+REACH, HIGHEST_OTHER = 12.0, 8.0
+BANDS = (4.0, 6.0, 8.0, 12.0)
+LINES = (3.0, 4.0, 5.0, 6.0, 7.0)
+OUT = qs.REPO / "benchmarks" / "results" / "intent_either_far.json"
+
+
+def reader() -> Any:
+    """A `read_set` for `intent_raise.records_of`: `intent_veto_raise.read_set` with the packaged verifiers within their
+    packaged bands, and the e5 verifier's logit ("other") for each English row left unflagged within `REACH`."""
+    guard = ExtractionIntent(second_opinion=False)
+    guard.veto_ = IntentVeto({lane: shipped_weights(lane) for lane in ENCODERS}, raises=False)
+    bands = {lane: VetoWeights.load(shipped_weights(lane)).raise_band or 0.0 for lane in ENCODERS}
+
+    def read(name: str, examples: list[Any]) -> list[dict[str, Any]]:
+        records = vr.read_set(guard, name, examples, highest_raise=6.0, reach_of=bands)
+        texts = [e.text for e in examples]
+        english = [
+            r["row"] for r in records if r["lane"] == "minilm" and not r["flagged_by_model"] and r["gap"] <= REACH
+        ]
+        # every row read as if routed: the e5 verifier reads the English ones
+        other = ir.lane_logits(guard, texts, english, [True] * len(texts), HIGHEST_OTHER, near_miss=True)
+        return [r | {"other": round(other[r["row"]], 4) if r["row"] in other else None} for r in records]
+
+    return read
+
+
+def raised_by_other(record: dict[str, Any], band: float, line: float, minilm: VetoWeights) -> bool:
+    """Whether an English near miss the MiniLM verifier leaves (at its packaged band and raise line) is raised when
+    the e5 verifier's reading within `band` reaches `line`."""
+    if record["lane"] != "minilm" or record["flagged_by_model"] or record["gap"] > band or record["other"] is None:
+        return False
+    by_minilm = ir.raised(record, minilm.raise_band or 0.0, minilm.raise_tau or 0.0)
+    return not by_minilm and record["other"] >= line
+
+
+def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, Any]:
+    """Per band and line: development requests and benign rows raised, and each public bucket's rows raised and the
+    share the guard would then flag (as shipped plus raised)."""
+    weights = {lane: VetoWeights.load(shipped_weights(lane)) for lane in ENCODERS}
+
+    def shipped_flag(record: dict[str, Any]) -> bool:
+        w = weights[record["lane"]]
+        return vr.guard_flags(record, w.tau, w.raise_band or 0.0, w.raise_tau or 0.0, line_of_model)
+
+    public = {name: [r for r in records if r["set"] == f"public-{name}"] for name in ir.PUBLIC}
+    development = [r for r in records if not r["set"].startswith("public-")]
+    points = []
+    for band in BANDS:
+        for line in LINES:
+            up = [r for r in development if raised_by_other(r, band, line, weights["minilm"])]
+            buckets = {}
+            for name, rows in public.items():
+                raised = sum(raised_by_other(r, band, line, weights["minilm"]) for r in rows)
+                flagged = sum(map(shipped_flag, rows)) + raised
+                buckets[name] = {"raised": raised, "flagged": ig.share(flagged, len(rows))}
+            points.append(
+                {
+                    "band": band,
+                    "line": line,
+                    "requests_raised": sum(r["label"] == 1 for r in up),
+                    "benign_raised": sum(r["label"] == 0 for r in up),
+                    "public": buckets,
+                    "public_within_goal": all(b["flagged"]["rate"] <= 0.01 for b in buckets.values()),
+                }
+            )
+    english = [r for r in development if r["lane"] == "minilm"]
+    return {
+        "sets": list(SETS),
+        "english_requests": sum(r["label"] == 1 for r in english),
+        "english_requests_missed_as_shipped": sum(r["label"] == 1 and not shipped_flag(r) for r in english),
+        "points": points,
+    }
+
+
+def table(summary: dict[str, Any]) -> str:
+    """The points as Markdown."""
+    lines = [
+        f"English requests of {len(summary['sets'])} read sets: {summary['english_requests']}, missed as shipped: "
+        f"{summary['english_requests_missed_as_shipped']}",
+        "",
+        "| band | e5 line | requests raised | benign raised | public raised (then flagged) | within 1% |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in summary["points"]:
+        public = ", ".join(
+            f"{name} {b['raised']} ({b['flagged']['k']}/{b['flagged']['n']})" for name, b in p["public"].items()
+        )
+        lines.append(
+            f"| {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} | {public} | "
+            f"{'yes' if p['public_within_goal'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    records = ir.records_of(args, reader(), SETS, all_spent.TRAINED_ON)
+    summary = summarise(records, logit(ExtractionIntent(second_opinion=False)._model().threshold))
+    print(table(summary))
+    qs.write_json(args.out, summary)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The session-48 exploration of English far misses read by the e5 verifier (`intent_either_far.py`). What its table
+relies on: a row the MiniLM verifier already raises, a routed row, a flag or a row past the band is never counted as
+raised by the e5 reading, and a public bucket's rate adds the rows raised to those the guard flags as shipped.
+FAKE records throughout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intent_veto_fakes import round_module
+
+from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+LINE = 2.48  # v13's operating point in log-odds
+
+
+def far() -> Any:
+    return round_module("intent_either_far")
+
+
+def row(
+    name: str, label: int, gap: float, verifier: float | None, other: float | None, lane: str = "minilm"
+) -> dict[str, Any]:
+    """A FAKE record `gap` logits under the line (negative: flagged), read by its verifier and by e5 ("other")."""
+    return {"set": name, "row": 0, "label": label, "lane": lane, "flagged_by_model": gap < 0, "gap": gap} | {
+        "verifier": verifier,
+        "other": other,
+    }
+
+
+def test_only_english_near_misses_the_minilm_verifier_leaves_are_raised_by_the_e5_reading() -> None:
+    module = far()
+    minilm = VetoWeights.load(shipped_weights("minilm"))
+    assert (minilm.raise_band, minilm.raise_tau) == (4.0, 2.0)
+    assert module.raised_by_other(row("v41", 1, 7.0, None, 6.5), 8.0, 6.0, minilm)
+    assert not module.raised_by_other(row("v41", 1, 7.0, None, 6.5), 6.0, 6.0, minilm)  # past the band
+    assert not module.raised_by_other(row("v41", 1, 7.0, None, 5.5), 8.0, 6.0, minilm)  # under the line
+    assert not module.raised_by_other(row("v41", 1, 3.0, 2.5, 9.0), 8.0, 6.0, minilm)  # MiniLM raises it already
+    assert module.raised_by_other(row("v41", 1, 3.0, 1.0, 9.0), 8.0, 6.0, minilm)  # MiniLM leaves it
+    assert not module.raised_by_other(row("v41", 1, 3.0, 1.0, 9.0, "e5"), 8.0, 6.0, minilm)  # routed
+    assert not module.raised_by_other(row("v41", 1, -1.0, 1.0, 9.0), 8.0, 6.0, minilm)  # a flag
+    assert not module.raised_by_other(row("v41", 1, 3.0, 1.0, None), 8.0, 6.0, minilm)  # too long to read
+
+
+def test_a_public_bucket_counts_the_rows_raised_on_top_of_the_shipped_flags() -> None:
+    module = far()
+    calm = [row(f"public-{name}", 0, 20.0, None, None) for name in ("sage", "healthcaremagic", "icliniq")]
+    enron = [row("public-enron", 0, 20.0, None, None) for _ in range(98)]
+    enron += [row("public-enron", 0, -1.0, None, None), row("public-enron", 0, 7.0, None, 7.5)]
+    records = [*calm, *enron, row("v41", 1, 7.0, None, 7.5), row("v41", 0, 7.0, None, 3.5)]
+    points = {(p["band"], p["line"]): p for p in module.summarise(records, LINE)["points"]}
+    wide = points[(8.0, 7.0)]
+    assert (wide["requests_raised"], wide["benign_raised"]) == (1, 0)
+    assert wide["public"]["enron"]["raised"] == 1 and wide["public"]["enron"]["flagged"]["k"] == 2
+    assert not wide["public_within_goal"]  # 2 of 100 e-mails: over 1%
+    narrow = points[(6.0, 7.0)]  # the e-mail lies past this band: only the flag that stands
+    assert narrow["public"]["enron"]["flagged"]["k"] == 1 and narrow["public_within_goal"]
