@@ -31,7 +31,7 @@ import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights
-from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
+from ragshield.guards.intent_veto_weights import ENCODERS
 
 SETS = (*(f"v{n}" for n in range(26, 34)), *(f"chat{n}" for n in range(13, 21)))
 REACH = 60.0  # logits under the line: every unflagged row in practice
@@ -66,7 +66,7 @@ def where(record: dict[str, Any], band: float) -> str:
 def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The missed requests by style and place, and what a raise beyond the band would add per lane and line."""
     line = logit(ExtractionIntent(second_opinion=False)._model().threshold)
-    shipped = {lane: VetoWeights.load(shipped_weights(lane)) for lane in ENCODERS}
+    shipped = {lane: vr.packaged_weights(lane) for lane in ENCODERS}  # as shipped when this was read (session 44)
 
     def flags(record: dict[str, Any]) -> bool:
         weights = shipped[record["lane"]]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -118,7 +117,7 @@ def calibration_flags(calibration: list[dict[str, Any]], grid: list[dict[str, An
 def public_check(records: list[dict[str, Any]], point: dict[str, Any], line: float) -> dict[str, Any]:
     """Per public bucket, rows the guard flags with `point` on the English lane (e5 as shipped) and rows the raise
     reads (near misses within either lane's band)."""
-    packaged = VetoWeights.load(shipped_weights(CONFIRMER))
+    packaged = vr.packaged_weights(CONFIRMER)  # as the round compared with it
     e5 = (packaged.tau, float(packaged.raise_band or 0.0), float(packaged.raise_tau or 0.0))
     out = {}
     for name in ir.PUBLIC:
@@ -141,7 +140,7 @@ def write_candidate(folder: Path, point: dict[str, Any]) -> None:
     }
     weights = dataclasses.replace(weights, meta=meta).with_confirmation(point["confirm_tau"])
     weights.save(folder / weights_file_name(LANE))
-    shutil.copyfile(shipped_weights(CONFIRMER), folder / weights_file_name(CONFIRMER))
+    vr.packaged_weights(CONFIRMER).save(folder / weights_file_name(CONFIRMER))  # as the round compared with it
 
 
 def end_to_end_cost(folder: Path, data: Path) -> dict[str, Any]:

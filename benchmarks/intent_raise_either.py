@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +141,7 @@ def write_candidate(folder: Path, either: float) -> None:
     """The packaged MiniLM file with `raise_either_tau` and its header saying which sets chose it, and the packaged
     e5 file, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shipped_weights(OTHER), folder / shipped_weights(OTHER).name)
+    vr.packaged_weights(OTHER).save(folder / shipped_weights(OTHER).name)  # as the round compared with it
     save_with_either(folder, either, "session 45", "intent_raise_either")
 
 

@@ -128,7 +128,7 @@ def summary(g: dict[str, Any]) -> list[str]:
         f"({100 * c['check_share']:.1f}%)"
         + (
             f"; other languages {_verdict(c['multilingual_check_share'], 0.10, at_most=True)} "
-            f"({100 * c['multilingual_check_share']:.0f}%, the multilingual embedder's forward pass)"
+            f"({100 * c['multilingual_check_share']:.0f}%, the multilingual embedder's forward pass{ROUTED_READING})"
             if c.get("multilingual_check_share") is not None
             else ""
         )
@@ -167,6 +167,13 @@ def _route_all_clause() -> str:
     )
 
 
+# since the thirty-second round (session 48) the e5 second opinion reads most routed queries, a pass each
+ROUTED_READING = (
+    ", and the second opinion's reading of routed near misses up to 12 logits under the line since session 48 "
+    "(`intent: {routed_raise_band: 4.0}` reads 4, as before)"
+)
+
+
 def _e5_summary(e5: dict[str, Any] | None) -> str:
     """The summary's clause for a deployment retrieving with multilingual-e5-small ("" when not measured)."""
     if not e5 or e5["english"]["check_share"] is None or e5["other_languages"]["check_share"] is None:
@@ -175,7 +182,7 @@ def _e5_summary(e5: dict[str, Any] | None) -> str:
     return (
         "; retrieving with multilingual-e5-small instead, other languages "
         f"{_verdict(other['check_share'], 0.10, at_most=True)} ({100 * other['check_share']:.1f}%, its vector "
-        f"reused) and English {_verdict(english['check_share'], 0.10, at_most=True)} "
+        f"reused{ROUTED_READING}) and English {_verdict(english['check_share'], 0.10, at_most=True)} "
         f"({100 * english['check_share']:.0f}%, a MiniLM pass)"
     )
 

@@ -32,7 +32,7 @@ from ragshield.guards.intent_veto import let_through, shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 VETO_TAUS = {"minilm": (-1.0, -0.5, 0.0, 0.5), "e5": (1.0, 1.5, 2.0, 2.5)}  # the shipped line first
-# the e5 raise the rounds of sessions 40-47 compared with (band 4 logits, raise line 3); the thirty-second round
+# the e5 raise the rounds of sessions 42-47 compared with (band 4 logits, raise line 3); the thirty-second round
 # (session 48, `intent_e5_far.py`) widened the packaged file's to band 12, raise line 3.5
 E5_RAISE_BEFORE_FAR = (4.0, 3.0)
 BANDS = (1.0, 2.0, 3.0, 4.0)

@@ -72,3 +72,15 @@ def test_the_bounds_fail_closed() -> None:
     assert not far.gates(enron, [], [], wide, shipped, LINE)["public_holds"]
     # an empty bucket has no rate (NaN, not 0): the gate does not pass what was not read
     assert not far.gates(public[:3], [], [], wide, shipped, LINE)["public_holds"]
+
+
+def test_the_round_compares_with_the_band_it_ran_with_not_the_one_it_shipped() -> None:
+    far = far_round()
+    from ragshield.guards.intent_veto import shipped_weights
+    from ragshield.guards.intent_veto_weights import VetoWeights
+
+    packaged = VetoWeights.load(shipped_weights("e5"))
+    assert (packaged.raise_band, packaged.raise_tau) == (12.0, 3.5)  # what the round shipped
+    grid = [point(band, tau, 0, 0) for band in far.BANDS for tau in far.RAISE_TAUS]
+    before = far.vr.shipped_point(grid, "e5")
+    assert (before["band"], before["raise_tau"]) == far.vr.E5_RAISE_BEFORE_FAR == (4.0, 3.0)

@@ -581,7 +581,8 @@ def test_a_calibrated_file_keeps_the_second_opinion_switches_and_refuses_what_it
     guard = build_defense("intent", context, {"intent": params}).query_guards[0]
     assert (guard.second_opinion, guard.raise_near_misses) == (False, False)
     with pytest.raises(
-        ConfigError, match="only name, second_opinion, raise_near_misses, raise_either apply; got model"
+        ConfigError,
+        match="only name, second_opinion, raise_near_misses, raise_either, routed_raise_band apply; got model",
     ):
         build_defense("intent", context, {"intent": {"load": str(tmp_path / "intent.json"), "model": "x.json"}})
 

