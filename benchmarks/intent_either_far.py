@@ -17,8 +17,6 @@ judges.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
 import intent_e5_all_spent as all_spent
@@ -127,11 +125,7 @@ def table(summary: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+    args = ir.reading_parser(__doc__, OUT.name).parse_args(argv)
     records = ir.records_of(args, reader(), SETS, all_spent.TRAINED_ON)
     summary = summarise(records, logit(ExtractionIntent(second_opinion=False)._model().threshold))
     print(table(summary))

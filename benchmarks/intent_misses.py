@@ -18,7 +18,6 @@ These sets were all read before, so nothing here is blind; a round that acts on 
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 from pathlib import Path
@@ -144,11 +143,7 @@ def table(summary: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+    args = ir.reading_parser(__doc__, OUT.name).parse_args(argv)
     if args.rows.exists():
         records = list(json.loads(args.rows.read_text()))
     else:

@@ -279,15 +279,21 @@ def write_candidate(
         weights.save(folder / f"intent_veto_{encoder}.npz")
 
 
-def round_parser(doc: str | None, results: str, refit: str | None = None) -> argparse.ArgumentParser:
-    """The switches a round's script shares: `--data`, `--rows` (the per-row records, read once then reused),
-    `--out` (the sweep, default `benchmarks/results/<results>`) and `--candidate` (a folder for the veto files); with
-    `refit` (its help), a round that reads a refitted file also takes `--refit` and `--calib-rows` (the calibration
-    split's records)."""
+def reading_parser(doc: str | None, results: str) -> argparse.ArgumentParser:
+    """The switches every script that reads sets row by row shares: `--data`, `--rows` (the per-row records, read
+    once then reused) and `--out` (its results, default `benchmarks/results/<results>`)."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--rows", type=Path, required=True, help="the per-row records (read once, then reused)")
-    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / results, help="the sweep")
+    parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / results, help="the results")
+    return parser
+
+
+def round_parser(doc: str | None, results: str, refit: str | None = None) -> argparse.ArgumentParser:
+    """A round's switches: `reading_parser`'s and `--candidate` (a folder for the veto files); with `refit` (its
+    help), a round that reads a refitted file also takes `--refit` and `--calib-rows` (the calibration split's
+    records)."""
+    parser = reading_parser(doc, results)
     parser.add_argument("--candidate", type=Path, help="write the veto files with the chosen settings here")
     if refit is not None:
         parser.add_argument("--refit", type=Path, required=True, help=refit)
