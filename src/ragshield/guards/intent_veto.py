@@ -225,7 +225,7 @@ class IntentVeto:
         self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore], flag_at: float | None = None
     ) -> list[IntentScore]:
         """`apply` at `flag_at` (default: the model's operating point) with the model's version, second reading
-        and router; nothing (not even the router) runs when no query is flagged or a near miss, the common case."""
+        and router; nothing (not even the router) runs when every query is under the widest raising band (e5: 12)."""
         line = model.threshold if flag_at is None else flag_at
         version = str(model.meta.get("model_version"))
         raising = [w for e in self.files if (w := self.raising(e, version))]
