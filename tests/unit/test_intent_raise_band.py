@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ragshield.guards.intent_arrays import logit, sigmoid
@@ -103,4 +104,7 @@ def test_the_twenty_second_rounds_sweep_raises_an_english_near_miss_only_when_e5
     written = VetoWeights.load(tmp_path / "RC" / "intent_veto_minilm.npz")
     assert (written.raise_band, written.raise_tau, written.raise_confirm_tau) == (5.0, 0.0, 2.0)
     assert written.tau == VetoWeights.load(shipped_weights("minilm")).tau and "raise_confirmed" in written.meta
-    assert (tmp_path / "RC" / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()
+    e5, packaged = VetoWeights.load(tmp_path / "RC" / "intent_veto_e5.npz"), VetoWeights.load(shipped_weights("e5"))
+    assert (e5.raise_band, e5.raise_tau) == vr.E5_RAISE_BEFORE_FAR  # the e5 raise the round compared with
+    assert e5.tau == packaged.tau and e5.meta == packaged.meta and e5.layers.keys() == packaged.layers.keys()
+    assert all(np.allclose(e5.layers[name], packaged.layers[name]) for name in packaged.layers)  # the same weights
