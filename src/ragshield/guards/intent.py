@@ -33,7 +33,6 @@ bank-similarity guard (`ragshield.guards.intent_bank`).
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,8 @@ from ragshield.guards.intent_bank import (
     query_segments,
 )
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_veto import IntentVeto, SecondOpinion, shipped_veto
+from ragshield.guards.intent_opinion import SecondOpinion, logit_option
+from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
@@ -83,18 +83,6 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     if isinstance(item, str):
         return item
     raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
-
-
-def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:
-    """An opt-in setting in logits (`raise_either`, `routed_raise_band`), checked: None (off), or a finite number over
-    `least` while the second opinion raises near misses (`raising`)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= least:
-        raise ConfigError(f"intent {name} must be a finite number ({example}), got {value!r}")
-    if not raising:
-        raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
-    return float(value)
 
 
 class ExtractionIntent(Detector):

@@ -58,6 +58,7 @@ from ragshield.errors import ConfigError
 from ragshield.guards import intent_veto_reading as _reading
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_opinion import SecondOpinion, near_misses  # defined here until session 49
 from ragshield.guards.intent_veto_reading import verifier_logits
 from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: here until session 46
     ENCODERS,
@@ -70,26 +71,6 @@ from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: h
 BATCH, MAX_CHARACTERS, MAX_PIECES = _reading.BATCH, _reading.MAX_CHARACTERS, _reading.MAX_PIECES
 pieces_of = _reading.pieces_of
 logger = logging.getLogger(__name__)
-
-
-class SecondOpinion:
-    """What the second opinion did for one query (`IntentScore.second_opinion`)."""
-
-    NOT_ASKED = "not asked"  # not flagged nor a near miss, or the guard runs without one
-    UPHELD = "upheld"  # read; the flag stands
-    LET_THROUGH = "let through"  # read; the probability is the verifier's, below the operating point
-    RAISED = "raised"  # a near miss read; the probability is the operating point itself: flagged
-    NOT_RAISED = "not raised"  # a near miss read; the model's probability stands
-    UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the model's verdict stands
-
-    @staticmethod
-    def reason_suffix(state: str) -> str:
-        """What a verdict's reason adds for this state ("" when there is nothing to say)."""
-        return {
-            SecondOpinion.LET_THROUGH: "; a second opinion let it through",
-            SecondOpinion.RAISED: "; a second opinion raised it to the operating point",
-            SecondOpinion.UNAVAILABLE: "; no second opinion read it",
-        }.get(state, "")
 
 
 def weights_file_name(encoder: str) -> str:
@@ -390,18 +371,3 @@ class IntentVeto:
             reason = type(error).__name__
             logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
             return {}
-
-
-def near_misses(
-    scores: Sequence[IntentScore], lane: Sequence[int], flag_at: float, weights: VetoWeights | None
-) -> list[int]:
-    """The indices of `lane` whose score is under `flag_at` by at most the file's `raise_band` logits and that
-    no verifier has read; none when the file does not raise (or did not load)."""
-    if weights is None or weights.raise_band is None:
-        return []
-    floor = band_floor(flag_at, weights.raise_band)
-    return [
-        i
-        for i in lane
-        if floor <= scores[i].probability < flag_at and scores[i].second_opinion == SecondOpinion.NOT_ASKED
-    ]

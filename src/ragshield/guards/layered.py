@@ -59,7 +59,7 @@ from ragshield.guards.base import (
     OutputMonitor,
     QueryGuard,
 )
-from ragshield.guards.intent_veto import SecondOpinion
+from ragshield.guards.intent_opinion import SecondOpinion
 from ragshield.parameters import forwards
 from ragshield.types import Action, RetrievalResult, Verdict
 

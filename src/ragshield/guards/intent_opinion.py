@@ -1,0 +1,63 @@
+"""What the `intent` guard's second opinion (`intent_veto`) did for a query, which queries it reads beyond the flags,
+and the check of its opt-in settings in logits.
+
+Apart from `intent_veto` so the guard, the layered default and the verdicts can name these without loading the
+verifiers' code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent_model import IntentScore
+from ragshield.guards.intent_veto_weights import VetoWeights, band_floor
+
+
+class SecondOpinion:
+    """What the second opinion did for one query (`IntentScore.second_opinion`)."""
+
+    NOT_ASKED = "not asked"  # not flagged nor a near miss, or the guard runs without one
+    UPHELD = "upheld"  # read; the flag stands
+    LET_THROUGH = "let through"  # read; the probability is the verifier's, below the operating point
+    RAISED = "raised"  # a near miss read; the probability is the operating point itself: flagged
+    NOT_RAISED = "not raised"  # a near miss read; the model's probability stands
+    UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the model's verdict stands
+
+    @staticmethod
+    def reason_suffix(state: str) -> str:
+        """What a verdict's reason adds for this state ("" when there is nothing to say)."""
+        return {
+            SecondOpinion.LET_THROUGH: "; a second opinion let it through",
+            SecondOpinion.RAISED: "; a second opinion raised it to the operating point",
+            SecondOpinion.UNAVAILABLE: "; no second opinion read it",
+        }.get(state, "")
+
+
+def near_misses(
+    scores: Sequence[IntentScore], lane: Sequence[int], flag_at: float, weights: VetoWeights | None
+) -> list[int]:
+    """The indices of `lane` whose score is under `flag_at` by at most the file's `raise_band` logits and that
+    no verifier has read; none when the file does not raise (or did not load)."""
+    if weights is None or weights.raise_band is None:
+        return []
+    floor = band_floor(flag_at, weights.raise_band)
+    return [
+        i
+        for i in lane
+        if floor <= scores[i].probability < flag_at and scores[i].second_opinion == SecondOpinion.NOT_ASKED
+    ]
+
+
+def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:
+    """An opt-in setting in logits (`raise_either`, `routed_raise_band`), checked: None (off), or a finite number over
+    `least` while the second opinion raises near misses (`raising`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= least:
+        raise ConfigError(f"intent {name} must be a finite number ({example}), got {value!r}")
+    if not raising:
+        raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
+    return float(value)
