@@ -36,14 +36,18 @@ def guard_scores(model: IntentModel, texts: list[str], embedders: Embedders) -> 
     return model.score(texts, embedders.embed(texts), multi)
 
 
+def first_stage_scores(model: IntentModel, texts: list[str], embedders: Embedders) -> list[IntentScore]:
+    """The model's scores as the guard's first stage gives them (`ExtractionIntent.scores` without its second
+    opinion), with multilingual vectors for the texts it routes there and obfuscated texts read again."""
+    return model.with_readable_forms(
+        texts, guard_scores(model, texts, embedders), lambda f: guard_scores(model, f, embedders)
+    )
+
+
 def probabilities(model: IntentModel, texts: list[str], embedders: Embedders) -> Any:
-    """The model's probabilities as the guard gives them (`ExtractionIntent.scores`), with
-    multilingual vectors for the texts it routes there and obfuscated texts read again."""
+    """The probabilities of `first_stage_scores` (an empty array for no texts)."""
     import numpy as np
 
     if not texts:
         return np.empty(0)
-    scored = model.with_readable_forms(
-        texts, guard_scores(model, texts, embedders), lambda f: guard_scores(model, f, embedders)
-    )
-    return np.array([s.probability for s in scored])
+    return np.array([s.probability for s in first_stage_scores(model, texts, embedders)])

@@ -1,0 +1,107 @@
+"""Leave one language out with the whole guard (benchmarks/intent_guard_loo.py): the fold's e5 verifier never fits
+a row in the left-out language, the recipe is the packaged file's, and a results file goes on only as the same run.
+
+The fits themselves (about 80 minutes a language) run in the benchmark; these tests use fakes for the verifier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import intent_guard_loo as gl  # noqa: E402
+import intent_sets as isets  # noqa: E402
+from ragshield.guards.intent_veto_weights import VetoWeights  # noqa: E402
+
+
+def _example(text: str, label: int, lang: str, source: str = "own") -> isets.Example:
+    return isets.Example(text, label, "direct", lang, source)
+
+
+class FakeVerifier:
+    """A stand-in for the e5 training verifier: records what it is given."""
+
+    def __init__(self) -> None:
+        self.frozen: list[Any] = []
+        self.torch = type("FakeTorch", (), {"manual_seed": staticmethod(lambda seed: None)})
+
+
+def test_the_fold_verifier_fits_no_row_in_the_left_out_language_and_keeps_each_rows_frozen_states(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    training = [
+        _example("a", 1, "ja"),
+        _example("b", 0, "en", "sage"),
+        _example("c", 1, "ja", "pairs"),
+        _example("d", 0, "ja", "heldout-v30"),
+        _example("e", 1, "it"),
+    ]
+    frozen = [f"states of {e.text}" for e in training]
+    fitted: dict[str, Any] = {}
+    monkeypatch.setattr(gl.ivf, "new_verifier", lambda *args: FakeVerifier())
+    monkeypatch.setattr(gl.ivf, "fit", lambda verifier, rows, **kw: fitted.update(rows=rows, verifier=verifier, **kw))
+    recipe = {"train_top": 2, "max_length": 128, "epochs": 2.0, "lr": 5e-5, "batch": 32}
+    _, n = gl.fold_verifier(object(), training, frozen, "ja", recipe)  # type: ignore[arg-type]
+    assert [e.text for e in fitted["rows"]] == ["b", "e"] and n == 2  # every source of the language goes
+    assert fitted["verifier"].frozen == ["states of b", "states of e"]  # aligned with the rows kept
+    assert fitted["prepared"] and (fitted["epochs"], fitted["lr"], fitted["batch"]) == (2.0, 5e-5, 32)
+
+
+def test_the_recipe_is_the_packaged_files_and_a_header_that_does_not_name_it_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    weights, recipe = gl.packaged_recipe()
+    assert recipe["heldout_sets_trained_on"] == weights.meta["heldout_sets_trained_on"]
+    assert recipe["pairs"] is True and recipe["max_length"] == weights.max_length
+    bare = dataclasses.replace(weights, meta={k: v for k, v in weights.meta.items() if k != "epochs"})
+    monkeypatch.setattr(VetoWeights, "load", staticmethod(lambda path: bare))
+    with pytest.raises(SystemExit, match="does not name epochs"):
+        gl.packaged_recipe()
+
+
+def test_a_fold_is_judged_on_the_languages_own_written_and_held_apart_rows() -> None:
+    own_request, written, benign = _example("o", 1, "ja"), _example("w", 1, "ja", "written"), _example("b", 0, "ja")
+    kept = _example("k", 1, "ja", "tgtb")  # not left out: not judged as the language's
+    corpus = isets.Corpus(train=[own_request, written, kept], calib=[benign])
+    held = [_example("h", 1, "ja", "heldout"), _example("h2", 1, "it", "heldout"), _example("hb", 0, "ja", "heldout")]
+    groups = gl.language_groups(corpus, {id(own_request), id(written), id(benign)}, held, "ja")
+    assert groups == {
+        "own requests": ["o"],
+        "written requests": ["w"],
+        "held-apart requests": ["h"],
+        "own benign": ["b", "hb"],
+    }
+
+
+def _row(k: int, n: int) -> dict[str, Any]:
+    cell = {"k": k, "n": n, "rate": k / n if n else float("nan"), "ci95": [0.0, 1.0], "second_opinion": {}}
+    return {"configurations": {name: {"own requests": cell} for name in gl.CONFIGURATIONS}}
+
+
+def test_a_finished_file_prints_its_table_without_the_data_and_missing_rows_show_as_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "loo.json"
+    _, recipe = gl.packaged_recipe()
+    out.write_text(json.dumps({"recipe": recipe, "languages": {"ja": _row(90, 124), "xx": _row(0, 0)}}))
+    gl.main(["--languages", "ja", "--out", str(out), "--data", str(tmp_path / "absent")])
+    printed = capsys.readouterr().out
+    assert "| ja | own requests | 72.6% [64.1, 79.7] (n=124)" in printed and "missing (n=0)" in printed
+
+
+def test_a_file_of_another_recipe_or_a_refit_without_the_data_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "loo.json"
+    out.write_text(json.dumps({"recipe": {"epochs": 1.0}, "languages": {}}))
+    with pytest.raises(SystemExit, match="another e5 recipe"):
+        gl.main(["--languages", "ja", "--out", str(out), "--data", str(tmp_path)])
+    out.unlink()
+    with pytest.raises(SystemExit, match=r"refitting without ja needs \.\./shared/data"):
+        gl.main(["--languages", "ja", "--out", str(out), "--data", str(tmp_path / "absent")])
