@@ -432,7 +432,8 @@ def not_resumable(earlier: dict[str, Any], run: dict[str, Any]) -> str | None:
 
 def measured_cost(corpus: Any, model_path: Path | None, n_cost: int) -> dict[str, Any]:
     """`cost` and `e5_deployment_cost` on the same seeded sample: `n_cost` English queries (benign
-    test sets and held-out extraction requests) and a quarter as many own non-English phrasings."""
+    test sets and held-out extraction requests) and a quarter as many own non-English phrasings of the calibration
+    split (benign only: requests are all training rows)."""
     rng = random.Random(5)
     pool = [(e.text, 0) for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     pool += [(e.text, 1) for e in isets.heldout(isets.HELDOUT) if e.label == 1]

@@ -7,21 +7,24 @@ it cannot simply be put behind a fold's model. Here, per left-out language, both
 
 * the first stage: the shipped recipe retrained and recalibrated without the language (`intent_generalisation.
   fold_model`, the same fold as the report's);
-* the e5 verifier: the packaged file's recipe (`META_KEYS` of its header: layers, epochs, rate, batch, the contrastive
-  pairs and the held-apart sets it trained on) fitted on its training rows less every row in the language (stricter
-  than the first stage's fold, which keeps the language's rows of sources without a language of their own), its
-  head started from the fold model's multilingual part; written with the packaged line, band and raise line.
+* the e5 verifier: the packaged file's recipe (`META_KEYS` of its header: layers, epochs, rate, batch, the held-apart
+  sets it trained on, the contrastive pairs, and the row weights where it names them) fitted on its training rows less
+  every row in the language (stricter than the first stage's fold, which keeps the language's rows of sources without
+  a language of their own), its head started from the fold model's multilingual part; written with every setting of
+  the packaged file (line, reading, band, raise line and the rest: `fold_weights`).
 
 The fold guard (`IntentVeto` with that e5 file only: the MiniLM verifier trained on every language, so queries the
 router leaves to English are the fold model's alone) is read on the language's own phrasings (requests and benign
-rows), its hand-written requests and the held-apart sets' rows in it; beside it, the fold model alone and the fold
-model behind the packaged e5 file (which read the language: not a leave-one-out figure, shown for what the refit
-costs).
+rows), its hand-written requests and the held-apart sets' rows in it, but those of the sets the packaged file's band
+and raise line were chosen on (its header's `development`); beside it, the fold model alone and the fold model behind
+the packaged e5 file (which read the language: not a leave-one-out figure, shown for what the refit costs). A run
+stops if either verifier does not load for the fold model or reads none of the language's rows.
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_guard_loo.py --languages ja,it
 
 Writes `--out` (default `benchmarks/results/intent_guard_loo_lang.json`; resumed: a language already there is not
-refitted) and prints a table. About 20 minutes per language on 2 cores, most of it the verifier's fit.
+refitted; a file run with another recipe, other packaged settings or other held-apart sets is refused) and prints a
+table. About 80 minutes per language on 2 cores, most of it the verifier's fit over some 38,000 rows.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import intent_verifier_rows as ivr
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_opinion import SecondOpinion
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights
 from ragshield.guards.intent_veto_weights import VetoWeights
 from ragshield.metrics.intervals import rate_text
@@ -51,17 +55,41 @@ from ragshield.metrics.intervals import rate_text
 OUT = qs.REPO / "benchmarks" / "results" / "intent_guard_loo_lang.json"
 LANE = "e5"
 META_KEYS = ("train_top", "epochs", "lr", "batch", "heldout_sets_trained_on")  # the packaged file's recipe
+WEIGHT_KEYS = ("enron_weight", "chat_request_weight")  # named in a header only where not 1 (`intent_verifier.py`)
+READ = (SecondOpinion.UPHELD, SecondOpinion.LET_THROUGH, SecondOpinion.RAISED, SecondOpinion.NOT_RAISED)
 CONFIGURATIONS = ("fold model alone", "fold model + fold e5 verifier", "fold model + packaged e5 verifier")
 
 
 def packaged_recipe() -> tuple[VetoWeights, dict[str, Any]]:
-    """The packaged e5 file and the recipe its header names (it must name every `META_KEYS` and its pairs)."""
+    """The packaged e5 file and the recipe its header names (it must name every `META_KEYS` and how many contrastive
+    pairs it trained on, which must be the pairs there are now; a row weight it does not name is 1)."""
     weights = VetoWeights.load(shipped_weights(LANE))
     missing = [key for key in (*META_KEYS, "pairs") if key not in weights.meta]
     if missing:
         raise SystemExit(f"the packaged e5 file's header does not name {', '.join(missing)}: its recipe is unknown")
-    recipe = {key: weights.meta[key] for key in META_KEYS}
-    return weights, recipe | {"pairs": bool(weights.meta["pairs"]), "max_length": weights.max_length}
+    pairs = int(weights.meta["pairs"])
+    if pairs and pairs != len(ivr.contrastive_pairs()[0]):
+        raise SystemExit(
+            f"the packaged e5 file trained on {pairs} pairs, not the {len(ivr.contrastive_pairs()[0])} there are"
+        )
+    recipe = {key: weights.meta[key] for key in META_KEYS} | {
+        key: float(weights.meta.get(key, 1.0)) for key in WEIGHT_KEYS
+    }
+    return weights, recipe | {"pairs": bool(pairs), "max_length": weights.max_length}
+
+
+def settings_of(weights: VetoWeights) -> dict[str, Any]:
+    """What a veto file does with its logits (line, readings, band and raise lines): every field but its arrays, its
+    header and what it reads for."""
+    skip = {"layers", "head_weight", "head_bias", "meta", "model_version"}
+    return {f.name: getattr(weights, f.name) for f in dataclasses.fields(weights) if f.name not in skip}
+
+
+def fold_weights(packaged: VetoWeights, fitted: VetoWeights, version: str, meta: dict[str, Any]) -> VetoWeights:
+    """The fold's veto file: `fitted`'s layers and head with every setting of `packaged` (`settings_of`), for flags of
+    model `version`."""
+    arrays = {"layers": fitted.layers, "head_weight": fitted.head_weight, "head_bias": fitted.head_bias}
+    return dataclasses.replace(packaged, **arrays, model_version=version, meta=meta)
 
 
 def fold_verifier(
@@ -74,8 +102,17 @@ def fold_verifier(
     verifier.frozen = [frozen[i] for i in kept]
     verifier.torch.manual_seed(ivf.SEED)
     rows = [training[i] for i in kept]
-    ivf.fit(verifier, rows, epochs=recipe["epochs"], lr=recipe["lr"], batch=recipe["batch"], prepared=True)
+    weighed = {key: recipe[key] for key in WEIGHT_KEYS}
+    ivf.fit(verifier, rows, epochs=recipe["epochs"], lr=recipe["lr"], batch=recipe["batch"], prepared=True, **weighed)
     return verifier, len(kept)
+
+
+def require_loaded(vetoes: dict[str, IntentVeto | None], version: str) -> None:
+    """Stop unless every veto's e5 verifier loads for flags of model `version` and raises near misses: one that does
+    not would leave the guard's figures the model's alone (its flags `unavailable`, not an error)."""
+    for name, veto in vetoes.items():
+        if veto is not None and not (veto.preload(version).get(LANE) and veto.raising(LANE, version)):
+            raise SystemExit(f"{name}: the e5 file did not load for the fold model, or does not raise")
 
 
 def judged(model: IntentModel, veto: IntentVeto | None, groups: dict[str, list[str]], embedders: Any) -> dict[str, Any]:
@@ -97,8 +134,8 @@ def judged(model: IntentModel, veto: IntentVeto | None, groups: dict[str, list[s
 def language_groups(
     corpus: isets.Corpus, gone: set[int], held: list[isets.Example], language: str
 ) -> dict[str, list[str]]:
-    """What a fold is judged on: the language's own requests, hand-written requests, held-apart requests and benign
-    rows (`intent_generalisation.own_benign_texts`), as the report's leave-one-language-out reads them."""
+    """What a fold is judged on: the language's own requests, hand-written requests, held-apart requests (`held`)
+    and benign rows (`intent_generalisation.own_benign_texts`), as the report's leave-one-language-out reads them."""
     requests = [e for e in corpus.train if id(e) in gone and e.label == 1]
     left = [e for e in [*corpus.train, *corpus.calib] if id(e) in gone]
     return {
@@ -120,16 +157,16 @@ def left_out_language(
     folder: Path,
 ) -> dict[str, Any]:
     started = time.time()
-    held = [e for path in isets.HELDOUT_SETS.values() for e in isets.heldout(path)]
+    chosen_on = set(packaged.meta.get("development", ()))  # the band and raise line were chosen on these sets' rows
+    held = [e for name, path in isets.HELDOUT_SETS.items() if name not in chosen_on for e in isets.heldout(path)]
     model, gone = ig.fold_model(corpus, embedders, "lang", language)
-    version = str(model.meta.get("model_version"))
+    version = f"fold without {language}"  # the fold's veto files are read for this model only
+    model.meta["model_version"] = version
     verifier, rows = fold_verifier(model, training, frozen, language, recipe)
-    settings = {"tau": packaged.tau, "raise_band": packaged.raise_band, "raise_tau": packaged.raise_tau}
     meta = recipe | {"left_out_language": language, "settings_from": "the packaged e5 file"}
-    weights = verifier.export(tau=packaged.tau, reading=packaged.reading, model_version=version, meta=meta)
-    weights = dataclasses.replace(weights, raise_band=packaged.raise_band, raise_tau=packaged.raise_tau)
+    fitted = verifier.export(tau=packaged.tau, model_version=version)
     path = folder / f"intent_veto_{LANE}_{language}.npz"
-    weights.save(path)
+    fold_weights(packaged, fitted, version, meta).save(path)
     groups = language_groups(corpus, gone, held, language)
     routed = model.routes(groups["own requests"] + groups["own benign"])
     vetoes = {
@@ -138,18 +175,19 @@ def left_out_language(
         # the packaged file names v13: read for the fold's flags as if it were the fold's
         CONFIGURATIONS[2]: IntentVeto({LANE: _renamed(shipped_weights(LANE), version, folder)}),
     }
+    require_loaded(vetoes, version)
     row: dict[str, Any] = {
         "threshold": model.threshold,
         "verifier_training_rows": rows,
-        "verifier_settings": settings,
+        "held_apart_sets_not_judged": sorted(chosen_on),
         "own_rows_routed_to_e5": int(sum(routed)),
         "own_rows": len(routed),
         "configurations": {name: judged(model, veto, groups, embedders) for name, veto in vetoes.items()},
     }
     for name in CONFIGURATIONS[1:]:
-        read = sum(g["n"] - g["second_opinion"].get("not asked", 0) for g in row["configurations"][name].values())
-        if read == 0:
-            raise SystemExit(f"{name} read none of {language}'s rows: its file was not loaded for the fold model")
+        states = [g["second_opinion"] for g in row["configurations"][name].values()]
+        if not sum(state.get(read, 0) for state in states for read in READ):
+            raise SystemExit(f"{name} read none of {language}'s rows: its verdicts would be the fold model's alone")
     row["seconds"] = round(time.time() - started)
     return row
 
@@ -179,10 +217,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     packaged, recipe = packaged_recipe()
+    run = {"recipe": recipe, "settings": settings_of(packaged), "held_apart_sets": sorted(isets.HELDOUT_SETS)}
     result = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {"languages": {}}
-    if result.get("recipe", recipe) != recipe:
-        raise SystemExit(f"{args.out} was run with another e5 recipe: use a new --out")
-    result["recipe"] = recipe
+    if differ := [key for key, value in run.items() if result.get(key, value) != value]:
+        raise SystemExit(f"{args.out} was run with other {', '.join(differ)}: use a new --out")
+    result |= run
     todo = [language for language in args.languages.split(",") if language not in result["languages"]]
     if todo and not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: refitting without {', '.join(todo)} needs ../shared/data")

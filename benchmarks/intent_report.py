@@ -4,6 +4,7 @@ payload `intent_generalisation.run` writes; called by `benchmarks/query_detectio
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import intent_sets as isets
@@ -32,15 +33,17 @@ def _mean_share(group: dict[str, Any]) -> str:
 
 
 def _routed_by_label(by_label: dict[str, Any] | None) -> str:
-    """The clause on what a routed query costs on average, benign and request apart ("" when not measured: files
-    before session 49)."""
+    """The clause on what a routed query costs on average, per side of the sample that has queries ("" when not
+    measured: files before session 49). The cost sample's other-language queries come from the calibration split, so
+    today they are benign phrasings only."""
     if not by_label:
         return ""
-    benign, requests = by_label["benign"], by_label["requests"]
-    return (
-        f"; on average {_mean_share(benign)} for its {benign['n']} benign phrasings and {_mean_share(requests)} "
-        f"for its {requests['n']} requests (each a second opinion's read of a flag or a near miss)"
-    )
+    sides = [
+        f"{_mean_share(by_label[side])} over its {by_label[side]['n']} {what}"
+        for side, what in (("benign", "benign phrasings"), ("requests", "requests"))
+        if by_label[side]["n"]
+    ]
+    return f"; the mean is {' and '.join(sides)}" if sides else ""
 
 
 def _verdict(value: float, goal: float, *, at_most: bool) -> str:
@@ -126,6 +129,7 @@ def summary(g: dict[str, Any]) -> list[str]:
                 + ("met" if not missed else "**MISSED** on " + ", ".join(missed))
                 + f" (measured: {', '.join(g[key])}; any other {what} was not rerun)."
                 + (f" {note}" if (note := g.get("loo_notes", {}).get(key)) else "")
+                + (_guard_loo_clause(GUARD_LOO, goal) if key == "leave_one_language_out" else "")
             )
     if "leave_one_style_out" not in g:
         out.append("- TPR >= 0.90 on every left-out style: not rerun for this model (see the note below the tables).")
@@ -151,6 +155,33 @@ def summary(g: dict[str, Any]) -> list[str]:
 
 
 ROUTE_ALL = qs.REPO / "benchmarks" / "results" / "intent_route_all.json"
+GUARD_LOO = qs.REPO / "benchmarks" / "results" / "intent_guard_loo_lang.json"
+GUARD_LOO_NAME = "fold model + fold e5 verifier"  # `intent_guard_loo.CONFIGURATIONS`: the leave-one-out guard
+
+
+def _guard_loo_clause(path: Path, goal: float) -> str:
+    """The whole guard left without a language (`benchmarks/intent_guard_loo.py`), if run: per language, its own
+    requests caught and own benign rows flagged, against the fold model alone ("" when not run)."""
+    if not path.is_file():
+        return ""
+    languages = json.loads(path.read_text(encoding="utf-8"))["languages"]
+    parts = []
+    for language, row in languages.items():
+        guard, alone = row["configurations"][GUARD_LOO_NAME], row["configurations"]["fold model alone"]
+        caught = guard["own requests"]
+        parts.append(
+            f"{language} {rate_text(caught['k'], caught['n'])} "
+            f"{_verdict(caught['rate'], goal, at_most=False) if caught['n'] else 'missing'} "
+            f"(the fold model alone {rate_text(alone['own requests']['k'], alone['own requests']['n'])}; own benign "
+            f"rows flagged {rate_text(guard['own benign']['k'], guard['own benign']['n'])}, alone "
+            f"{rate_text(alone['own benign']['k'], alone['own benign']['n'])})"
+        )
+    return (
+        " With the whole guard refitted without the language (its e5 verifier too, at the packaged line, band and "
+        'raise line; `benchmarks/intent_guard_loo.py`, model card, "The whole guard, one language left out"): '
+        + "; ".join(parts)
+        + f"; measured for {', '.join(languages)} only."
+    )
 
 
 def _route_all_clause() -> str:
@@ -444,7 +475,7 @@ def report(g: dict[str, Any]) -> list[str]:
         )
     if c.get("multilingual_queries"):
         lines[-1] += (
-            f" Queries in other languages ({c['multilingual_queries']} own phrasings, same measurement): "
+            f" Queries in other languages ({c['multilingual_queries']} own benign phrasings, same measurement): "
             f"`check()` {c['multilingual_check_us'] / 1000:.1f} ms = {100 * c['multilingual_check_share']:.0f}% of "
             "their retrieval, because the multilingual embedder runs once more (goal <= 10%: "
             f"{_verdict(c['multilingual_check_share'], 0.10, at_most=True)} for that path)"

@@ -1,7 +1,7 @@
 """What a routed query costs, benign and request apart (benchmarks/intent_generalisation.py, intent_report.py).
 
-Session 49: the report gave routed queries' cost as one median over a sample mixing requests and benign phrasings;
-a deployment needs to know what its benign users pay, since a request pays for the second opinion's reading.
+Session 49: the report gave each path's cost as a median; the mean carries what the median hides (the second opinion's
+reads of flags and near misses), and a deployment needs it for its benign users and for requests apart.
 """
 
 from __future__ import annotations
@@ -32,7 +32,35 @@ def test_labels_that_do_not_match_the_measured_queries_are_refused() -> None:
         ig.mean_by_label(np.array([0.1]), [0, 1])
 
 
-def test_the_report_says_what_routed_benign_queries_and_requests_cost_and_shows_missing_as_missing() -> None:
-    clause = ir._routed_by_label({"benign": {"n": 14, "mean": 0.5}, "requests": {"n": 0, "mean": None}})
-    assert "50.0% for its 14 benign phrasings" in clause and "missing for its 0 requests" in clause
+def test_the_report_says_what_routed_queries_cost_on_average_for_each_side_the_sample_has() -> None:
+    clause = ir._routed_by_label({"benign": {"n": 25, "mean": 2.5}, "requests": {"n": 0, "mean": None}})
+    assert clause == "; the mean is 250.0% over its 25 benign phrasings"  # no side invented for 0 requests
+    both = ir._routed_by_label({"benign": {"n": 14, "mean": 0.5}, "requests": {"n": 3, "mean": 1.0}})
+    assert both == "; the mean is 50.0% over its 14 benign phrasings and 100.0% over its 3 requests"
     assert ir._routed_by_label(None) == ""  # a file written before the split: nothing said, nothing invented
+
+
+def test_the_cost_sample_draws_the_same_texts_as_before_with_their_labels(monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    import intent_sets as isets
+
+    def rows(prefix: str, n: int, lang: str = "en", label: int = 0, source: str = "own") -> list[isets.Example]:
+        return [isets.Example(f"{prefix} {i}", label, "direct", lang, source) for i in range(n)]
+
+    tests = {name: rows(name, 30, source="public") for name in ("sage", "healthcaremagic", "icliniq", "enron")}
+    calib = rows("benign es", 40, "es") + rows("benign en", 10) + rows("public es", 5, "es", source="sage")
+    held = rows("request", 20, label=1) + rows("held benign", 5)
+    monkeypatch.setattr(ig.isets, "heldout", lambda path: held)
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(ig, "cost", lambda model, english, **kw: seen.update(english=english, **kw) or {})
+    monkeypatch.setattr(ig, "e5_deployment_cost", lambda *args, **kw: None)
+    ig.measured_cost(isets.Corpus(calib=calib, test=tests), None, 40)
+    # the draw as it was before the labels were kept (session 48)
+    rng = random.Random(5)
+    pool = [(e.text, 0) for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in tests[name]]
+    pool += [(e.text, 1) for e in held if e.label == 1]
+    others = [e.text for e in calib if e.lang != "en" and e.source == "own"]
+    sample, other = rng.sample(pool, 40), rng.sample(others, 10)
+    assert seen["english"] == [text for text, _ in sample] and seen["labels"] == [label for _, label in sample]
+    assert seen["other_languages"] == other and seen["other_labels"] == [0] * 10
