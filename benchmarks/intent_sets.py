@@ -201,12 +201,15 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
 # (`intent_veto_judge.py --set NAME`), once: v43 and v44 in v42's shape and chat30 and chat31 in chat29's, written
-# blind in session 48 by four helpers that read only `benchmarks/data/README.md`, for the next round's judge
+# blind in session 48 by four helpers that read only `benchmarks/data/README.md`, for the next round's judge; v45 in
+# v44's shape and chat32 in chat31's, written the same way in session 49, for the round after
 UNREAD_JUDGES: dict[str, Path] = {
     "v43": DATA / "intent_heldout_v43.jsonl",
     "chat30": DATA / "intent_chat_heldout_v30.jsonl",
     "v44": DATA / "intent_heldout_v44.jsonl",
     "chat31": DATA / "intent_chat_heldout_v31.jsonl",
+    "v45": DATA / "intent_heldout_v45.jsonl",
+    "chat32": DATA / "intent_chat_heldout_v32.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
