@@ -1,7 +1,8 @@
 """Leave one language out with the whole guard (benchmarks/intent_guard_loo.py): the fold's e5 verifier never fits
 a row in the left-out language, the recipe is the packaged file's, and a results file goes on only as the same run.
 
-The fits themselves (about 80 minutes a language) run in the benchmark; these tests use fakes for the verifier.
+The fits themselves (about 20 minutes a language, after 16 minutes of preparation) run in the benchmark; these
+tests use fakes for the verifier.
 """
 
 from __future__ import annotations
