@@ -96,16 +96,8 @@ def fold_weights(packaged: VetoWeights, fitted: VetoWeights, version: str, meta:
 def fold_verifier(
     model: IntentModel, training: list[isets.Example], frozen: list[Any], language: str, recipe: dict[str, Any]
 ) -> tuple[Any, int]:
-    """The e5 verifier fitted as `recipe` says on `training` less the rows in `language` (their frozen layers'
-    output `frozen` computed once for all rows), its head started from `model`'s; and how many rows it fitted on."""
-    kept = [i for i, e in enumerate(training) if e.lang != language]
-    verifier = ivf.new_verifier(LANE, model, recipe["train_top"], recipe["max_length"])
-    verifier.frozen = [frozen[i] for i in kept]
-    verifier.torch.manual_seed(ivf.SEED)
-    rows = [training[i] for i in kept]
-    weighed = {key: recipe[key] for key in WEIGHT_KEYS}
-    ivf.fit(verifier, rows, epochs=recipe["epochs"], lr=recipe["lr"], batch=recipe["batch"], prepared=True, **weighed)
-    return verifier, len(kept)
+    """The fold's e5 verifier: `intent_verifier_fit.fit_without_language` with the packaged file's recipe."""
+    return ivf.fit_without_language(model, training, frozen, language, recipe)
 
 
 def require_loaded(vetoes: dict[str, IntentVeto | None], version: str) -> None:

@@ -143,3 +143,24 @@ def fit(
             if step % 100 == 0:
                 print(f"  step {step}/{steps}, loss {loss.item():.3f}, {time.time() - started:.0f} s", flush=True)
     verifier.train_mode(False)
+
+
+def fit_without_language(
+    model: IntentModel,
+    training: list[isets.Example],
+    frozen: list[Any],
+    language: str,
+    recipe: dict[str, Any],
+) -> tuple[Any, int]:
+    """The e5 verifier fitted as `recipe` says (train_top, max_length, epochs, lr, batch; enron_weight and
+    chat_request_weight where it names them, else 1) on `training` less every row in `language`, their frozen layers'
+    output `frozen` computed once for all rows; its head started from `model`'s. Returns it and how many rows it
+    fitted on (for leave-one-language-out: `intent_verifier_loo.py`, `intent_guard_loo.py`)."""
+    kept = [i for i, e in enumerate(training) if e.lang != language]
+    verifier = new_verifier("e5", model, recipe["train_top"], recipe["max_length"])
+    verifier.frozen = [frozen[i] for i in kept]
+    verifier.torch.manual_seed(SEED)
+    weighed = {key: recipe.get(key, 1.0) for key in ("enron_weight", "chat_request_weight")}
+    rows = [training[i] for i in kept]
+    fit(verifier, rows, epochs=recipe["epochs"], lr=recipe["lr"], batch=recipe["batch"], prepared=True, **weighed)
+    return verifier, len(kept)

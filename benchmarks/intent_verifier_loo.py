@@ -42,17 +42,13 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
 def left_out(
     model: IntentModel, corpus: isets.Corpus, training: list[isets.Example], frozen: list[Any], language: str, args: Any
 ) -> dict[str, Any]:
-    kept = [i for i, e in enumerate(training) if e.lang != language]
     own = [e for e in corpus.train if e.lang == language and e.source == "own"]
-    verifier = ivf.new_verifier("e5", model, args.train_top, args.max_length)
-    verifier.frozen = [frozen[i] for i in kept]
-    verifier.torch.manual_seed(ivf.SEED)
-    ivf.fit(verifier, [training[i] for i in kept], epochs=args.epochs, lr=args.lr, batch=args.batch, prepared=True)
+    verifier, kept = ivf.fit_without_language(model, training, frozen, language, vars(args))
     texts = [e.text for e in own]
     flagged = np.asarray(iscore.probabilities(model, texts, iscore.Embedders())) >= model.threshold
     asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
     logits = dict(zip(asked, iv.read(verifier, model, [texts[i] for i in asked]), strict=True))
-    row: dict[str, Any] = {"training_rows": len(kept)}
+    row: dict[str, Any] = {"training_rows": kept}
     for label, kind in ((1, "requests"), (0, "benign")):
         rows = [i for i in asked if own[i].label == label]
         row[kind] = {
