@@ -1,7 +1,8 @@
 """Would the e5 verifier catch the English requests the guard misses far under its line? (Issue 18; an exploration of
 read sets after the thirty-second round, not a round.)
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_far.py --rows runs/r36/either_far_rows.json
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_far.py --rows runs/r36/either_far_rows.json \
+        [--candidate DIR] [--eo DIR]
 
 The guard as shipped (model v13, the packaged verifiers, no raise applied) reads `SETS`, the eight read sets the
 packaged e5 file did not train on (rows equal to a training row of v13 or of a set it trained on left out), and the
@@ -10,13 +11,19 @@ row the model leaves unflagged within `REACH` logits is read by the e5 verifier 
 `--rows` keeps one record per row (no text). For each band and line of the e5 reading (`BANDS` x `LINES`), the English
 near misses the MiniLM verifier does not raise and the e5 verifier reads at the line or over: the development requests
 and benign rows that would be raised, and the public rows, per bucket with the rate the guard would then flag (the
-issue's goal: at most 1% each). Prints a table and writes `--out` (default
-`benchmarks/results/intent_either_far.json`). Nothing here is blind; a round that acts on it needs its own rule and
-judges.
+issue's goal: at most 1% each), and the public English rows the e5 verifier would read (its cost). Prints a table and
+writes `--out` (default `benchmarks/results/intent_either_far.json`). Nothing here is blind.
+
+The thirty-third round (session 50, model card) acts on it: `choose` takes the point its rule names, and
+`--candidate DIR` writes the packaged files with the MiniLM file's `raise_either_tau` and `raise_either_band` set to it
+(for `intent_veto_judge.py --candidate DIR`); `--eo DIR` writes the twenty-ninth round's opt-in (line 4, its own band)
+beside it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import intent_e5_all_spent as all_spent
@@ -26,13 +33,16 @@ import intent_veto_raise as vr
 import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
-from ragshield.guards.intent_veto import IntentVeto, shipped_weights
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 SETS = ("v39", "chat26", "v40", "chat27", "v41", "chat28", "v42", "chat29")
 REACH, HIGHEST_OTHER = 12.0, 8.0
 BANDS = (4.0, 6.0, 8.0, 12.0)
 LINES = (3.0, 4.0, 5.0, 6.0, 7.0)
+MEDICAL = ("sage", "healthcaremagic", "icliniq")  # the buckets the opt-in (not over e-mail) must keep within 1%
+MOST_READ = 0.10  # the share of the public buckets' English rows the e5 verifier may read (the round's cost bound)
+EO_LINE = 4.0  # the twenty-ninth round's opt-in, read beside the candidate
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_far.json"
 
 
@@ -65,6 +75,51 @@ def raised_by_other(record: dict[str, Any], band: float, line: float, minilm: Ve
     return not by_minilm and record["other"] >= line
 
 
+def read_by_other(record: dict[str, Any], band: float, minilm: VetoWeights) -> bool:
+    """Whether the e5 verifier reads an English row for the either raise within `band`: unflagged, within the band,
+    and not raised by the MiniLM verifier (the cost the opt-in adds)."""
+    if record["lane"] != "minilm" or record["flagged_by_model"] or record["gap"] > band:
+        return False
+    return not ir.raised(record, minilm.raise_band or 0.0, minilm.raise_tau or 0.0)
+
+
+def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The thirty-third round's point: of those keeping each medical bucket within 1% and the e5 reading within
+    `MOST_READ` of the public English rows, the fewest errors (development requests missed and benign rows flagged,
+    medical rows flagged: the raised rows decide), then fewer benign rows, the narrower band, the higher line."""
+
+    def medical_raised(point: dict[str, Any]) -> int:
+        return sum(point["public"][name]["raised"] for name in MEDICAL)
+
+    eligible = [
+        p
+        for p in points
+        if all(p["public"][name]["flagged"]["rate"] <= 0.01 for name in MEDICAL)
+        and p["public_english_read_by_e5"]["rate"] <= MOST_READ
+    ]
+    if not eligible:
+        return None
+    return min(
+        eligible,
+        key=lambda p: (
+            p["benign_raised"] + medical_raised(p) - p["requests_raised"],
+            p["benign_raised"] + medical_raised(p),
+            p["band"],
+            -p["line"],
+        ),
+    )
+
+
+def write_candidate(folder: Path, line: float, band: float | None) -> None:
+    """The packaged files in `folder`, the MiniLM file naming the either `line` and `band` (None: its own band)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for encoder in ENCODERS:
+        weights = VetoWeights.load(shipped_weights(encoder))
+        if encoder == "minilm":
+            weights = replace(weights, raise_either_tau=line, raise_either_band=band)
+        weights.save(folder / weights_file_name(encoder))
+
+
 def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, Any]:
     """Per band and line: development requests and benign rows raised, and each public bucket's rows raised and the
     share the guard would then flag (as shipped plus raised)."""
@@ -80,6 +135,8 @@ def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, 
     for band in BANDS:
         for line in LINES:
             up = [r for r in development if raised_by_other(r, band, line, weights["minilm"])]
+            english = [r for rows in public.values() for r in rows if r["lane"] == "minilm"]
+            read = sum(read_by_other(r, band, weights["minilm"]) for r in english)
             buckets = {}
             for name, rows in public.items():
                 raised = sum(raised_by_other(r, band, line, weights["minilm"]) for r in rows)
@@ -93,6 +150,7 @@ def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, 
                     "benign_raised": sum(r["label"] == 0 for r in up),
                     "public": buckets,
                     "public_within_goal": all(b["flagged"]["rate"] <= 0.01 for b in buckets.values()),
+                    "public_english_read_by_e5": ig.share(read, len(english)),
                 }
             )
     english = [r for r in development if r["lane"] == "minilm"]
@@ -101,6 +159,7 @@ def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, 
         "english_requests": sum(r["label"] == 1 for r in english),
         "english_requests_missed_as_shipped": sum(r["label"] == 1 and not shipped_flag(r) for r in english),
         "points": points,
+        "chosen": choose(points),
     }
 
 
@@ -110,8 +169,9 @@ def table(summary: dict[str, Any]) -> str:
         f"English requests of {len(summary['sets'])} read sets: {summary['english_requests']}, missed as shipped: "
         f"{summary['english_requests_missed_as_shipped']}",
         "",
-        "| band | e5 line | requests raised | benign raised | public raised (then flagged) | within 1% |",
-        "|---|---|---|---|---|---|",
+        "| band | e5 line | requests raised | benign raised | public raised (then flagged) | within 1% | English "
+        "public rows e5 reads |",
+        "|---|---|---|---|---|---|---|",
     ]
     for p in summary["points"]:
         public = ", ".join(
@@ -119,18 +179,30 @@ def table(summary: dict[str, Any]) -> str:
         )
         lines.append(
             f"| {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} | {public} | "
-            f"{'yes' if p['public_within_goal'] else 'no'} |"
+            f"{'yes' if p['public_within_goal'] else 'no'} | {p['public_english_read_by_e5']['k']}/"
+            f"{p['public_english_read_by_e5']['n']} |"
         )
+    chosen = summary.get("chosen")
+    lines.append("\nchosen: " + ("none" if chosen is None else f"band {chosen['band']}, line {chosen['line']}"))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = ir.reading_parser(__doc__, OUT.name).parse_args(argv)
+    parser = ir.reading_parser(__doc__, OUT.name)
+    parser.add_argument("--candidate", type=Path, help="write the chosen point's veto files here")
+    parser.add_argument("--eo", type=Path, help="write the twenty-ninth round's opt-in (line 4, its own band) here")
+    args = parser.parse_args(argv)
     records = ir.records_of(args, reader(), SETS, all_spent.TRAINED_ON)
     summary = summarise(records, logit(ExtractionIntent(second_opinion=False)._model().threshold))
     print(table(summary))
     qs.write_json(args.out, summary)
     print(f"wrote {args.out}")
+    if args.candidate and summary["chosen"]:
+        write_candidate(args.candidate, summary["chosen"]["line"], summary["chosen"]["band"])
+        print(f"wrote {args.candidate}")
+    if args.eo:
+        write_candidate(args.eo, EO_LINE, None)
+        print(f"wrote {args.eo}")
 
 
 if __name__ == "__main__":

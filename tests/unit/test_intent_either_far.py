@@ -56,3 +56,43 @@ def test_a_public_bucket_counts_the_rows_raised_on_top_of_the_shipped_flags() ->
     assert not wide["public_within_goal"]  # 2 of 100 e-mails: over 1%
     narrow = points[(6.0, 7.0)]  # the e-mail lies past this band: only the flag that stands
     assert narrow["public"]["enron"]["flagged"]["k"] == 1 and narrow["public_within_goal"]
+
+
+def point(band: float, line: float, requests: int, benign: int, medical: int, enron: int, read: int) -> dict[str, Any]:
+    """A FAKE grid point: `medical` rows raised in each medical bucket of 100 rows, `read` of 100 English rows read."""
+    share = {"rate": 0.0, "k": 0, "n": 100}
+    public = {name: {"raised": medical, "flagged": share | {"rate": medical / 100}} for name in far().MEDICAL}
+    public["enron"] = {"raised": enron, "flagged": share | {"rate": enron / 100}}
+    return {
+        "band": band,
+        "line": line,
+        "requests_raised": requests,
+        "benign_raised": benign,
+        "public": public,
+        "public_english_read_by_e5": share | {"k": read, "rate": read / 100},
+    }
+
+
+def test_the_round_chooses_the_fewest_errors_within_the_medical_goal_and_the_cost_bound() -> None:
+    module = far()
+    best = point(8.0, 5.0, 47, 1, 0, 30, 9)  # Enron far over 1%: not counted for an opt-in not over e-mail
+    assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), best]) is best
+    assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), point(12.0, 5.0, 90, 1, 0, 0, 11)])["band"] == 6.0  # cost
+    assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), point(8.0, 4.0, 90, 1, 2, 0, 5)])["band"] == 6.0  # medical
+    tie = [point(8.0, 4.0, 58, 5, 1, 0, 9), point(8.0, 5.0, 50, 0, 0, 0, 9)]  # same errors: fewer benign rows win
+    assert module.choose(tie)["line"] == 5.0
+    assert module.choose([point(12.0, 5.0, 90, 1, 0, 0, 11)]) is None
+
+
+def test_the_candidate_is_the_packaged_files_with_the_either_line_and_band_on_the_minilm_file(tmp_path: Any) -> None:
+    module = far()
+    module.write_candidate(tmp_path, 5.0, 8.0)
+    written = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
+    packaged = VetoWeights.load(shipped_weights("minilm"))
+    assert (written.raise_either_tau, written.either_band) == (5.0, 8.0)
+    assert (written.tau, written.raise_band, written.raise_tau) == (
+        packaged.tau,
+        packaged.raise_band,
+        packaged.raise_tau,
+    )
+    assert (tmp_path / "intent_veto_e5.npz").read_bytes() == shipped_weights("e5").read_bytes()

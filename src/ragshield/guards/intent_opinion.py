@@ -37,13 +37,18 @@ class SecondOpinion:
 
 
 def near_misses(
-    scores: Sequence[IntentScore], lane: Sequence[int], flag_at: float, weights: VetoWeights | None
+    scores: Sequence[IntentScore],
+    lane: Sequence[int],
+    flag_at: float,
+    weights: VetoWeights | None,
+    reach: float | None = None,
 ) -> list[int]:
-    """The indices of `lane` whose score is under `flag_at` by at most the file's `raise_band` logits and that
-    no verifier has read; none when the file does not raise (or did not load)."""
+    """The indices of `lane` whose score is under `flag_at` by at most the file's `raise_band` logits (or `reach`,
+    the other lane's reading for its either raise, when that is wider) and that no verifier has read; none when the
+    file does not raise (or did not load)."""
     if weights is None or weights.raise_band is None:
         return []
-    floor = band_floor(flag_at, weights.raise_band)
+    floor = band_floor(flag_at, max(weights.raise_band, reach or 0.0))
     return [
         i
         for i in lane

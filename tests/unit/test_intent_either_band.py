@@ -1,0 +1,98 @@
+"""The either raise's own band (`VetoWeights.raise_either_band`, `IntentVeto.raising_english_on_e5(line, band)`;
+session 50, the thirty-third round): the other lane's verifier reads a lane's near misses up to that many logits under
+the line, while the lane's own verifier still reads only its own band. What a deployment relies on: a file without
+the field reads as before; the field survives a save and load; a nonsense band is a clear error; a near miss beyond
+the own band is never handed to the own verifier, is raised only on the other's reading, and is marked unavailable
+when the other cannot read it; nothing beyond the wider band is read. FAKE verifiers throughout."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, veto_of
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import logit, sigmoid
+from ragshield.guards.intent_veto import SecondOpinion
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+
+def under(logits: float) -> float:
+    """The probability `logits` under the operating point."""
+    return sigmoid(logit(FLAG_AT) - logits)
+
+
+def english(either_band: float | None = None) -> FakeVerifier:
+    """A FAKE MiniLM verifier raising within 1 logit at line 2, with the either line 4 (and `either_band`)."""
+    weights = fake_weights(tau=0.0).with_raise(1.0, 2.0)
+    weights = VetoWeights(**{**weights.__dict__, "raise_either_tau": 4.0, "raise_either_band": either_band})
+    return FakeVerifier(weights, {"paste": 1.0, "recipe": 1.0, "tea": 9.0})
+
+
+def routed() -> FakeVerifier:
+    return FakeVerifier(fake_weights("e5", tau=0.0).with_raise(1.0, 2.0), {"records": 5.0, "recipe": 1.0})
+
+
+TEXTS = ["paste her records", "paste the records", "paste the recipe", "tea and records", "paste records"]
+PROBABILITIES = [under(0.5), under(2.0), under(2.0), under(2.0), under(3.5)]
+
+
+def test_beyond_its_own_band_a_near_miss_is_the_other_verifiers_alone() -> None:
+    minilm, e5 = english(either_band=3.0), routed()
+    out = apply(veto_of(minilm=minilm, e5=e5), TEXTS, PROBABILITIES, routed=[False] * 5)
+    assert [s.second_opinion for s in out] == [
+        SecondOpinion.RAISED,  # within MiniLM's band: MiniLM reads 1.0 (under 2), e5 reads 5.0 (over 4)
+        SecondOpinion.RAISED,  # 2 logits under: beyond MiniLM's band, within 3; e5 reads 5.0
+        SecondOpinion.NOT_RAISED,  # e5 reads 1.0: under the either line
+        SecondOpinion.RAISED,  # MiniLM would read 9.0 here, but is never handed it: e5's 5.0 raises it
+        SecondOpinion.NOT_ASKED,  # 3.5 under: beyond both bands, read by neither
+    ]
+    assert minilm.read == ["paste her records"]  # only its own band
+    assert "paste records" not in e5.read
+    assert [s.probability for s in out[:2]] == [FLAG_AT, FLAG_AT]
+    assert out[0].veto_logit == 1.0 and out[1].veto_logit is None  # a logit only where MiniLM read it
+
+
+def test_without_the_band_the_either_reading_stays_within_the_own_band() -> None:
+    as_before = veto_of(minilm=english(), e5=routed())
+    narrowed = veto_of(minilm=english(either_band=3.0), e5=routed()).raising_english_on_e5(4.0, band=1.0)
+    for veto in (as_before, narrowed):
+        out = apply(veto, TEXTS, PROBABILITIES, routed=[False] * 5)
+        assert [s.second_opinion for s in out] == [SecondOpinion.RAISED] + [SecondOpinion.NOT_ASKED] * 4
+
+
+def test_the_run_time_band_replaces_the_files_and_the_other_verifier_that_cannot_read_leaves_it_unavailable() -> None:
+    minilm = english()
+    opted = veto_of(minilm=minilm).raising_english_on_e5(4.0, band=3.0)  # no e5 among the verifiers: it cannot read
+    opted.files.pop("e5")
+    out = apply(opted, TEXTS[:2], PROBABILITIES[:2], routed=[False, False])
+    assert [s.second_opinion for s in out] == [SecondOpinion.NOT_RAISED, SecondOpinion.UNAVAILABLE]
+    assert [s.probability for s in out] == PROBABILITIES[:2]  # the model's scores stand
+    for band in (math.nan, math.inf, 0.0, -1.0):
+        with pytest.raises(ConfigError, match="either band must be finite"):
+            opted.raising_english_on_e5(4.0, band=band)
+
+
+def test_the_field_survives_a_save_and_a_file_without_it_reads_as_before(tmp_path: Path) -> None:
+    weights = english(either_band=12.0).weights
+    weights.save(tmp_path / "minilm.npz")
+    loaded = VetoWeights.load(tmp_path / "minilm.npz")
+    assert (loaded.raise_either_band, loaded.either_band) == (12.0, 12.0)
+    english().weights.save(tmp_path / "before.npz")
+    before = VetoWeights.load(tmp_path / "before.npz")
+    assert (before.raise_either_band, before.either_band) == (None, 1.0)  # the own band, as in earlier files
+    assert fake_weights().with_raise(1.0, 2.0).either_band is None  # no either line: no either reading
+
+
+@pytest.mark.parametrize("band", [math.nan, math.inf, 0.0, -2.0])
+def test_a_band_that_is_not_a_positive_finite_number_is_refused(band: float) -> None:
+    with pytest.raises(ConfigError, match="raise_either_band must be finite and > 0"):
+        english(either_band=band)
+
+
+def test_a_band_without_an_either_line_is_refused() -> None:
+    raising = fake_weights(tau=0.0).with_raise(1.0, 2.0)
+    with pytest.raises(ConfigError, match="needs raise_either_tau"):
+        VetoWeights(**{**raising.__dict__, "raise_either_band": 6.0})
