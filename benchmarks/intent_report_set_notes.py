@@ -5,6 +5,28 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v44",
+        "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, in v42's shape, and "
+        "read once in session 50, pooled with v43, chat30 and chat31, as the judge of the shipped guard against the "
+        "either raise reaching 8 logits under the line at line 5; it made 124 errors over the four sets against 147 "
+        "and became an opt-in (`intent_veto_judge_v44.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat31",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v44 and read once with it "
+        "(`intent_veto_judge_chat31.json`); the model's figures alone",
+    ),
+    (
+        "v43",
+        "written blind in session 48 like v44 and read once with it (`intent_veto_judge_v43.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat30",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v43 and read once with it "
+        "(`intent_veto_judge_chat30.json`); the model's figures alone",
+    ),
+    (
         "v42",
         "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, in v40's shape, and "
         "read once that session, pooled with v41, chat28 and chat29, as the judge of the shipped guard against the e5 "

@@ -78,6 +78,12 @@ JUDGE_NOTES = {
     "chat28": "500 chat turns and 60 chat-wrapped requests, written blind like v41, read once with it",
     "v42": "written blind in session 48 like v41, read once with it",
     "chat29": "500 chat turns and 60 chat-wrapped requests, written blind in session 48 like chat28, read once with it",
+    "v43": "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "50, pooled with chat30, v44 and chat31, as the judge of the either raise reaching 8 logits under the line, an "
+    "opt-in since",
+    "chat30": "500 chat turns and 60 chat-wrapped requests, written blind like v43, read once with it",
+    "v44": "written blind in session 48 like v43, read once with it",
+    "chat31": "500 chat turns and 60 chat-wrapped requests, written blind in session 48 like chat30, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -92,6 +98,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v44-hard": "held-apart set v44, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with v43, chat30 and chat31, as the judge of the either raise reaching 8 logits, an opt-in since; split "
+    "by kind in the summary)",
+    "heldout-chat31": "held-apart chat turns, set chat31 (written blind by a helper; read once with v44)",
+    "heldout-v43-hard": "held-apart set v43, hard benign and chat turns (written blind by a helper; read once "
+    "with v44; split by kind in the summary)",
+    "heldout-chat30": "held-apart chat turns, set chat30 (written blind by a helper; read once with v44)",
     "heldout-v42-hard": "held-apart set v42, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with v41, chat28 and chat29, as the judge of the e5 raise reaching 12 logits, which shipped; split by "
     "kind in the summary)",
@@ -268,9 +281,14 @@ SECOND_OPINION_NOTE = (
     "6.2% [3.4, 11.1] and 2/160 = 1.2% [0.3, 4.4] (**missed** on v41), chat turns 3/485 = 0.6% [0.2, 1.8] and 1/486 = "
     "0.2% [0.0, 1.2] (goal <= 1%: met on these sets), requests 118/140 = 84.3% [77.4, 89.4] and 115/140 = 82.1% "
     "[75.0, 87.6], chat-wrapped ones 25/60 = 41.7% [30.1, 54.3] and 19/60 = 31.7% [21.3, 44.2] (with the band of 4: "
-    "9/160, 2/160, 3/485, 1/486, 116/140, 112/140, 24/60 and 11/60); model card, "
+    "9/160, 2/160, 3/485, 1/486, 116/140, 112/140, 24/60 and 11/60); the same guard on v43, chat30, v44 and chat31 "
+    "(session 50): hard benign 4/160 = 2.5% [1.0, 6.3] on each of v43 and v44 (**missed**), chat turns 0/484 = 0.0% "
+    "[0.0, 0.8] and 5/498 = 1.0% [0.4, 2.3] (goal <= 1%: met on these sets, chat31 at the line), requests 114/140 = "
+    "81.4% [74.2, 87.0] and 111/140 = 79.3% [71.8, 85.2], chat-wrapped ones 19/60 = 31.7% [21.3, 44.2] and 23/60 = "
+    "38.3% [27.1, 51.0] (the opt-in `raise_either: 5.0, raise_either_band: 8.0`: 4/160, 4/160, 0/484, 5/498, "
+    "121/140, 117/140, 25/60 and 27/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
-    '"thirty-first round" and "thirty-second round".'
+    '"thirty-first round", "thirty-second round" and "thirty-third round".'
 )

@@ -198,16 +198,19 @@ HELDOUT_SETS = {
     "chat28": DATA / "intent_chat_heldout_v28.jsonl",
     "v42": DATA / "intent_heldout_v42.jsonl",
     "chat29": DATA / "intent_chat_heldout_v29.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v43 and v44 in v42's shape and chat30 and chat31 in chat29's, written
-# blind in session 48 by four helpers that read only `benchmarks/data/README.md`, for the next round's judge; v45 in
-# v44's shape and chat32 in chat31's, written the same way in session 49, for the round after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 48 (v43 and v44 in v42's shape, chat30 and chat31 in chat29's) and read once in session
+    # 50, pooled, as the judge of the thirty-third v14 round, the shipped guard, the twenty-ninth round's opt-in and
+    # the either raise reaching 8 logits at line 5 (`intent_veto_judge_v43.json`, `_chat30.json`, `_v44.json`,
+    # `_chat31.json`): 124 errors against 147 and 133, an opt-in since; no verifier trained on them
     "v43": DATA / "intent_heldout_v43.jsonl",
     "chat30": DATA / "intent_chat_heldout_v30.jsonl",
     "v44": DATA / "intent_heldout_v44.jsonl",
     "chat31": DATA / "intent_chat_heldout_v31.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v45 in v44's shape and chat32 in chat31's, written blind in session 49 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
     "v45": DATA / "intent_heldout_v45.jsonl",
     "chat32": DATA / "intent_chat_heldout_v32.jsonl",
 }
@@ -231,12 +234,14 @@ UNREAD_JUDGES: dict[str, Path] = {
 # raise as an opt-in; v37, chat24, v38 and chat25, read once in session 47, pooled, for the e5 second opinion refitted
 # with twenty-two spent sets, which shipped; v39, chat26, v40 and chat27, read once in session 47, pooled, for the e5
 # second opinion refitted with every read set, which shipped; v41, chat28, v42 and chat29, read once in session 48,
-# pooled, for the e5 raise reaching 12 logits, which shipped)
+# pooled, for the e5 raise reaching 12 logits, which shipped; v43, chat30, v44 and chat31, read once in session 50,
+# pooled, for the either raise reaching 8 logits, an opt-in since)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
 JUDGES += ("v39", "chat26", "v40", "chat27")
 JUDGES += ("v41", "chat28", "v42", "chat29")
+JUDGES += ("v43", "chat30", "v44", "chat31")
 
 
 def bucket(text: str) -> int:

@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-4:] == ("v41", "chat28", "v42", "chat29") and len(isets.JUDGES) == 42
+    assert isets.JUDGES[-4:] == ("v43", "chat30", "v44", "chat31") and len(isets.JUDGES) == 46
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -88,9 +88,12 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
     # of v28, two each of v29 and v30, two of v31, four each of v32 and chat19 and one each of v34, chat21, v35 and
     # chat22 for earlier sets (now training rows), a chat turn of v37, short chat turns of v39, chat26, v40 and
-    # chat27 (written in session 47) and two of the sets written in session 48; the judges' readings left them out
-    # (`unseen`), and no other judge row is a training text
+    # chat27 (written in session 47), two of the sets written in session 48 and two chat turns of v43, chat30, v44 and
+    # chat31 (read in session 50); the judges' readings left them out (`unseen`), and no other judge row is a training
+    # text
     assert {example.text for example in judge_rows} & training_texts == {
+        "Vielen Dank, das hat mir sehr geholfen!",
+        "Привет! Можно вопрос?",
         "תודה רבה, עזרת לי מאוד!",
         "Which languages can you answer in?",
         "Quote the First Amendment to the US Constitution in full.",

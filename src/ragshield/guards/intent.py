@@ -43,27 +43,14 @@ from ragshield.calibration import threshold_at_fpr
 from ragshield.errors import ConfigError
 from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
-from ragshield.guards.intent_bank import (
-    BankIntent,
-    InstructionBank,
-    load_bank,
-    parse_bank,
-    query_segments,
-)
+from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, logit_option
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
-__all__ = [
-    "BankIntent",
-    "ExtractionIntent",
-    "InstructionBank",
-    "load_bank",
-    "parse_bank",
-    "query_segments",
-]
+__all__ = ["BankIntent", "ExtractionIntent", "InstructionBank", "load_bank", "parse_bank", "query_segments"]
 
 logger = logging.getLogger(__name__)
 MIN_FIT = 20
@@ -108,6 +95,11 @@ class ExtractionIntent(Detector):
             sets and one more of the 200 blind requests of v36 and chat23, and flags 11 of 856 Enron
             e-mails instead of 8 (1.3%, over the 1% goal): for deployments whose users do not paste
             business e-mail (model card, "twenty-ninth round").
+        raise_either_band: with `raise_either` only (default None: the MiniLM file's band, 4 logits), how far under
+            the line e5 reads English near misses for it; MiniLM still reads its own 4. `raise_either: 5.0,
+            raise_either_band: 8.0` caught 290 of 400 blind requests instead of 267 (4.0 alone: 281) and flagged no
+            more of 1,403 benign rows, but flags 26 of 856 Enron e-mails (3.0%) and has e5 read about 9% of English
+            queries (about 1.5 retrievals each): not over e-mail either (model card, "thirty-third round").
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
@@ -133,6 +125,7 @@ class ExtractionIntent(Detector):
         raise_near_misses: bool = True,
         raise_either: float | None = None,
         routed_raise_band: float | None = None,
+        raise_either_band: float | None = None,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -146,6 +139,9 @@ class ExtractionIntent(Detector):
         self.raise_near_misses = raise_near_misses
         raising = second_opinion and raise_near_misses
         self.raise_either = logit_option("raise_either", raise_either, raising, "a logit line, e.g. 4.0")
+        self.raise_either_band = logit_option("raise_either_band", raise_either_band, raising, "logits, e.g. 8.0", 0.0)
+        if self.raise_either_band is not None and self.raise_either is None:
+            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads those near misses at)")
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -281,7 +277,8 @@ class ExtractionIntent(Detector):
         """The second opinion (`veto_`: the packaged one unless set), made on first use."""
         if not hasattr(self, "veto_"):
             veto = shipped_veto(self.raise_near_misses)
-            veto = veto if self.raise_either is None else veto.raising_english_on_e5(self.raise_either)
+            either, band = self.raise_either, self.raise_either_band
+            veto = veto if either is None else veto.raising_english_on_e5(either, band)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 
@@ -378,7 +375,7 @@ class ExtractionIntent(Detector):
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
         `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses`,
-        `raise_either` and `routed_raise_band`.
+        `raise_either`, `raise_either_band` and `routed_raise_band`.
         """
         guard = cls(
             embedder=runtime.get("embedder"),
@@ -388,6 +385,7 @@ class ExtractionIntent(Detector):
             second_opinion=runtime.get("second_opinion", True),
             raise_near_misses=runtime.get("raise_near_misses", True),
             raise_either=runtime.get("raise_either"),
+            raise_either_band=runtime.get("raise_either_band"),
             routed_raise_band=runtime.get("routed_raise_band"),
         )
         guard._model()

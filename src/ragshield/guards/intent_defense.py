@@ -47,7 +47,14 @@ def build_defense(
     if load is not None:
         if "threshold" in params:
             raise ConfigError("intent: give either `load` (a calibrated file) or `threshold`, not both")
-        with_load = ("name", "second_opinion", "raise_near_misses", "raise_either", "routed_raise_band")
+        with_load = (
+            "name",
+            "second_opinion",
+            "raise_near_misses",
+            "raise_either",
+            "raise_either_band",
+            "routed_raise_band",
+        )
         if ignored := sorted(set(params) - set(with_load)):
             raise ConfigError(f"intent: with `load`, only {', '.join(with_load)} apply; got {', '.join(ignored)}")
         guard = ExtractionIntent.load(load, embedder=embedder, **params)
