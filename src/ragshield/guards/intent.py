@@ -98,8 +98,9 @@ class ExtractionIntent(Detector):
         raise_either_band: with `raise_either` only (default None: the MiniLM file's band, 4 logits), how far under
             the line e5 reads English near misses for it; MiniLM still reads its own 4. `raise_either: 5.0,
             raise_either_band: 8.0` caught 290 of 400 blind requests instead of 267 (4.0 alone: 281) and flagged no
-            more of 1,403 benign rows, but flags 26 of 856 Enron e-mails (3.0%) and has e5 read about 9% of English
-            queries (about 1.5 retrievals each): not over e-mail either (model card, "thirty-third round").
+            more of 1,403 benign rows, but flags 26 of 856 Enron e-mails (3.0%) and has e5 read about 7% of English
+            queries (about 0.23 s of one core each; mean check 57% of a retrieval, not 9%): not over e-mail either
+            (model card, "thirty-third round").
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short

@@ -1,0 +1,117 @@
+"""What the either raise's opt-ins cost an English query (issue 18; session 50, after the thirty-third round).
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_cost.py [--n 300] [--out FILE]
+
+The thirty-third round bounded its opt-in's cost by a count (the e5 verifier reads at most 10% of the public buckets'
+English rows); this times it. A seeded sample of `--n` English questions of the public benign test buckets (SAGE,
+HealthcareMagic, iCliniq, Enron: what most users send) is retrieved once each (MiniLM embedding and an exact FAISS
+search of 2,000 vectors, as `intent_generalisation.cost`) and checked by three guards in turn on the same retrieval:
+as shipped, `raise_either: 4.0` and `raise_either: 5.0, raise_either_band: 8.0`. Single-thread CPU time, one call
+each (a repeated call would read the same near misses again). Writes `--out` (default
+`benchmarks/results/intent_either_cost.json`): per guard the median, mean, 90th and 99th percentile of the check's
+time as a share of the retrieval's, and how many queries each second-opinion state ended in; prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import intent_generalisation as ig
+import query_sets as qs
+import train_intent as ti
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.types import Query, RetrievalResult
+
+PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
+GUARDS: dict[str, dict[str, float]] = {
+    "shipped": {},
+    "raise_either 4.0": {"raise_either": 4.0},
+    "raise_either 5.0, band 8.0": {"raise_either": 5.0, "raise_either_band": 8.0},
+}
+OUT = qs.REPO / "benchmarks" / "results" / "intent_either_cost.json"
+
+
+def english_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
+    """`n` questions drawn (seed 50) from the public benign test buckets, less those the router sends elsewhere."""
+    corpus = ti.build_corpus(data)
+    pool = [e.text for name in PUBLIC for e in corpus.test[name]]
+    routed = guard._model().routes(pool)
+    english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
+    return random.Random(50).sample(english, min(n, len(english)))
+
+
+def summary(shares: np.ndarray, states: Counter[str]) -> dict[str, Any]:
+    return {
+        "median": float(np.median(shares)),
+        "mean": float(np.mean(shares)),
+        "p90": float(np.percentile(shares, 90)),
+        "p99": float(np.percentile(shares, 99)),
+        "second_opinion": dict(sorted(states.items())),
+    }
+
+
+def measure(texts: list[str]) -> dict[str, Any]:
+    """Each guard's check time as a share of the same retrieval's, per query, interleaved so noise hits all alike."""
+    from ragshield.rag.embedding import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    index = ig.random_index(embedder.dimension, 2000)
+    guards = {name: ExtractionIntent(embedder=embedder, **options) for name, options in GUARDS.items()}
+    for guard in guards.values():
+        guard.check(RetrievalResult(Query("warm up"), ()))
+        guard.warm_up()  # verifiers load before the timing, not inside the first near miss
+    retrieve_us: list[float] = []
+    check_us: dict[str, list[float]] = {name: [] for name in guards}
+    states: dict[str, Counter[str]] = {name: Counter() for name in guards}
+    with qs.single_thread():
+        embedder.embed(["warm up"])
+        for text in texts:
+            spent, result = ig.timed_retrieval(embedder, index, text)
+            retrieve_us.append(spent)
+            for name, guard in guards.items():
+                check_us[name].append(qs.cpu_time_us(lambda g=guard, r=result: g.check(r)))
+                states[name][guard.scores([text])[0].second_opinion] += 1
+    base = np.array(retrieve_us)
+    return {
+        "queries": len(texts),
+        "retrieve_us_median": float(np.median(base)),
+        "guards": {name: summary(np.array(check_us[name]) / base, states[name]) for name in guards},
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"{result['queries']} English public questions; retrieval median {result['retrieve_us_median'] / 1000:.1f} ms",
+        "",
+        "| guard | median | mean | p90 | p99 | second opinion |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, g in result["guards"].items():
+        states = ", ".join(f"{state}: {count}" for state, count in g["second_opinion"].items())
+        lines.append(f"| {name} | {g['median']:.1%} | {g['mean']:.1%} | {g['p90']:.1%} | {g['p99']:.1%} | {states} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
+    parser.add_argument("--n", type=int, default=300, help="English public questions to time")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if not (args.data / "queries").exists():
+        raise SystemExit(f"{args.data} has no queries/: the public test buckets need ../shared/data")
+    texts = english_sample(args.data, args.n, ExtractionIntent())
+    result = measure(texts)
+    print(table(result))
+    qs.write_json(args.out, result)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
