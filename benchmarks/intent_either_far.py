@@ -86,10 +86,14 @@ def read_by_other(record: dict[str, Any], band: float, minilm: VetoWeights) -> b
 def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The thirty-third round's point: of those keeping each medical bucket within 1% and the e5 reading within
     `MOST_READ` of the public English rows, the fewest errors (development requests missed and benign rows flagged,
-    medical rows flagged: the raised rows decide), then fewer benign rows, the narrower band, the higher line."""
+    medical rows flagged: the raised rows decide), then fewer benign rows (development and every public bucket, Enron
+    too), the narrower band, the higher line."""
 
     def medical_raised(point: dict[str, Any]) -> int:
         return sum(point["public"][name]["raised"] for name in MEDICAL)
+
+    def benign_raised(point: dict[str, Any]) -> int:  # the tie-break: development and every public bucket
+        return point["benign_raised"] + sum(bucket["raised"] for bucket in point["public"].values())
 
     eligible = [
         p
@@ -103,7 +107,7 @@ def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
         eligible,
         key=lambda p: (
             p["benign_raised"] + medical_raised(p) - p["requests_raised"],
-            p["benign_raised"] + medical_raised(p),
+            benign_raised(p),
             p["band"],
             -p["line"],
         ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, veto_of
@@ -80,16 +81,20 @@ def test_the_field_survives_a_save_and_a_file_without_it_reads_as_before(tmp_pat
     weights = english(either_band=12.0).weights
     weights.save(tmp_path / "minilm.npz")
     loaded = VetoWeights.load(tmp_path / "minilm.npz")
-    assert (loaded.raise_either_band, loaded.either_band) == (12.0, 12.0)
+    assert (loaded.raise_either_tau, loaded.raise_either_band) == (4.0, 12.0)
+    assert veto_of(minilm=FakeVerifier(loaded, {})).either_reading("minilm", loaded) == (4.0, 12.0)
     english().weights.save(tmp_path / "before.npz")
     before = VetoWeights.load(tmp_path / "before.npz")
-    assert (before.raise_either_band, before.either_band) == (None, 1.0)  # the own band, as in earlier files
-    assert fake_weights().with_raise(1.0, 2.0).either_band is None  # no either line: no either reading
+    assert before.raise_either_band is None
+    assert veto_of(minilm=FakeVerifier(before, {})).either_reading("minilm", before) == (4.0, 1.0)  # its own band
+    plain = fake_weights().with_raise(1.0, 2.0)
+    assert veto_of(minilm=FakeVerifier(plain, {})).either_reading("minilm", plain) is None  # no either line
 
 
-@pytest.mark.parametrize("band", [math.nan, math.inf, 0.0, -2.0])
-def test_a_band_that_is_not_a_positive_finite_number_is_refused(band: float) -> None:
-    with pytest.raises(ConfigError, match="raise_either_band must be finite and > 0"):
+@pytest.mark.parametrize("band", [math.nan, math.inf, 0.0, -2.0, 0.5])
+def test_a_file_band_that_is_not_finite_or_is_under_the_own_band_is_refused(band: float) -> None:
+    # under the own band (1.0 here) a ragshield that ignores the field would read, and raise, more than this one
+    with pytest.raises(ConfigError, match="raise_either_band must be finite, at least raise_band"):
         english(either_band=band)
 
 
@@ -148,3 +153,47 @@ def test_with_the_real_verifiers_the_band_reaches_english_near_misses_past_the_m
                 was.probability,
                 was.veto_logit,
             )
+
+
+class FakeModel:
+    """A FAKE first stage for `read_flags`: its operating point, version and an English router."""
+
+    threshold = FLAG_AT
+    meta: ClassVar[dict[str, str]] = {"model_version": "v11"}
+    feature_version = 3
+
+    @staticmethod
+    def second_reading(text: str) -> None:
+        return None
+
+    @staticmethod
+    def routes(texts: list[str]) -> list[bool]:
+        return [False] * len(texts)
+
+
+def test_read_flags_reads_a_batch_whose_queries_lie_only_within_the_either_band() -> None:
+    from intent_veto_fakes import score
+
+    veto = veto_of(minilm=english(either_band=3.0), e5=routed())  # both own bands 1 logit: the either band is widest
+    out = veto.read_flags(FakeModel(), ["paste the records"], [score(under(2.0))])  # type: ignore[arg-type]
+    assert out[0].second_opinion == SecondOpinion.RAISED
+
+
+def test_a_narrower_run_time_band_and_the_minilm_cap_keep_e5_off_the_rows_beyond_them() -> None:
+    texts, probabilities = ["paste the records", "paste her records"], [under(0.8), under(2.0)]
+    narrowed, capped = routed(), routed()
+    for veto, e5 in (
+        (veto_of(minilm=english(), e5=narrowed).raising_english_on_e5(4.0, band=0.5), narrowed),
+        (veto_of(minilm=english(either_band=3.0), e5=capped).with_band("minilm", 0.5), capped),
+    ):
+        out = apply(veto, texts, probabilities, routed=[False, False])
+        assert not e5.read  # 0.8 under: MiniLM's band, not the either reading's; 2.0 under: neither's
+        assert out[1].second_opinion == SecondOpinion.NOT_ASKED
+
+
+def test_a_later_either_line_without_a_band_goes_back_to_the_files_band() -> None:
+    veto = veto_of(minilm=english(either_band=3.0), e5=routed())
+    weights = veto._weights["minilm"]
+    assert weights is not None
+    again = veto.raising_english_on_e5(4.0, band=6.0).raising_english_on_e5(5.0)
+    assert again.either_reading("minilm", weights) == (5.0, 3.0)

@@ -56,6 +56,20 @@ def test_a_public_bucket_counts_the_rows_raised_on_top_of_the_shipped_flags() ->
     assert not wide["public_within_goal"]  # 2 of 100 e-mails: over 1%
     narrow = points[(6.0, 7.0)]  # the e-mail lies past this band: only the flag that stands
     assert narrow["public"]["enron"]["flagged"]["k"] == 1 and narrow["public_within_goal"]
+    # the cost: the public English rows e5 reads within the band (not flagged, not raised by MiniLM), of all of them
+    assert (wide["public_english_read_by_e5"]["k"], wide["public_english_read_by_e5"]["n"]) == (1, 103)
+    assert narrow["public_english_read_by_e5"]["k"] == 0
+
+
+def test_a_row_is_read_by_e5_for_the_cost_only_within_the_band_and_when_minilm_leaves_it() -> None:
+    module = far()
+    minilm = VetoWeights.load(shipped_weights("minilm"))
+    assert module.read_by_other(row("public-sage", 0, 7.0, None, None), 8.0, minilm)
+    assert not module.read_by_other(row("public-sage", 0, 9.0, None, None), 8.0, minilm)  # past the band
+    assert not module.read_by_other(row("public-sage", 0, 3.0, 2.5, None), 8.0, minilm)  # MiniLM raises it
+    assert module.read_by_other(row("public-sage", 0, 3.0, 1.0, None), 8.0, minilm)  # MiniLM leaves it
+    assert not module.read_by_other(row("public-sage", 0, -1.0, None, None), 8.0, minilm)  # a flag
+    assert not module.read_by_other(row("public-sage", 0, 3.0, 1.0, None, "e5"), 8.0, minilm)  # routed
 
 
 def point(band: float, line: float, requests: int, benign: int, medical: int, enron: int, read: int) -> dict[str, Any]:
@@ -79,8 +93,14 @@ def test_the_round_chooses_the_fewest_errors_within_the_medical_goal_and_the_cos
     assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), best]) is best
     assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), point(12.0, 5.0, 90, 1, 0, 0, 11)])["band"] == 6.0  # cost
     assert module.choose([point(6.0, 5.0, 30, 1, 0, 0, 3), point(8.0, 4.0, 90, 1, 2, 0, 5)])["band"] == 6.0  # medical
-    tie = [point(8.0, 4.0, 58, 5, 1, 0, 9), point(8.0, 5.0, 50, 0, 0, 0, 9)]  # same errors: fewer benign rows win
-    assert module.choose(tie)["line"] == 5.0
+    tie = [point(8.0, 5.0, 58, 5, 1, 0, 9), point(8.0, 4.0, 50, 0, 0, 0, 9)]  # same errors: fewer benign rows win
+    assert module.choose(tie)["line"] == 4.0  # even at the lower line
+    enron = [point(8.0, 5.0, 50, 0, 0, 9, 9), point(8.0, 4.0, 50, 0, 0, 2, 9)]  # Enron counts among the benign rows
+    assert module.choose(enron)["line"] == 4.0
+    bands = [point(8.0, 5.0, 50, 0, 0, 0, 9), point(6.0, 5.0, 50, 0, 0, 0, 5)]  # then the narrower band
+    assert module.choose(bands)["band"] == 6.0
+    lines = [point(6.0, 4.0, 50, 0, 0, 0, 5), point(6.0, 5.0, 50, 0, 0, 0, 5)]  # then the higher line
+    assert module.choose(lines)["line"] == 5.0
     assert module.choose([point(12.0, 5.0, 90, 1, 0, 0, 11)]) is None
 
 
@@ -89,7 +109,7 @@ def test_the_candidate_is_the_packaged_files_with_the_either_line_and_band_on_th
     module.write_candidate(tmp_path, 5.0, 8.0)
     written = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
     packaged = VetoWeights.load(shipped_weights("minilm"))
-    assert (written.raise_either_tau, written.either_band) == (5.0, 8.0)
+    assert (written.raise_either_tau, written.raise_either_band) == (5.0, 8.0)
     assert (written.tau, written.raise_band, written.raise_tau) == (
         packaged.tau,
         packaged.raise_band,

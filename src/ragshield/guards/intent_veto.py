@@ -60,7 +60,7 @@ from ragshield.guards import intent_veto_reading as _reading
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, near_misses  # defined here until session 49
-from ragshield.guards.intent_veto_reading import verifier_logits
+from ragshield.guards.intent_veto_reading import read_or_nothing
 from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: here until session 46
     ENCODERS,
     VetoWeights,
@@ -151,17 +151,18 @@ class IntentVeto:
             raise ConfigError(f"intent veto: the English either band must be finite and over 0, got {band}")
         view = copy.copy(self)
         view.either_lines = {**self.either_lines, "minilm": float(line)}
-        if band is not None:
-            view.either_bands = {**self.either_bands, "minilm": float(band)}
+        view.either_bands = {k: v for k, v in self.either_bands.items() if k != "minilm"}
+        view.either_bands |= {} if band is None else {"minilm": float(band)}
         return view
 
     def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
         """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
-        file as this view raises with it), or None: no such raise."""
+        file as this view raises with it; the band narrowed by `band_caps` too), or None: no such raise."""
         line = None if weights is None else self.either_lines.get(encoder, weights.raise_either_tau)
         if weights is None or line is None or weights.raise_band is None:
             return None
-        return line, self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
+        band = self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
+        return line, min(band, self.band_caps.get(encoder, math.inf))
 
     def with_band(self, encoder: str, band: float) -> IntentVeto:
         """These verifiers with `encoder`'s near misses read at most `band` logits under the line (its file's band
@@ -221,7 +222,8 @@ class IntentVeto:
         self, model: IntentModel, texts: Sequence[str], scores: Sequence[IntentScore], flag_at: float | None = None
     ) -> list[IntentScore]:
         """`apply` at `flag_at` (default: the model's operating point) with the model's version, second reading
-        and router; nothing (not even the router) runs when every query is under the widest raising band (e5: 12)."""
+        and router; nothing (not even the router) runs when every query is under the widest raising band (e5: 12; an
+        either reading's band counts too)."""
         line = model.threshold if flag_at is None else flag_at
         version = str(model.meta.get("model_version"))
         raising = {e: w for e in self.files if (w := self.raising(e, version))}
@@ -252,7 +254,8 @@ class IntentVeto:
         routed: Sequence[bool] | None = None,
     ) -> list[IntentScore]:
         """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier, and each
-        near miss (under `flag_at` by at most the file's `raise_band` logits) too when its file raises;
+        near miss (under `flag_at` by at most the file's `raise_band` logits, or its either reading's band: that
+        reading's alone beyond its own) too when its file raises;
         `routed`: per text, whether the model's multilingual part read it (default: the router).
 
         A near miss whose verifier logit reaches `raise_tau` gets `flag_at` as its probability (flagged;
@@ -286,7 +289,7 @@ class IntentVeto:
                 )
             logits: dict[int, float] = {}
             if verifier is not None and asked:
-                logits = self._read(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
+                logits = read_or_nothing(verifier, {i: texts[i] for i in asked}, second_reading, feature_version)
             for i in asked:
                 if i not in logits:
                     out[i] = replace(out[i], second_opinion=SecondOpinion.UNAVAILABLE)
@@ -327,13 +330,14 @@ class IntentVeto:
         """Read the near misses within this verifier's band (`reaches`: those, and those within the other lane's
         reach) and raise, in place, those whose logit reaches `raise_tau` (with `confirm`, only when the other verifier
         reads it at its line too: one it cannot read is not raised); with `either`, also those it leaves under
-        `raise_tau` or does not reach that the other verifier reads at its line (`veto_logit` stays this verifier's)."""
+        `raise_tau` or does not reach that the other verifier reads at its line (`veto_logit` stays this verifier's;
+        one beyond its band is the other's alone, read even when this verifier cannot read its own)."""
         own, within_either = reaches
         near = sorted({*own, *within_either})
         logits: dict[int, float] = {}
         if verifier is not None:
             asked = {i: texts[i] for i in own}
-            logits = self._read(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
+            logits = read_or_nothing(verifier, asked, second_reading, feature_version, raise_tau, near_miss=True)
         unconfirmed: set[int] = set()
         if confirm is not None:
             passing = {i: texts[i] for i in near if logits.get(i, -math.inf) >= raise_tau}
@@ -371,29 +375,4 @@ class IntentVeto:
         when there is nothing to read or it does not load or fails."""
         load, line = other_lane
         other = load() if texts else None
-        return self._read(other, texts, second_reading, feature_version, line, True) if other else {}
-
-    @staticmethod
-    def _read(
-        verifier: Any,
-        texts: dict[int, str],
-        second_reading: Callable[[str], str | None],
-        feature_version: int,
-        stop_at: float | None = None,
-        near_miss: bool = False,
-    ) -> dict[int, float]:
-        """`verifier_logits` (stopping at `stop_at`, default the veto's tau; reading a near miss or a flag as the
-        file says, `VetoWeights.reading_for`), or {} when the verifier fails (the model's verdicts stand)."""
-        try:
-            return verifier_logits(
-                verifier.logits,
-                texts,
-                second_reading,
-                feature_version,
-                stop_at=verifier.weights.tau if stop_at is None else stop_at,
-                reading=verifier.weights.reading_for(near_miss),
-            )
-        except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
-            reason = type(error).__name__
-            logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
-            return {}
+        return read_or_nothing(other, texts, second_reading, feature_version, line, True) if other else {}

@@ -9,14 +9,42 @@ not raised (marked unavailable).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ragshield.guards.intent_features import segment_texts
 
 MAX_CHARACTERS = 4000  # longer flagged queries are not read: their flag stands
 MAX_PIECES = 48  # texts, sentences and clauses read per query; more: the flag stands
 BATCH = 4  # pieces per forward pass after the whole text; by length, 4 cost least (benchmarks/intent_veto_batching.py)
+logger = logging.getLogger("ragshield.guards.intent_veto")  # the second opinion's one logger
+
+
+def read_or_nothing(
+    verifier: Any,
+    texts: dict[int, str],
+    second_reading: Callable[[str], str | None],
+    feature_version: int,
+    stop_at: float | None = None,
+    near_miss: bool = False,
+) -> dict[int, float]:
+    """`verifier_logits` of a loaded verifier (stopping at `stop_at`, default the veto's tau; reading a near miss or a
+    flag as its file says, `VetoWeights.reading_for`), or {} when the verifier fails (the model's verdicts stand)."""
+    try:
+        return verifier_logits(
+            verifier.logits,
+            texts,
+            second_reading,
+            feature_version,
+            stop_at=verifier.weights.tau if stop_at is None else stop_at,
+            reading=verifier.weights.reading_for(near_miss),
+        )
+    except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
+        reason = type(error).__name__
+        logger.warning("intent: the %s second opinion failed (%s); its flags stand", verifier.encoder_name, reason)
+        return {}
 
 
 def pieces_of(text: str, second_reading: str | None, feature_version: int, reading: str = "pieces") -> list[str]:

@@ -46,8 +46,8 @@ class VetoWeights:
     `raise_either_tau` (None: as in files before session 45): a near miss this verifier does not raise is read by
     the other lane's verifier too and raised when that logit reaches this line (one it cannot read is not raised);
     not with `raise_confirm_tau`. `raise_either_band` (None: `raise_band`, as in files before session 50; only with
-    `raise_either_tau`): how far under the line, in logits, the other verifier reads for that raise; this verifier
-    still reads only its own `raise_band`.
+    `raise_either_tau`; at least `raise_band`): how far under the line, in logits, the other verifier reads for that
+    raise; this verifier still reads only its own `raise_band`.
     `veto_over_point` (False in files before session 45): `tau` may sit above the model's operating point; a flag
     read under it is let through even when its logit is over the point's log-odds (`intent_veto.let_through`).
     """
@@ -96,11 +96,16 @@ class VetoWeights:
                 "raise_confirm_tau (a raise on either verifier's reading, or on both, not the two at once)"
             )
         either_band = self.raise_either_band
+        # never under raise_band: a ragshield before session 50 ignores the field and reads within raise_band, so a
+        # file may only widen the reading (an older one then raises less, never more); a run-time view may narrow it
         if either_band is not None and (
-            self.raise_either_tau is None or not math.isfinite(either_band) or either_band <= 0
+            self.raise_either_tau is None
+            or not math.isfinite(either_band)
+            or either_band < (self.raise_band or math.inf)
         ):
             raise ConfigError(
-                f"intent veto: raise_either_band must be finite and > 0 and needs raise_either_tau ({either_band})"
+                "intent veto: raise_either_band must be finite, at least raise_band, and needs raise_either_tau "
+                f"({either_band})"
             )
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
@@ -115,14 +120,6 @@ class VetoWeights:
     def near_miss_reading(self) -> str:
         """What the raise reads of a near miss: `raise_reading`, or the flags' `reading` when the file names none."""
         return self.raise_reading or self.reading
-
-    @property
-    def either_band(self) -> float | None:
-        """How far under the line (logits) the other verifier reads for `raise_either_tau`: `raise_either_band`, else
-        `raise_band`; None when this file names no either line."""
-        if self.raise_either_tau is None:
-            return None
-        return self.raise_either_band if self.raise_either_band is not None else self.raise_band
 
     def reading_for(self, near_miss: bool) -> str:
         """What this verifier reads of a query: a near miss as `near_miss_reading`, a flag as `reading`."""
