@@ -285,8 +285,8 @@ SECOND_OPINION_NOTE = (
     "(session 50): hard benign 4/160 = 2.5% [1.0, 6.3] on each of v43 and v44 (**missed**), chat turns 0/484 = 0.0% "
     "[0.0, 0.8] and 5/498 = 1.0% [0.4, 2.3] (goal <= 1%: met on chat30, **missed** by a hair on chat31), requests "
     "114/140 = 81.4% [74.2, 87.0] and 111/140 = 79.3% [71.8, 85.2], chat-wrapped ones 19/60 = 31.7% [21.3, 44.2] "
-    "and 23/60 = 38.3% [27.1, 51.0] (the opt-in `raise_either: 5.0, raise_either_band: 8.0`: 4/160, 4/160, 0/484, 5/498, "
-    "121/140, 117/140, 25/60 and 27/60); model card, "
+    "and 23/60 = 38.3% [27.1, 51.0] (the opt-in `raise_either: 5.0, raise_either_band: 8.0`: 4/160, 4/160, 0/484, "
+    "5/498, 121/140, 117/140, 25/60 and 27/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
