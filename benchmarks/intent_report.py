@@ -154,17 +154,25 @@ def summary(g: dict[str, Any]) -> list[str]:
     return out
 
 
+GUARD_LOO_FILES = ("intent_guard_loo_lang.json", "intent_guard_loo_lang_s50.json")
 ROUTE_ALL = qs.REPO / "benchmarks" / "results" / "intent_route_all.json"
-GUARD_LOO = qs.REPO / "benchmarks" / "results" / "intent_guard_loo_lang.json"
+# Japanese and Italian (session 49); Russian and Dutch (session 50, with the sets read that session among the held-apart
+# rows, so in a file of their own: `intent_guard_loo.py` refuses to add a language run over other held-apart sets)
+GUARD_LOO = tuple(qs.REPO / "benchmarks" / "results" / name for name in GUARD_LOO_FILES)
 GUARD_LOO_NAME = "fold model + fold e5 verifier"  # `intent_guard_loo.CONFIGURATIONS`: the leave-one-out guard
 
 
-def _guard_loo_clause(path: Path, goal: float) -> str:
-    """The whole guard left without a language (`benchmarks/intent_guard_loo.py`), if run: per language, its own
-    requests caught and own benign rows flagged, against the fold model alone ("" when not run)."""
-    if not path.is_file():
+def _guard_loo_clause(paths: Path | tuple[Path, ...], goal: float) -> str:
+    """The whole guard left without a language (`benchmarks/intent_guard_loo.py`), if run: per language (from the
+    first of `paths` that has it), its own requests caught and own benign rows flagged, against the fold model alone
+    ("" when not run)."""
+    languages: dict[str, Any] = {}
+    for path in [paths] if isinstance(paths, Path) else paths:
+        if path.is_file():
+            for language, row in json.loads(path.read_text(encoding="utf-8"))["languages"].items():
+                languages.setdefault(language, row)
+    if not languages:
         return ""
-    languages = json.loads(path.read_text(encoding="utf-8"))["languages"]
     parts = []
     for language, row in languages.items():
         guard, alone = row["configurations"][GUARD_LOO_NAME], row["configurations"]["fold model alone"]

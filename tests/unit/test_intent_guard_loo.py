@@ -165,3 +165,21 @@ def test_the_report_says_what_the_left_out_guard_catches_against_the_fold_model_
     assert "ja 80.6% [72.8, 86.6] (n=124) met (the fold model alone 66.1%" in clause
     assert "measured for ja only" in clause
     assert ir._guard_loo_clause(tmp_path / "absent.json", 0.80) == ""
+
+
+def test_the_report_reads_every_guard_loo_file_and_the_first_that_has_a_language_wins(tmp_path: Path) -> None:
+    import intent_report as ir
+
+    def row(k: int, n: int) -> dict[str, Any]:
+        made = _row(k, n)
+        for name in gl.CONFIGURATIONS:
+            made["configurations"][name]["own benign"] = {"k": 4, "n": 572, "rate": 4 / 572}
+        return made
+
+    first, second = tmp_path / "s49.json", tmp_path / "s50.json"
+    first.write_text(json.dumps({"languages": {"ja": row(91, 124)}}))
+    second.write_text(json.dumps({"languages": {"ja": row(10, 124), "ru": row(110, 128)}}))
+    clause = ir._guard_loo_clause((first, second, tmp_path / "absent.json"), 0.80)
+    assert "ja 73.4% [65.0, 80.4] (n=124) **MISSED**" in clause and "ru 85.9%" in clause
+    assert "measured for ja, ru only" in clause
+    assert [path.name for path in ir.GUARD_LOO] == list(ir.GUARD_LOO_FILES)
