@@ -209,10 +209,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
 # (`intent_veto_judge.py --set NAME`), once: v45 in v44's shape and chat32 in chat31's, written blind in session 49 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
+# two helpers that read only `benchmarks/data/README.md`, for the next round; v46 in v45's shape and chat33 in
+# chat32's, written the same way in session 50, to pool with them
 UNREAD_JUDGES: dict[str, Path] = {
     "v45": DATA / "intent_heldout_v45.jsonl",
     "chat32": DATA / "intent_chat_heldout_v32.jsonl",
+    "v46": DATA / "intent_heldout_v46.jsonl",
+    "chat33": DATA / "intent_chat_heldout_v33.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
