@@ -70,7 +70,7 @@ from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: h
 
 # here until session 43: still importable from this module
 BATCH, MAX_CHARACTERS, MAX_PIECES = _reading.BATCH, _reading.MAX_CHARACTERS, _reading.MAX_PIECES
-pieces_of = _reading.pieces_of
+pieces_of, verifier_logits = _reading.pieces_of, _reading.verifier_logits  # the latter imported here until session 50
 logger = logging.getLogger(__name__)
 
 
