@@ -69,10 +69,7 @@ def reader() -> Any:
 def raised_by_other(record: dict[str, Any], band: float, line: float, minilm: VetoWeights) -> bool:
     """Whether an English near miss the MiniLM verifier leaves (at its packaged band and raise line) is raised when
     the e5 verifier's reading within `band` reaches `line`."""
-    if record["lane"] != "minilm" or record["flagged_by_model"] or record["gap"] > band or record["other"] is None:
-        return False
-    by_minilm = ir.raised(record, minilm.raise_band or 0.0, minilm.raise_tau or 0.0)
-    return not by_minilm and record["other"] >= line
+    return read_by_other(record, band, minilm) and record["other"] is not None and record["other"] >= line
 
 
 def read_by_other(record: dict[str, Any], band: float, minilm: VetoWeights) -> bool:
