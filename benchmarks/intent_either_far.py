@@ -22,6 +22,8 @@ beside it.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -66,16 +68,21 @@ def reader() -> Any:
     return read
 
 
-def raised_by_other(record: dict[str, Any], band: float, line: float, minilm: VetoWeights) -> bool:
+def raised_by_other(
+    record: dict[str, Any], band: float, line: float, minilm: VetoWeights, chars: int | None = None
+) -> bool:
     """Whether an English near miss the MiniLM verifier leaves (at its packaged band and raise line) is raised when
-    the e5 verifier's reading within `band` reaches `line`."""
-    return read_by_other(record, band, minilm) and record["other"] is not None and record["other"] >= line
+    the e5 verifier's reading within `band` (of rows at most `chars` characters long; None: any) reaches `line`."""
+    return read_by_other(record, band, minilm, chars) and record["other"] is not None and record["other"] >= line
 
 
-def read_by_other(record: dict[str, Any], band: float, minilm: VetoWeights) -> bool:
+def read_by_other(record: dict[str, Any], band: float, minilm: VetoWeights, chars: int | None = None) -> bool:
     """Whether the e5 verifier reads an English row for the either raise within `band`: unflagged, within the band,
-    and not raised by the MiniLM verifier (the cost the opt-in adds)."""
+    at most `chars` characters long (the record's "chars"; None: any length), and not raised by the MiniLM verifier
+    (the cost the opt-in adds)."""
     if record["lane"] != "minilm" or record["flagged_by_model"] or record["gap"] > band:
+        return False
+    if chars is not None and record["chars"] > chars:
         return False
     return not ir.raised(record, minilm.raise_band or 0.0, minilm.raise_tau or 0.0)
 
@@ -111,19 +118,26 @@ def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
     )
 
 
-def write_candidate(folder: Path, line: float, band: float | None) -> None:
-    """The packaged files in `folder`, the MiniLM file naming the either `line` and `band` (None: its own band)."""
+def write_candidate(folder: Path, line: float, band: float | None, chars: int | None = None) -> None:
+    """The packaged files in `folder`, the MiniLM file naming the either `line`, `band` (None: its own band) and
+    `chars` (the longest query e5 reads for it; None: any length)."""
     folder.mkdir(parents=True, exist_ok=True)
     for encoder in ENCODERS:
         weights = VetoWeights.load(shipped_weights(encoder))
         if encoder == "minilm":
-            weights = replace(weights, raise_either_tau=line, raise_either_band=band)
+            weights = replace(weights, raise_either_tau=line, raise_either_band=band, raise_either_chars=chars)
         weights.save(folder / weights_file_name(encoder))
 
 
-def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, Any]:
-    """Per band and line: development requests and benign rows raised, and each public bucket's rows raised and the
-    share the guard would then flag (as shipped plus raised)."""
+def summarise(
+    records: list[dict[str, Any]],
+    line_of_model: float,
+    grid: tuple[tuple[int | None, ...], tuple[float, ...], tuple[float, ...]] = ((None,), BANDS, LINES),
+    chooser: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
+    """Per point of `grid` (caps in characters, None: any length; bands; lines): development requests and benign
+    rows raised, each public bucket's rows raised and the share the guard would then flag (as shipped plus raised),
+    and the English rows the e5 verifier reads; `chooser` (default `choose`) picks the round's point."""
     weights = {lane: VetoWeights.load(shipped_weights(lane)) for lane in ENCODERS}
 
     def shipped_flag(record: dict[str, Any]) -> bool:
@@ -132,35 +146,42 @@ def summarise(records: list[dict[str, Any]], line_of_model: float) -> dict[str, 
 
     public = {name: [r for r in records if r["set"] == f"public-{name}"] for name in ir.PUBLIC}
     development = [r for r in records if not r["set"].startswith("public-")]
-    points = []
-    for band in BANDS:
-        for line in LINES:
-            up = [r for r in development if raised_by_other(r, band, line, weights["minilm"])]
-            english = [r for rows in public.values() for r in rows if r["lane"] == "minilm"]
-            read = sum(read_by_other(r, band, weights["minilm"]) for r in english)
-            buckets = {}
-            for name, rows in public.items():
-                raised = sum(raised_by_other(r, band, line, weights["minilm"]) for r in rows)
-                flagged = sum(map(shipped_flag, rows)) + raised
-                buckets[name] = {"raised": raised, "flagged": ig.share(flagged, len(rows))}
-            points.append(
-                {
-                    "band": band,
-                    "line": line,
-                    "requests_raised": sum(r["label"] == 1 for r in up),
-                    "benign_raised": sum(r["label"] == 0 for r in up),
-                    "public": buckets,
-                    "public_within_goal": all(b["flagged"]["rate"] <= 0.01 for b in buckets.values()),
-                    "public_english_read_by_e5": ig.share(read, len(english)),
-                }
-            )
     english = [r for r in development if r["lane"] == "minilm"]
+    english_benign = [r for r in english if r["label"] == 0]
+    public_english = [r for rows in public.values() for r in rows if r["lane"] == "minilm"]
+    points = []
+    minilm = weights["minilm"]
+    for chars, band, line in itertools.product(*grid):
+        up = [r for r in development if raised_by_other(r, band, line, minilm, chars)]
+        buckets = {}
+        for name, rows in public.items():
+            raised = sum(raised_by_other(r, band, line, minilm, chars) for r in rows)
+            flagged = sum(map(shipped_flag, rows)) + raised
+            buckets[name] = {"raised": raised, "flagged": ig.share(flagged, len(rows))}
+        point = {"chars": chars} if chars is not None else {}
+        points.append(
+            point
+            | {
+                "band": band,
+                "line": line,
+                "requests_raised": sum(r["label"] == 1 for r in up),
+                "benign_raised": sum(r["label"] == 0 for r in up),
+                "public": buckets,
+                "public_within_goal": all(b["flagged"]["rate"] <= 0.01 for b in buckets.values()),
+                "public_english_read_by_e5": ig.share(
+                    sum(read_by_other(r, band, minilm, chars) for r in public_english), len(public_english)
+                ),
+                "development_english_benign_read_by_e5": ig.share(
+                    sum(read_by_other(r, band, minilm, chars) for r in english_benign), len(english_benign)
+                ),
+            }
+        )
     return {
         "sets": list(SETS),
         "english_requests": sum(r["label"] == 1 for r in english),
         "english_requests_missed_as_shipped": sum(r["label"] == 1 and not shipped_flag(r) for r in english),
         "points": points,
-        "chosen": choose(points),
+        "chosen": (chooser or choose)(points),
     }
 
 
@@ -170,21 +191,25 @@ def table(summary: dict[str, Any]) -> str:
         f"English requests of {len(summary['sets'])} read sets: {summary['english_requests']}, missed as shipped: "
         f"{summary['english_requests_missed_as_shipped']}",
         "",
-        "| band | e5 line | requests raised | benign raised | public raised (then flagged) | within 1% | English "
-        "public rows e5 reads |",
-        "|---|---|---|---|---|---|---|",
+        "| cap (characters) | band | e5 line | requests raised | benign raised | public raised (then flagged) | "
+        "within 1% | English public rows e5 reads | English benign development rows e5 reads |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in summary["points"]:
         public = ", ".join(
             f"{name} {b['raised']} ({b['flagged']['k']}/{b['flagged']['n']})" for name, b in p["public"].items()
         )
+        read, development = p["public_english_read_by_e5"], p.get("development_english_benign_read_by_e5")
         lines.append(
-            f"| {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} | {public} | "
-            f"{'yes' if p['public_within_goal'] else 'no'} | {p['public_english_read_by_e5']['k']}/"
-            f"{p['public_english_read_by_e5']['n']} |"
+            f"| {p.get('chars') or 'any'} | {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} "
+            f"| {public} | {'yes' if p['public_within_goal'] else 'no'} | {read['k']}/{read['n']} | "
+            + (f"{development['k']}/{development['n']} |" if development else "- |")
         )
     chosen = summary.get("chosen")
-    lines.append("\nchosen: " + ("none" if chosen is None else f"band {chosen['band']}, line {chosen['line']}"))
+    named = "none" if chosen is None else f"band {chosen['band']}, line {chosen['line']}"
+    if chosen and "chars" in chosen:
+        named += f", at most {chosen['chars']} characters"
+    lines.append("\nchosen: " + named)
     return "\n".join(lines)
 
 

@@ -45,7 +45,7 @@ from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_opinion import SecondOpinion, logit_option
+from ragshield.guards.intent_opinion import SecondOpinion, count_option, logit_option
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -101,6 +101,8 @@ class ExtractionIntent(Detector):
             more of 1,403 benign rows, but flags 26 of 856 Enron e-mails (3.0%) and has e5 read about 7% of English
             queries (about 0.23 s of one core each; mean check 57% of a retrieval, not 9%): not over e-mail either
             (model card, "thirty-third round").
+        raise_either_chars: with `raise_either` only (default None: the MiniLM file's, any length when it names
+            none), the longest English query in characters e5 reads for it; a longer one is read as without it.
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
@@ -127,6 +129,7 @@ class ExtractionIntent(Detector):
         raise_either: float | None = None,
         routed_raise_band: float | None = None,
         raise_either_band: float | None = None,
+        raise_either_chars: int | None = None,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -141,8 +144,10 @@ class ExtractionIntent(Detector):
         raising = second_opinion and raise_near_misses
         self.raise_either = logit_option("raise_either", raise_either, raising, "a logit line, e.g. 4.0")
         self.raise_either_band = logit_option("raise_either_band", raise_either_band, raising, "logits, e.g. 8.0", 0.0)
-        if self.raise_either_band is not None and self.raise_either is None:
-            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads those near misses at)")
+        self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120")
+        for given in ("raise_either_band", "raise_either_chars"):
+            if getattr(self, given) is not None and self.raise_either is None:
+                raise ConfigError(f"intent {given} needs raise_either (the line e5 reads those near misses at)")
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -278,8 +283,8 @@ class ExtractionIntent(Detector):
         """The second opinion (`veto_`: the packaged one unless set), made on first use."""
         if not hasattr(self, "veto_"):
             veto = shipped_veto(self.raise_near_misses)
-            either, band = self.raise_either, self.raise_either_band
-            veto = veto if either is None else veto.raising_english_on_e5(either, band)
+            either, band, chars = self.raise_either, self.raise_either_band, self.raise_either_chars
+            veto = veto if either is None else veto.raising_english_on_e5(either, band, chars)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 
@@ -376,7 +381,7 @@ class ExtractionIntent(Detector):
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
         `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses`,
-        `raise_either`, `raise_either_band` and `routed_raise_band`.
+        `raise_either`, `raise_either_band`, `raise_either_chars` and `routed_raise_band`.
         """
         guard = cls(
             embedder=runtime.get("embedder"),
@@ -387,6 +392,7 @@ class ExtractionIntent(Detector):
             raise_near_misses=runtime.get("raise_near_misses", True),
             raise_either=runtime.get("raise_either"),
             raise_either_band=runtime.get("raise_either_band"),
+            raise_either_chars=runtime.get("raise_either_chars"),
             routed_raise_band=runtime.get("routed_raise_band"),
         )
         guard._model()

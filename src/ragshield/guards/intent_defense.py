@@ -53,6 +53,7 @@ def build_defense(
             "raise_near_misses",
             "raise_either",
             "raise_either_band",
+            "raise_either_chars",
             "routed_raise_band",
         )
         if ignored := sorted(set(params) - set(with_load)):

