@@ -1,15 +1,18 @@
 """What the either raise's opt-ins cost an English query (issue 18; session 50, after the thirty-third round).
 
-    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_cost.py [--n 300] [--out FILE]
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_cost.py [--n 300] [--sample short] [--out FILE]
 
 The thirty-third round bounded its opt-in's cost by a count (the e5 verifier reads at most 10% of the public buckets'
 English rows); this times it. A seeded sample of `--n` English questions of the public benign test buckets (SAGE,
 HealthcareMagic, iCliniq, Enron: what most users send) is retrieved once each (MiniLM embedding and an exact FAISS
-search of 2,000 vectors, as `intent_generalisation.cost`) and checked by three guards in turn on the same retrieval:
-as shipped, `raise_either: 4.0` and `raise_either: 5.0, raise_either_band: 8.0`. Single-thread CPU time, one call
-each (a repeated call would read the same near misses again). Writes `--out` (default
-`benchmarks/results/intent_either_cost.json`): per guard the median, mean, 90th and 99th percentile of the check's
-time as a share of the retrieval's, and how many queries each second-opinion state ended in; prints a table.
+search of 2,000 vectors, as `intent_generalisation.cost`) and checked by each guard of `GUARDS` in turn on the same
+retrieval: without the either raise (as shipped before session 51), the opt-ins of sessions 46 and 50 as they were
+measured (any length) and the thirty-fourth round's raise for short queries (shipped since session 51).
+`--sample short` draws instead from the read development sets' English benign rows (short chat turns and hard
+questions: the queries that cap lets e5 read). Single-thread CPU time, one call each (a repeated call would read
+the same near misses again). Writes `--out` (default `benchmarks/results/intent_either_cost.json`): per guard the
+median, mean, 90th and 99th percentile of the check's time as a share of the retrieval's, and how many queries each
+second-opinion state ended in; prints a table.
 """
 
 from __future__ import annotations
@@ -23,16 +26,28 @@ from typing import Any
 import numpy as np
 
 import intent_generalisation as ig
+import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.types import Query, RetrievalResult
 
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
-GUARDS: dict[str, dict[str, float]] = {
-    "shipped": {},
-    "raise_either 4.0": {"raise_either": 4.0},
-    "raise_either 5.0, band 8.0": {"raise_either": 5.0, "raise_either_band": 8.0},
+# each guard spelt out in full, so that its name says the same whatever the packaged MiniLM file names (since session
+# 51 it names the short either raise: 3.0, band 5, at most 120 characters; 4,000 characters: any query a verifier reads)
+GUARDS: dict[str, dict[str, float | int]] = {
+    "no either raise (before session 51)": {"raise_either_chars": 0},
+    "raise_either 4.0 (session 46)": {"raise_either": 4.0, "raise_either_band": 4.0, "raise_either_chars": 4000},
+    "raise_either 5.0, band 8.0 (session 50)": {
+        "raise_either": 5.0,
+        "raise_either_band": 8.0,
+        "raise_either_chars": 4000,
+    },
+    "raise_either 3.0, band 5.0, at most 120 characters (session 51)": {
+        "raise_either": 3.0,
+        "raise_either_band": 5.0,
+        "raise_either_chars": 120,
+    },
 }
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_cost.json"
 
@@ -44,6 +59,20 @@ def english_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
     routed = guard._model().routes(pool)
     english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
     return random.Random(50).sample(english, min(n, len(english)))
+
+
+def short_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
+    """`n` benign rows drawn (seed 51) from the read development sets of the thirty-third and thirty-fourth rounds
+    (`intent_either_far.SETS`: short chat turns and hard questions, what a chat user sends), less those the router
+    sends elsewhere."""
+    import intent_either_short as es
+
+    pool = [text for texts in es.texts_of(data).values() for text in texts]
+    benign = {e.text for name in es.ef.SETS for e in isets.heldout(isets.HELDOUT_SETS[name]) if e.label == 0}
+    pool = [text for text in dict.fromkeys(pool) if text in benign]
+    routed = guard._model().routes(pool)
+    english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
+    return random.Random(51).sample(english, min(n, len(english)))
 
 
 def summary(shares: np.ndarray, states: Counter[str]) -> dict[str, Any]:
@@ -87,7 +116,8 @@ def measure(texts: list[str]) -> dict[str, Any]:
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        f"{result['queries']} English public questions; retrieval median {result['retrieve_us_median'] / 1000:.1f} ms",
+        f"{result['queries']} English {result.get('sample', 'public')} questions; retrieval median "
+        f"{result['retrieve_us_median'] / 1000:.1f} ms",
         "",
         "| guard | median | mean | p90 | p99 | second opinion |",
         "|---|---|---|---|---|---|",
@@ -102,12 +132,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--n", type=int, default=300, help="English public questions to time")
+    parser.add_argument(
+        "--sample",
+        choices=("public", "short"),
+        default="public",
+        help="public: English questions of the public benign test buckets; short: English benign rows of the read "
+        "development sets (chat turns and hard questions)",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the public test buckets need ../shared/data")
-    texts = english_sample(args.data, args.n, ExtractionIntent())
-    result = measure(texts)
+    sample = english_sample if args.sample == "public" else short_sample
+    texts = sample(args.data, args.n, ExtractionIntent())
+    result = {"sample": args.sample} | measure(texts)
     print(table(result))
     qs.write_json(args.out, result)
     print(f"wrote {args.out}")

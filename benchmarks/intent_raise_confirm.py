@@ -133,7 +133,7 @@ def write_candidate(folder: Path, point: dict[str, Any]) -> None:
     """The packaged English file with `point`'s raise and confirmation (its header saying so), the e5 file as
     packaged, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    weights = VetoWeights.load(shipped_weights(LANE)).with_raise(point["band"], point["raise_tau"])
+    weights = vr.packaged_weights(LANE).with_raise(point["band"], point["raise_tau"])  # as the round compared with it
     meta = {
         **weights.meta,
         "raise_confirmed": "session 43 on fourteen development sets (benchmarks/intent_raise_confirm.py)",

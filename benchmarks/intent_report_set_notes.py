@@ -5,6 +5,29 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v46",
+        "written blind in session 50 by a helper that read only `benchmarks/data/README.md`, in v45's shape, and "
+        "read once in session 51, pooled with v45, chat32 and chat33, as the judge of the shipped guard against the "
+        "either raise for English queries of at most 120 characters (5 logits under the line, line 3); it made 138 "
+        "errors over the four sets against 154 and shipped (`intent_veto_judge_v46.json`); the figures here are the "
+        "model's alone",
+    ),
+    (
+        "chat33",
+        "500 chat turns and 60 chat-wrapped requests, written blind like v46 and read once with it "
+        "(`intent_veto_judge_chat33.json`); the model's figures alone",
+    ),
+    (
+        "v45",
+        "written blind in session 49 in v44's shape and read once with v46 (`intent_veto_judge_v45.json`); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat32",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 49 like v45 and read once with v46 "
+        "(`intent_veto_judge_chat32.json`); the model's figures alone",
+    ),
+    (
         "v44",
         "written blind in session 48 by a helper that read only `benchmarks/data/README.md`, in v42's shape, and "
         "read once in session 50, pooled with v43, chat30 and chat31, as the judge of the shipped guard against the "

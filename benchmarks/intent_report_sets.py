@@ -84,6 +84,11 @@ JUDGE_NOTES = {
     "chat30": "500 chat turns and 60 chat-wrapped requests, written blind like v43, read once with it",
     "v44": "written blind in session 48 like v43, read once with it",
     "chat31": "500 chat turns and 60 chat-wrapped requests, written blind in session 48 like chat30, read once with it",
+    "v45": "written blind in session 49 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "51, pooled with chat32, v46 and chat33, as the judge of the either raise for short English queries, which shipped",
+    "chat32": "500 chat turns and 60 chat-wrapped requests, written blind like v45, read once with it",
+    "v46": "written blind in session 50 like v45, read once with it",
+    "chat33": "500 chat turns and 60 chat-wrapped requests, written blind in session 50 like chat32, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -98,6 +103,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v46-hard": "held-apart set v46, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with v45, chat32 and chat33, as the judge of the either raise for short English queries, which shipped; "
+    "split by kind in the summary)",
+    "heldout-chat33": "held-apart chat turns, set chat33 (written blind by a helper; read once with v46)",
+    "heldout-v45-hard": "held-apart set v45, hard benign and chat turns (written blind by a helper; read once "
+    "with v46; split by kind in the summary)",
+    "heldout-chat32": "held-apart chat turns, set chat32 (written blind by a helper; read once with v46)",
     "heldout-v44-hard": "held-apart set v44, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with v43, chat30 and chat31, as the judge of the either raise reaching 8 logits, an opt-in since; split "
     "by kind in the summary)",
@@ -226,7 +238,8 @@ SECOND_OPINION_NOTE = (
     "then with all thirty-eight read ones, line +2.5), which lowers a "
     "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, 12 for "
     "routed queries since session 48, whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3, 3.5 since "
-    "session 48) to the operating "
+    "session 48; since session 51 also an English query at most 5 logits under the line and 120 characters long "
+    "that the MiniLM verifier leaves and e5 reads at 3 or more) to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM file of session 29 behind v11, `intent_verifier_minilm_v13.json` the one "
@@ -286,9 +299,14 @@ SECOND_OPINION_NOTE = (
     "[0.0, 0.8] and 5/498 = 1.0% [0.4, 2.3] (goal <= 1%: met on chat30, **missed** by a hair on chat31), requests "
     "114/140 = 81.4% [74.2, 87.0] and 111/140 = 79.3% [71.8, 85.2], chat-wrapped ones 19/60 = 31.7% [21.3, 44.2] "
     "and 23/60 = 38.3% [27.1, 51.0] (the opt-in `raise_either: 5.0, raise_either_band: 8.0`: 4/160, 4/160, 0/484, "
-    "5/498, 121/140, 117/140, 25/60 and 27/60); model card, "
+    "5/498, 121/140, 117/140, 25/60 and 27/60); with the either raise for English queries of at most 120 "
+    "characters, on v45, chat32, v46 and chat33 (session 51): hard benign 3/160 = 1.9% [0.6, 5.4] and 6/160 = 3.8% "
+    "[1.7, 7.9] (goal <= 2%: met on v45, **missed** on v46), chat turns 1/500 = 0.2% [0.0, 1.1] and 3/492 = 0.6% "
+    "[0.2, 1.8] (goal <= 1%: met on these sets), requests 113/140 = 80.7% [73.4, 86.4] on each, chat-wrapped ones "
+    "30/60 = 50.0% [37.7, 62.3] and 21/60 = 35.0% [24.2, 47.6] (without it: 3/160, 6/160, 1/500, 2/492, 110/140, "
+    "109/140, 25/60 and 16/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
-    '"thirty-first round", "thirty-second round" and "thirty-third round".'
+    '"thirty-first round", "thirty-second round", "thirty-third round" and "thirty-fourth round".'
 )

@@ -206,17 +206,19 @@ HELDOUT_SETS = {
     "chat30": DATA / "intent_chat_heldout_v30.jsonl",
     "v44": DATA / "intent_heldout_v44.jsonl",
     "chat31": DATA / "intent_chat_heldout_v31.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v45 in v44's shape and chat32 in chat31's, written blind in session 49 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round; v46 in v45's shape and chat33 in
-# chat32's, written the same way in session 50, to pool with them
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in sessions 49 (v45 in v44's shape, chat32 in chat31's) and 50 (v46 in v45's, chat33 in chat32's)
+    # and read once in session 51, pooled, as the judge of the thirty-fourth v14 round, the shipped guard, the
+    # thirty-third round's opt-in and the either raise for English queries of at most 120 characters
+    # (`intent_veto_judge_v45.json`, `_chat32.json`, `_v46.json`, `_chat33.json`): 138 errors against 154, shipped;
+    # no verifier trained on them
     "v45": DATA / "intent_heldout_v45.jsonl",
     "chat32": DATA / "intent_chat_heldout_v32.jsonl",
     "v46": DATA / "intent_heldout_v46.jsonl",
     "chat33": DATA / "intent_chat_heldout_v33.jsonl",
 }
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -238,13 +240,15 @@ UNREAD_JUDGES: dict[str, Path] = {
 # with twenty-two spent sets, which shipped; v39, chat26, v40 and chat27, read once in session 47, pooled, for the e5
 # second opinion refitted with every read set, which shipped; v41, chat28, v42 and chat29, read once in session 48,
 # pooled, for the e5 raise reaching 12 logits, which shipped; v43, chat30, v44 and chat31, read once in session 50,
-# pooled, for the either raise reaching 8 logits, an opt-in since)
+# pooled, for the either raise reaching 8 logits, an opt-in since; v45, chat32, v46 and chat33, read once in session
+# 51, pooled, for the either raise for short English queries, which shipped)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
 JUDGES += ("v39", "chat26", "v40", "chat27")
 JUDGES += ("v41", "chat28", "v42", "chat29")
 JUDGES += ("v43", "chat30", "v44", "chat31")
+JUDGES += ("v45", "chat32", "v46", "chat33")
 
 
 def bucket(text: str) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +131,12 @@ def choose(points: list[dict[str, Any]], shipped: dict[str, Any]) -> dict[str, A
 
 def packaged_weights(lane: str) -> VetoWeights:
     """The packaged file of `lane` as the rounds before the thirty-second compared with it: the e5 file's raise at
-    `E5_RAISE_BEFORE_FAR`, so that those rounds rerun from their records as they ran."""
+    `E5_RAISE_BEFORE_FAR`, and the MiniLM file without the either raise it names since the thirty-fourth round, so
+    that those rounds rerun from their records as they ran."""
     weights = VetoWeights.load(shipped_weights(lane))
-    return weights.with_raise(*E5_RAISE_BEFORE_FAR) if lane == "e5" else weights
+    if lane == "e5":
+        return weights.with_raise(*E5_RAISE_BEFORE_FAR)
+    return replace(weights, raise_either_tau=None, raise_either_band=None, raise_either_chars=None)
 
 
 def shipped_point(points: list[dict[str, Any]], lane: str, file: Path | None = None) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 lane's near misses for the either raise only when the query is at most that many characters long. What a deployment
 relies on: a longer near miss is never handed to the other verifier (so an e-mail cannot be raised by it, and costs
 nothing more) while the own verifier still reads its own band at any length; the field survives a save and load in a
-format an older ragshield refuses; nonsense is a clear error; the run-time setting replaces the file's. FAKE
-verifiers throughout."""
+format an older ragshield refuses; nonsense is a clear error; the run-time setting replaces the file's, and 0 turns
+the either raise off; the packaged MiniLM file names the round's point. FAKE verifiers, but for the packaged file."""
 
 from __future__ import annotations
 
@@ -75,9 +75,18 @@ def test_the_run_time_cap_replaces_the_files_and_a_later_line_without_one_goes_b
     weights = veto._weights["minilm"]
     assert wider.raising_english_on_e5(5.0).either_length("minilm", weights) == 20
     assert veto.either_length("minilm", weights) == 20
-    for chars in (0, -5, 2.5, True, "120"):
-        with pytest.raises(ConfigError, match="either length must be a whole number over 0"):
+    for chars in (-5, 2.5, True, "120"):
+        with pytest.raises(ConfigError, match="either length must be a whole number >= 0"):
             veto.raising_english_on_e5(4.0, chars=chars)  # type: ignore[arg-type]
+
+
+def test_a_cap_of_zero_turns_the_either_raise_off_and_the_own_band_reads_as_before() -> None:
+    minilm, e5 = english(chars=120), routed()
+    off = veto_of(minilm=minilm, e5=e5).with_english_either_length(0)
+    out = apply(off, TEXTS, PROBABILITIES, routed=[False] * 4)
+    assert [s.second_opinion for s in out] == [SecondOpinion.NOT_RAISED] * 2 + [SecondOpinion.NOT_ASKED] * 2
+    assert not e5.read and minilm.read == [SHORT, LONG]
+    assert off.raising_english_on_e5(4.0).either_length("minilm", minilm.weights) == 120  # a new line: the file's
 
 
 def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path: Path) -> None:
@@ -107,24 +116,34 @@ def test_a_cap_without_an_either_line_is_refused() -> None:
         VetoWeights(**{**raising.__dict__, "raise_either_chars": 120})
 
 
-def test_the_guard_takes_the_cap_only_with_the_either_line_and_passes_it_to_its_veto(tmp_path: Path) -> None:
+def test_the_guard_passes_its_cap_to_its_veto_and_refuses_nonsense(tmp_path: Path) -> None:
     from ragshield.guards.factory import DefenseContext, build_defense
 
-    with pytest.raises(ConfigError, match="raise_either_chars needs raise_either"):
-        ExtractionIntent(raise_either_chars=120)
-    for chars in (True, "120", 0, 1.5, math.inf):
-        with pytest.raises(ConfigError, match="raise_either_chars must be a whole number over 0"):
+    for chars in (True, "120", -1, 1.5, math.inf):
+        with pytest.raises(ConfigError, match="raise_either_chars must be a whole number, 0 or more"):
             ExtractionIntent(raise_either=3.0, raise_either_chars=chars)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="needs second_opinion and raise_near_misses on"):
-        ExtractionIntent(raise_either=3.0, raise_either_chars=120, raise_near_misses=False)
+        ExtractionIntent(raise_either_chars=120, raise_near_misses=False)
     context = DefenseContext(embedder=None)
-    options = {"raise_either": 3, "raise_either_band": 5, "raise_either_chars": 120}
+    off = build_defense("intent", context, {"intent": {"raise_either_chars": 0}}).query_guards[0]
+    assert off._veto().either_chars == {"minilm": 0} and off._veto().english_either is None  # the file's line
+    options = {"raise_either": 3, "raise_either_band": 5, "raise_either_chars": 200}
     opted = build_defense("intent", context, {"intent": options}).query_guards[0]
-    assert opted._veto().either_chars == {"minilm": 120}
+    assert opted._veto().either_chars == {"minilm": 200}
     saved = tmp_path / "intent.json"
     opted.save(saved)
     loaded = build_defense("intent", context, {"intent": {"load": str(saved), **options}}).query_guards[0]
-    assert loaded.raise_either_chars == 120
+    assert loaded.raise_either_chars == 200
+
+
+def test_the_packaged_minilm_file_reads_short_english_near_misses_on_e5_as_the_thirty_fourth_round_chose() -> None:
+    from ragshield.guards.intent_veto import shipped_veto, shipped_weights
+
+    weights = VetoWeights.load(shipped_weights("minilm"))
+    assert (weights.raise_either_tau, weights.raise_either_band, weights.raise_either_chars) == (3.0, 5.0, 120)
+    assert (weights.raise_band, weights.raise_tau) == (4.0, 2.0)  # its own reading as before
+    assert shipped_veto().either_reading("minilm", weights) == (3.0, 5.0)
+    assert ExtractionIntent(raise_either_chars=0)._veto().either_length("minilm", weights) == 0
 
 
 def record(name: str, label: int, gap: float, other: float | None, chars: int, lane: str = "minilm") -> dict[str, Any]:

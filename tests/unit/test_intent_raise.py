@@ -582,8 +582,8 @@ def test_a_calibrated_file_keeps_the_second_opinion_switches_and_refuses_what_it
     assert (guard.second_opinion, guard.raise_near_misses) == (False, False)
     with pytest.raises(
         ConfigError,
-        match="only name, second_opinion, raise_near_misses, raise_either, raise_either_band, routed_raise_band "
-        "apply; got model",
+        match="only name, second_opinion, raise_near_misses, raise_either, raise_either_band, raise_either_chars, "
+        "routed_raise_band apply; got model",
     ):
         build_defense("intent", context, {"intent": {"load": str(tmp_path / "intent.json"), "model": "x.json"}})
 

@@ -89,20 +89,19 @@ class ExtractionIntent(Detector):
         raise_near_misses: with the second opinion, also read queries just under the line and flag
             those the verifiers read as requests (default on, since session 40; each such read costs
             a verifier pass on a benign near miss). Off: the second opinion only lowers flags.
-        raise_either: opt-in (default None: off), a logit line: an English near miss the MiniLM verifier
-            does not raise is raised when the e5 verifier reads it at this line or over (one more e5 pass
-            per such query). 4.0 catches about 3.6 points more English requests on the read development
-            sets and one more of the 200 blind requests of v36 and chat23, and flags 11 of 856 Enron
-            e-mails instead of 8 (1.3%, over the 1% goal): for deployments whose users do not paste
-            business e-mail (model card, "twenty-ninth round").
-        raise_either_band: with `raise_either` only (default None: the MiniLM file's band, 4 logits), how far under
-            the line e5 reads English near misses for it; MiniLM still reads its own 4. `raise_either: 5.0,
-            raise_either_band: 8.0` caught 290 of 400 blind requests instead of 267 (4.0 alone: 281) and flagged no
-            more of 1,403 benign rows, but flags 26 of 856 Enron e-mails (3.0%) and has e5 read about 7% of English
-            queries (about 0.23 s of one core each; mean check 57% of a retrieval, not 9%): not over e-mail either
-            (model card, "thirty-third round").
-        raise_either_chars: with `raise_either` only (default None: the MiniLM file's, any length when it names
-            none), the longest English query in characters e5 reads for it; a longer one is read as without it.
+        raise_either: None (default: the MiniLM file's, 3.0 since session 51) or a logit line: an English near miss
+            the MiniLM verifier does not raise is raised when the e5 verifier reads it at this line or over. As
+            shipped, e5 reads those within 5 logits under the line and at most 120 characters long: 277 of 400 blind
+            requests caught instead of 260, 1 of 1,423 benign rows more, no public benign question or e-mail more
+            (model card, "thirty-fourth round"); it costs about 48 ms of one core on the 2-3% of short
+            questions it reads (mean check 21% of a short question's retrieval instead of 12%, median unchanged).
+        raise_either_band: with `raise_either` only (default None: the MiniLM file's, 5 logits), how far under the
+            line e5 reads English near misses for it; MiniLM still reads its own 4.
+        raise_either_chars: None (default: the MiniLM file's, 120) or a whole number: the longest English query, in
+            characters, e5 reads for it; 0 turns the either raise off (the guard of before session 51). The opt-ins of
+            sessions 46 and 50 reach long queries too and flag business e-mail (Enron 11 and 26 of 856 instead of 8):
+            `raise_either: 4.0, raise_either_band: 4.0, raise_either_chars: 4000` and `raise_either: 5.0,
+            raise_either_band: 8.0, raise_either_chars: 4000` (model card, "twenty-ninth" and "thirty-third round").
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
@@ -144,10 +143,9 @@ class ExtractionIntent(Detector):
         raising = second_opinion and raise_near_misses
         self.raise_either = logit_option("raise_either", raise_either, raising, "a logit line, e.g. 4.0")
         self.raise_either_band = logit_option("raise_either_band", raise_either_band, raising, "logits, e.g. 8.0", 0.0)
-        self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120")
-        for given in ("raise_either_band", "raise_either_chars"):
-            if getattr(self, given) is not None and self.raise_either is None:
-                raise ConfigError(f"intent {given} needs raise_either (the line e5 reads those near misses at)")
+        self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120, 0: off")
+        if self.raise_either_band is not None and self.raise_either is None:
+            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads those near misses at)")
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -284,7 +282,10 @@ class ExtractionIntent(Detector):
         if not hasattr(self, "veto_"):
             veto = shipped_veto(self.raise_near_misses)
             either, band, chars = self.raise_either, self.raise_either_band, self.raise_either_chars
-            veto = veto if either is None else veto.raising_english_on_e5(either, band, chars)
+            if either is not None:
+                veto = veto.raising_english_on_e5(either, band, chars)
+            elif chars is not None:
+                veto = veto.with_english_either_length(chars)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 

@@ -57,12 +57,12 @@ def near_misses(
 
 
 def count_option(name: str, value: Any, raising: bool, example: str) -> int | None:
-    """An opt-in count (`raise_either_chars`), checked: None (off), or a whole number over 0 while the second opinion
-    raises near misses (`raising`)."""
+    """A setting in characters (`raise_either_chars`), checked: None (the file's), or a whole number, 0 or more, while
+    the second opinion raises near misses (`raising`)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"intent {name} must be a whole number over 0 ({example}), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"intent {name} must be a whole number, 0 or more ({example}), got {value!r}")
     if not raising:
         raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
     return value

@@ -146,22 +146,19 @@ class IntentVeto:
 
     def raising_english_on_e5(self, line: float, band: float | None = None, chars: int | None = None) -> IntentVeto:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, within `band` logits and when at most `chars` characters long (None: the
-        file's), sharing what is loaded. They replace the MiniLM file's `raise_either_tau`, `raise_either_band` and
-        `raise_either_chars`; a file that confirms keeps confirming."""
+        reads it at `line` (logit) or over, within `band` logits and when at most `chars` characters long (each None:
+        the file's; `chars` 0: none), sharing what is loaded. They replace the MiniLM file's `raise_either_tau`,
+        `raise_either_band` and `raise_either_chars`; a file that confirms keeps confirming."""
         if not math.isfinite(line):
             raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
         if band is not None and (not math.isfinite(band) or band <= 0):
             raise ConfigError(f"intent veto: the English either band must be finite and over 0, got {band}")
-        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
-            raise ConfigError(f"intent veto: the English either length must be a whole number over 0, got {chars!r}")
         view = copy.copy(self)
         view.either_lines = {**self.either_lines, "minilm": float(line)}
         view.either_bands = {k: v for k, v in self.either_bands.items() if k != "minilm"}
         view.either_bands |= {} if band is None else {"minilm": float(band)}
         view.either_chars = {k: v for k, v in self.either_chars.items() if k != "minilm"}
-        view.either_chars |= {} if chars is None else {"minilm": chars}
-        return view
+        return view if chars is None else view.with_english_either_length(chars)
 
     def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
         """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
@@ -171,6 +168,15 @@ class IntentVeto:
             return None
         band = self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
         return line, min(band, self.band_caps.get(encoder, math.inf))
+
+    def with_english_either_length(self, chars: int) -> IntentVeto:
+        """These verifiers with the English either raise reading only near misses at most `chars` characters long (0:
+        none, the either raise off), whatever the MiniLM file says, sharing what is loaded."""
+        if isinstance(chars, bool) or not isinstance(chars, int) or chars < 0:
+            raise ConfigError(f"intent veto: the English either length must be a whole number >= 0, got {chars!r}")
+        view = copy.copy(self)
+        view.either_chars = {**self.either_chars, "minilm": chars}
+        return view
 
     def either_length(self, encoder: str, weights: VetoWeights | None) -> int | None:
         """The longest query, in characters, the other lane's verifier reads for `encoder`'s either raise (the run-time
