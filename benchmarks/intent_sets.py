@@ -217,8 +217,12 @@ HELDOUT_SETS = {
     "chat33": DATA / "intent_chat_heldout_v33.jsonl",
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once
-UNREAD_JUDGES: dict[str, Path] = {}
+# (`intent_veto_judge.py --set NAME`), once: v47 in v46's shape and chat34 in chat33's, written blind in session 51 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
+    "v47": DATA / "intent_heldout_v47.jsonl",
+    "chat34": DATA / "intent_chat_heldout_v34.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
