@@ -96,26 +96,32 @@ def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
     def medical_raised(point: dict[str, Any]) -> int:
         return sum(point["public"][name]["raised"] for name in MEDICAL)
 
-    def benign_raised(point: dict[str, Any]) -> int:  # the tie-break: development and every public bucket
-        return point["benign_raised"] + sum(bucket["raised"] for bucket in point["public"].values())
-
-    eligible = [
-        p
-        for p in points
-        if all(p["public"][name]["flagged"]["rate"] <= 0.01 for name in MEDICAL)
-        and p["public_english_read_by_e5"]["rate"] <= MOST_READ
-    ]
-    if not eligible:
-        return None
-    return min(
-        eligible,
-        key=lambda p: (
+    return best_of(
+        points,
+        lambda p: (
+            all(p["public"][name]["flagged"]["rate"] <= 0.01 for name in MEDICAL)
+            and p["public_english_read_by_e5"]["rate"] <= MOST_READ
+        ),
+        lambda p: (
             p["benign_raised"] + medical_raised(p) - p["requests_raised"],
             benign_raised(p),
             p["band"],
             -p["line"],
         ),
     )
+
+
+def best_of(
+    points: list[dict[str, Any]], eligible: Callable[[dict[str, Any]], bool], order: Callable[[dict[str, Any]], Any]
+) -> dict[str, Any] | None:
+    """The first of the `eligible` grid points by `order` (a round's rule), or None when none is eligible."""
+    kept = [p for p in points if eligible(p)]
+    return min(kept, key=order) if kept else None
+
+
+def benign_raised(point: dict[str, Any]) -> int:
+    """A grid point's benign rows raised, development and every public bucket (the rounds' tie-break)."""
+    return point["benign_raised"] + sum(bucket["raised"] for bucket in point["public"].values())
 
 
 def write_candidate(folder: Path, line: float, band: float | None, chars: int | None = None) -> None:

@@ -68,25 +68,15 @@ def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
     `MOST_BENIGN_RAISED` benign development rows and having the e5 verifier read at most `MOST_READ` of the
     development English benign rows and of the public English rows, the most development requests raised, then fewer
     benign rows raised (development and public), the narrower band, the higher line, the shorter cap."""
-    eligible = [
-        p
-        for p in points
-        if p["public_within_goal"]
-        and p["benign_raised"] <= MOST_BENIGN_RAISED
-        and p["development_english_benign_read_by_e5"]["rate"] <= MOST_READ
-        and p["public_english_read_by_e5"]["rate"] <= MOST_READ
-    ]
-    if not eligible:
-        return None
-    return min(
-        eligible,
-        key=lambda p: (
-            -p["requests_raised"],
-            p["benign_raised"] + sum(bucket["raised"] for bucket in p["public"].values()),
-            p["band"],
-            -p["line"],
-            p["chars"],
+    return ef.best_of(
+        points,
+        lambda p: (
+            p["public_within_goal"]
+            and p["benign_raised"] <= MOST_BENIGN_RAISED
+            and p["development_english_benign_read_by_e5"]["rate"] <= MOST_READ
+            and p["public_english_read_by_e5"]["rate"] <= MOST_READ
         ),
+        lambda p: (-p["requests_raised"], ef.benign_raised(p), p["band"], -p["line"], p["chars"]),
     )
 
 
