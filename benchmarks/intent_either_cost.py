@@ -54,10 +54,7 @@ OUT = qs.REPO / "benchmarks" / "results" / "intent_either_cost.json"
 def english_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
     """`n` questions drawn (seed 50) from the public benign test buckets, less those the router sends elsewhere."""
     corpus = ti.build_corpus(data)
-    pool = [e.text for name in PUBLIC for e in corpus.test[name]]
-    routed = guard._model().routes(pool)
-    english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
-    return random.Random(50).sample(english, min(n, len(english)))
+    return english_drawn([e.text for name in PUBLIC for e in corpus.test[name]], n, guard, seed=50)
 
 
 def short_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
@@ -67,10 +64,15 @@ def short_sample(data: Path, n: int, guard: ExtractionIntent) -> list[str]:
     import intent_either_short as es
 
     rows = [e for examples in es.development_rows(data).values() for e in examples]
-    pool = list(dict.fromkeys(e.text for e in rows if e.label == 0))
+    return english_drawn(list(dict.fromkeys(e.text for e in rows if e.label == 0)), n, guard, seed=51)
+
+
+def english_drawn(pool: list[str], n: int, guard: ExtractionIntent, seed: int) -> list[str]:
+    """`n` texts of `pool` drawn with `random.Random(seed)`, less those the guard's router sends to the multilingual
+    part."""
     routed = guard._model().routes(pool)
     english = [text for text, elsewhere in zip(pool, routed, strict=True) if not elsewhere]
-    return random.Random(51).sample(english, min(n, len(english)))
+    return random.Random(seed).sample(english, min(n, len(english)))
 
 
 def summary(shares: np.ndarray, states: Counter[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_model import IntentScore
-from ragshield.guards.intent_veto_weights import VetoWeights, band_floor
+from ragshield.guards.intent_veto_weights import VetoWeights, band_floor, whole_number
 
 
 class SecondOpinion:
@@ -61,11 +61,11 @@ def count_option(name: str, value: Any, raising: bool, example: str) -> int | No
     the second opinion raises near misses (`raising`)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not whole_number(value, least=0):
         raise ConfigError(f"intent {name} must be a whole number, 0 or more ({example}), got {value!r}")
     if not raising:
         raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
-    return value
+    return int(value)
 
 
 def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:

@@ -67,6 +67,7 @@ from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: h
     VetoWeights,
     band_floor,
     let_through,
+    whole_number,
 )
 
 # here until session 43: still importable from this module
@@ -173,7 +174,7 @@ class IntentVeto:
     def with_english_either_length(self, chars: int) -> IntentVeto:
         """These verifiers with the English either raise reading only near misses at most `chars` characters long (0:
         none, the either raise off), whatever the MiniLM file says, sharing what is loaded."""
-        if isinstance(chars, bool) or not isinstance(chars, int) or chars < 0:
+        if not whole_number(chars, least=0):
             raise ConfigError(
                 f"intent veto: the English either length must be a whole number, 0 or more, got {chars!r}"
             )

@@ -115,8 +115,7 @@ class VetoWeights:
                 f"({either_band})"
             )
         chars = self.raise_either_chars
-        whole = isinstance(chars, int) and not isinstance(chars, bool) and chars >= 1
-        if chars is not None and (self.raise_either_tau is None or not whole):
+        if chars is not None and (self.raise_either_tau is None or not whole_number(chars, least=1)):
             raise ConfigError(
                 f"intent veto: raise_either_chars must be a whole number over 0 and needs raise_either_tau ({chars!r})"
             )
@@ -247,9 +246,15 @@ def _optional_count(value: Any) -> int | None:
     """A header's optional count: None or a whole number (a JSON 120.0 or `true` is refused, not rounded)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not whole_number(value):
         raise ValueError(f"a count must be a whole number, got {value!r}")
-    return value
+    return int(value)
+
+
+def whole_number(value: Any, least: int | None = None) -> bool:
+    """Whether `value` is an int (not a bool, not a float such as 120.0), at least `least` when given: the one check
+    every setting counted in characters goes through (file header, view, guard option)."""
+    return isinstance(value, int) and not isinstance(value, bool) and (least is None or value >= least)
 
 
 def _flag(value: Any) -> bool:
