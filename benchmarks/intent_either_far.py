@@ -124,14 +124,23 @@ def benign_raised(point: dict[str, Any]) -> int:
     return point["benign_raised"] + sum(bucket["raised"] for bucket in point["public"].values())
 
 
-def write_candidate(folder: Path, line: float, band: float | None, chars: int | None = None) -> None:
-    """The packaged files in `folder`, the MiniLM file naming the either `line`, `band` (None: its own band) and
-    `chars` (the longest query e5 reads for it; None: any length)."""
+def write_candidate(
+    folder: Path, line: float, band: float | None, chars: int | None = None, reading: str | None = None
+) -> None:
+    """The packaged files in `folder`, the MiniLM file naming the either `line`, `band` (None: its own band), `chars`
+    (the longest query e5 reads for it; None: any length) and `reading` (what e5 reads of it; None: as its file
+    reads its own near misses)."""
     folder.mkdir(parents=True, exist_ok=True)
     for encoder in ENCODERS:
         weights = VetoWeights.load(shipped_weights(encoder))
         if encoder == "minilm":
-            weights = replace(weights, raise_either_tau=line, raise_either_band=band, raise_either_chars=chars)
+            weights = replace(
+                weights,
+                raise_either_tau=line,
+                raise_either_band=band,
+                raise_either_chars=chars,
+                raise_either_reading=reading,
+            )
         weights.save(folder / weights_file_name(encoder))
 
 

@@ -583,7 +583,7 @@ def test_a_calibrated_file_keeps_the_second_opinion_switches_and_refuses_what_it
     with pytest.raises(
         ConfigError,
         match="only name, second_opinion, raise_near_misses, raise_either, raise_either_band, raise_either_chars, "
-        "routed_raise_band apply; got model",
+        "raise_either_reading, routed_raise_band apply; got model",
     ):
         build_defense("intent", context, {"intent": {"load": str(tmp_path / "intent.json"), "model": "x.json"}})
 

@@ -46,7 +46,7 @@ from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_opinion import SecondOpinion, count_option, logit_option
+from ragshield.guards.intent_opinion import SecondOpinion, count_option, logit_option, reading_option
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -103,6 +103,8 @@ class ExtractionIntent(Detector):
             sessions 46 and 50 reach long queries too and flag business e-mail (Enron 11 and 26 of 856 instead of 8):
             `raise_either: 4.0, raise_either_band: 4.0, raise_either_chars: 4000` and `raise_either: 5.0,
             raise_either_band: 8.0, raise_either_chars: 4000` (model card, "twenty-ninth" and "thirty-third round").
+        raise_either_reading: None (default: the MiniLM file's) or "pieces" / "whole": what e5 reads of an English
+            near miss for it (model card, "thirty-fifth round").
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
@@ -130,6 +132,7 @@ class ExtractionIntent(Detector):
         routed_raise_band: float | None = None,
         raise_either_band: float | None = None,
         raise_either_chars: int | None = None,
+        raise_either_reading: str | None = None,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -147,8 +150,9 @@ class ExtractionIntent(Detector):
         self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120, 0: off")
         if self.raise_either_band is not None and self.raise_either is None:
             raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads that band at)")
-        if self.raise_either_chars == 0 and self.raise_either is not None:
-            raise ConfigError("intent raise_either_chars 0 turns the either raise off: give it without raise_either")
+        self.raise_either_reading = reading_option("raise_either_reading", raise_either_reading, raising)
+        if self.raise_either_chars == 0 and (self.raise_either, self.raise_either_reading) != (None, None):
+            raise ConfigError("intent raise_either_chars 0 turns the either raise off: give it without the others")
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -289,6 +293,8 @@ class ExtractionIntent(Detector):
                 veto = veto.raising_english_on_e5(either, band, chars)
             elif chars is not None:
                 veto = veto.with_english_either_length(chars)
+            if self.raise_either_reading is not None:
+                veto = veto.with_english_either_reading(self.raise_either_reading)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 
@@ -385,7 +391,7 @@ class ExtractionIntent(Detector):
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
         `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses`,
-        `raise_either`, `raise_either_band`, `raise_either_chars` and `routed_raise_band`.
+        `raise_either`, `raise_either_band`, `raise_either_chars`, `raise_either_reading` and `routed_raise_band`.
         """
         guard = cls(
             embedder=runtime.get("embedder"),
@@ -397,6 +403,7 @@ class ExtractionIntent(Detector):
             raise_either=runtime.get("raise_either"),
             raise_either_band=runtime.get("raise_either_band"),
             raise_either_chars=runtime.get("raise_either_chars"),
+            raise_either_reading=runtime.get("raise_either_reading"),
             routed_raise_band=runtime.get("routed_raise_band"),
         )
         guard._model()

@@ -54,6 +54,7 @@ def build_defense(
             "raise_either",
             "raise_either_band",
             "raise_either_chars",
+            "raise_either_reading",
             "routed_raise_band",
         )
         if ignored := sorted(set(params) - set(with_load)):

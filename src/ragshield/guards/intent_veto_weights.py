@@ -26,7 +26,10 @@ FORMAT_CONFIRMED = "ragshield.intent-veto/2"
 # written by a file with `raise_either_chars` (session 51): a ragshield that does not know it refuses the file rather
 # than read queries of any length for the either raise (it would raise long texts, e-mails among them)
 FORMAT_SHORT_EITHER = "ragshield.intent-veto/3"
-FORMATS = (FORMAT, FORMAT_CONFIRMED, FORMAT_SHORT_EITHER)
+# written by a file with `raise_either_reading` (session 52): a ragshield that does not know it refuses the file rather
+# than read the either raise's band in pieces (twice the time, and more benign rows raised at the wider bands)
+FORMAT_EITHER_READING = "ragshield.intent-veto/4"
+FORMATS = (FORMAT, FORMAT_CONFIRMED, FORMAT_SHORT_EITHER, FORMAT_EITHER_READING)
 ENCODERS = ("minilm", "e5")
 READINGS = ("pieces", "whole")  # what a verifier reads of a flag (`intent_veto_reading.pieces_of`)
 
@@ -54,6 +57,9 @@ class VetoWeights:
     raise; this verifier still reads only its own `raise_band`. `raise_either_chars` (None: any length, as in files
     before session 51; only with `raise_either_tau`; a whole number over 0): the longest query, in characters (`len`
     of its text), the other verifier reads for that raise; a longer one is read only by this verifier.
+    `raise_either_reading` (None: as the other verifier's file reads its own near misses, as in files before session
+    52; only with `raise_either_tau`): what the other verifier reads of a near miss for that raise, "pieces" or
+    "whole".
     `veto_over_point` (False in files before session 45): `tau` may sit above the model's operating point; a flag
     read under it is let through even when its logit is over the point's log-odds (`intent_veto.let_through`).
     """
@@ -75,6 +81,7 @@ class VetoWeights:
     raise_either_tau: float | None = None
     raise_either_band: float | None = None
     raise_either_chars: int | None = None
+    raise_either_reading: str | None = None
 
     def __post_init__(self) -> None:
         if self.encoder not in ENCODERS:
@@ -119,6 +126,12 @@ class VetoWeights:
             raise ConfigError(
                 f"intent veto: raise_either_chars must be a whole number over 0 and needs raise_either_tau ({chars!r})"
             )
+        how = self.raise_either_reading
+        if how is not None and (self.raise_either_tau is None or how not in READINGS):
+            raise ConfigError(
+                f"intent veto: raise_either_reading must be one of {', '.join(READINGS)} and needs raise_either_tau "
+                f"({how!r})"
+            )
         band, line = self.raise_band, self.raise_tau
         if band is not None and line is not None and not (math.isfinite(band) and band > 0 and math.isfinite(line)):
             raise ConfigError(f"intent veto: raise_band must be finite and > 0, raise_tau finite ({band}, {line})")
@@ -151,6 +164,8 @@ class VetoWeights:
 
     def _format(self) -> str:
         """The oldest format that says all these weights do: a reader that cannot honour a field must refuse it."""
+        if self.raise_either_reading is not None:
+            return FORMAT_EITHER_READING
         if self.raise_either_chars is not None:
             return FORMAT_SHORT_EITHER
         return FORMAT if self.raise_confirm_tau is None else FORMAT_CONFIRMED
@@ -190,6 +205,8 @@ class VetoWeights:
                 header["raise_either_band"] = self.raise_either_band
             if self.raise_either_chars is not None:  # only in FORMAT_SHORT_EITHER, which an older ragshield refuses
                 header["raise_either_chars"] = self.raise_either_chars
+            if self.raise_either_reading is not None:  # only in FORMAT_EITHER_READING, which an older one refuses
+                header["raise_either_reading"] = self.raise_either_reading
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
@@ -226,6 +243,7 @@ class VetoWeights:
                     raise_either_tau=_optional_float(header.get("raise_either_tau")),
                     raise_either_band=_optional_float(header.get("raise_either_band")),
                     raise_either_chars=_optional_count(header.get("raise_either_chars")),
+                    raise_either_reading=header.get("raise_either_reading"),
                 )
         except ConfigError:
             raise
