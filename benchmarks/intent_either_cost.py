@@ -33,19 +33,33 @@ from ragshield.types import Query, RetrievalResult
 
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
 # each guard spelt out in full, so that its name says the same whatever the packaged MiniLM file names (since session
-# 51 it names the short either raise: 3.0, band 5, at most 120 characters; 4,000 characters: any query a verifier reads)
-GUARDS: dict[str, dict[str, float | int]] = {
+# 51 it names the short either raise; 4,000 characters: any query a verifier reads; "pieces": as e5 reads its own)
+IN_PIECES = {"raise_either_reading": "pieces"}
+GUARDS: dict[str, dict[str, float | int | str]] = {
     "no either raise (before session 51)": {"raise_either_chars": 0},
-    "raise_either 4.0 (session 46)": {"raise_either": 4.0, "raise_either_band": 4.0, "raise_either_chars": 4000},
+    "raise_either 4.0 (session 46)": {
+        "raise_either": 4.0,
+        "raise_either_band": 4.0,
+        "raise_either_chars": 4000,
+        **IN_PIECES,
+    },
     "raise_either 5.0, band 8.0 (session 50)": {
         "raise_either": 5.0,
         "raise_either_band": 8.0,
         "raise_either_chars": 4000,
+        **IN_PIECES,
     },
     "raise_either 3.0, band 5.0, at most 120 characters (session 51)": {
         "raise_either": 3.0,
         "raise_either_band": 5.0,
         "raise_either_chars": 120,
+        **IN_PIECES,
+    },
+    "raise_either 2.0, band 6.0, at most 120 characters, read whole (session 52)": {
+        "raise_either": 2.0,
+        "raise_either_band": 6.0,
+        "raise_either_chars": 120,
+        "raise_either_reading": "whole",
     },
 }
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_cost.json"

@@ -136,7 +136,9 @@ def packaged_weights(lane: str) -> VetoWeights:
     weights = VetoWeights.load(shipped_weights(lane))
     if lane == "e5":
         return weights.with_raise(*E5_RAISE_BEFORE_FAR)
-    return replace(weights, raise_either_tau=None, raise_either_band=None, raise_either_chars=None)
+    return replace(
+        weights, raise_either_tau=None, raise_either_band=None, raise_either_chars=None, raise_either_reading=None
+    )
 
 
 def shipped_point(points: list[dict[str, Any]], lane: str, file: Path | None = None) -> dict[str, Any]:

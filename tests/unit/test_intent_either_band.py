@@ -82,13 +82,13 @@ def test_the_field_survives_a_save_and_a_file_without_it_reads_as_before(tmp_pat
     weights.save(tmp_path / "minilm.npz")
     loaded = VetoWeights.load(tmp_path / "minilm.npz")
     assert (loaded.raise_either_tau, loaded.raise_either_band) == (4.0, 12.0)
-    assert veto_of(minilm=FakeVerifier(loaded, {})).either_reading("minilm", loaded) == (4.0, 12.0)
+    assert veto_of(minilm=FakeVerifier(loaded, {})).either_reach("minilm", loaded) == (4.0, 12.0)
     english().weights.save(tmp_path / "before.npz")
     before = VetoWeights.load(tmp_path / "before.npz")
     assert before.raise_either_band is None
-    assert veto_of(minilm=FakeVerifier(before, {})).either_reading("minilm", before) == (4.0, 1.0)  # its own band
+    assert veto_of(minilm=FakeVerifier(before, {})).either_reach("minilm", before) == (4.0, 1.0)  # its own band
     plain = fake_weights().with_raise(1.0, 2.0)
-    assert veto_of(minilm=FakeVerifier(plain, {})).either_reading("minilm", plain) is None  # no either line
+    assert veto_of(minilm=FakeVerifier(plain, {})).either_reach("minilm", plain) is None  # no either line
 
 
 @pytest.mark.parametrize("band", [math.nan, math.inf, 0.0, -2.0, 0.5])
@@ -196,4 +196,4 @@ def test_a_later_either_line_without_a_band_goes_back_to_the_files_band() -> Non
     weights = veto._weights["minilm"]
     assert weights is not None
     again = veto.raising_english_on_e5(4.0, band=6.0).raising_english_on_e5(5.0)
-    assert again.either_reading("minilm", weights) == (5.0, 3.0)
+    assert again.either_reach("minilm", weights) == (5.0, 3.0)

@@ -175,7 +175,7 @@ def test_the_packaged_minilm_file_reads_short_english_near_misses_on_e5_as_the_t
     weights = VetoWeights.load(shipped_weights("minilm"))
     assert (weights.raise_either_tau, weights.raise_either_band, weights.raise_either_chars) == (3.0, 5.0, 120)
     assert (weights.raise_band, weights.raise_tau) == (4.0, 2.0)  # its own reading as before
-    assert shipped_veto().either_reading("minilm", weights) == (3.0, 5.0)
+    assert shipped_veto().either_reach("minilm", weights) == (3.0, 5.0)
     assert ExtractionIntent(raise_either_chars=0)._veto().either_length("minilm", weights) == 0
 
 

@@ -3,7 +3,7 @@
 round). What a deployment relies on: read "whole", the other verifier reads the text (and its second reading) only,
 never a clause out of its context, at one forward pass; the other lane's own raise still reads as its own file says;
 the field survives a save and load in a format an older ragshield refuses; the run-time setting replaces the file's;
-nonsense is a clear error. FAKE verifiers, but for the round's choice and the real-verifier check."""
+nonsense is a clear error. FAKE verifiers throughout."""
 
 from __future__ import annotations
 
@@ -73,11 +73,25 @@ def test_the_run_time_reading_replaces_the_files_both_ways() -> None:
         assert (out[0].second_opinion == SecondOpinion.RAISED) is raised
         assert veto.either_read_as("minilm", veto._weights["minilm"]) == run_time
     veto = veto_of(minilm=english("whole"), e5=routed())
-    assert veto.either_read_as("minilm", veto._weights["minilm"]) == "whole"
-    assert veto.raising_english_on_e5(5.0, 8.0).either_read_as("minilm", veto._weights["minilm"]) == "whole"
+    weights = veto._weights["minilm"]
+    assert veto.either_read_as("minilm", weights) == "whole"
+    pieces = veto.with_english_either_reading("pieces")
+    # a new line without a reading goes back to the file's, as a new line without a length does
+    assert pieces.raising_english_on_e5(5.0, 8.0).either_read_as("minilm", weights) == "whole"
+    assert veto.raising_english_on_e5(5.0, 8.0, reading="pieces").either_read_as("minilm", weights) == "pieces"
+    assert veto.either_read_as("minilm", weights) == "whole"  # a view leaves the veto it came from as it was
     for nonsense in ("clauses", "", None, 1):
         with pytest.raises(ConfigError, match="either reading must be one of pieces, whole"):
             veto.with_english_either_reading(nonsense)  # type: ignore[arg-type]
+
+
+def test_a_confirmation_under_a_run_time_either_line_reads_as_the_other_file_says() -> None:
+    confirming = fake_weights(tau=0.0).with_raise(1.0, 2.0).with_confirmation(4.0)
+    minilm, e5 = FakeVerifier(confirming, {}, default=3.0), routed()  # MiniLM would raise; e5 must confirm at 4
+    veto = veto_of(minilm=minilm, e5=e5).raising_english_on_e5(5.0, reading="whole")
+    out = apply(veto, [PADDED], [under(0.5)], routed=[False])
+    assert "paste the records now." in e5.read  # the confirmation in pieces (e5's file): its second sentence at 6
+    assert out[0].second_opinion == SecondOpinion.RAISED
 
 
 def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path: Path) -> None:
@@ -87,10 +101,11 @@ def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path:
     with np.load(tmp_path / "minilm.npz") as data:
         header = json.loads(bytes(data["header"]).decode())
     # a ragshield before session 52 accepts formats /1 to /3 only: it refuses this file rather than read in pieces
-    assert header["format"] == FORMAT_EITHER_READING == FORMATS[-1]
-    assert header["format"] not in FORMATS[:-1]
-    english().weights.save(tmp_path / "before.npz")
+    assert header["format"] == FORMAT_EITHER_READING == "ragshield.intent-veto/4" == FORMATS[-1]
+    english().weights.save(tmp_path / "before.npz")  # no reading named: the format of before, read as before
     assert VetoWeights.load(tmp_path / "before.npz").raise_either_reading is None
+    with np.load(tmp_path / "before.npz") as data:
+        assert json.loads(bytes(data["header"]).decode())["format"] == "ragshield.intent-veto/1"
 
 
 @pytest.mark.parametrize("written", ["clauses", 1, ["whole"], True])

@@ -290,11 +290,11 @@ class ExtractionIntent(Detector):
             veto = shipped_veto(self.raise_near_misses)
             either, band, chars = self.raise_either, self.raise_either_band, self.raise_either_chars
             if either is not None:
-                veto = veto.raising_english_on_e5(either, band, chars)
-            elif chars is not None:
-                veto = veto.with_english_either_length(chars)
-            if self.raise_either_reading is not None:
-                veto = veto.with_english_either_reading(self.raise_either_reading)
+                veto = veto.raising_english_on_e5(either, band, chars, self.raise_either_reading)
+            else:
+                veto = veto if chars is None else veto.with_english_either_length(chars)
+                how = self.raise_either_reading
+                veto = veto if how is None else veto.with_english_either_reading(how)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 

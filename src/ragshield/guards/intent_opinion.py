@@ -13,7 +13,7 @@ from typing import Any
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_model import IntentScore
-from ragshield.guards.intent_veto_weights import READINGS, VetoWeights, band_floor, whole_number
+from ragshield.guards.intent_veto_weights import READINGS, VetoWeights, band_floor, is_reading, whole_number
 
 
 class SecondOpinion:
@@ -73,7 +73,7 @@ def reading_option(name: str, value: Any, raising: bool) -> str | None:
     second opinion raises near misses (`raising`)."""
     if value is None:
         return None
-    if value not in READINGS:
+    if not is_reading(value):
         raise ConfigError(f"intent {name} must be one of {', '.join(READINGS)}, got {value!r}")
     if not raising:
         raise ConfigError(f"intent {name} needs second_opinion and raise_near_misses on")

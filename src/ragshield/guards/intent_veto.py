@@ -206,7 +206,7 @@ class IntentVeto(EitherSettings):
         version = str(model.meta.get("model_version"))
         raising = {e: w for e in self.files if (w := self.raising(e, version))}
         bands = [w.raise_band for w in raising.values() if w.raise_band is not None]
-        bands += [either[1] for e, w in raising.items() if (either := self.either_reading(e, w))]
+        bands += [either[1] for e, w in raising.items() if (either := self.either_reach(e, w))]
         floor = band_floor(line, max(bands)) if bands else line
         if all(s.probability < floor for s in scores):
             return list(scores)
@@ -245,11 +245,11 @@ class IntentVeto(EitherSettings):
             lane = [i for i in range(len(out)) if lanes[i] == reads_routed(encoder)]
             asked = [i for i in lane if out[i].probability >= flag_at]  # before the raise: a raised query is not vetoed
             weights = self.raising(encoder, model_version) if lane else None
-            either_reading = self.either_reading(encoder, weights)
-            longest = self.either_length(encoder, weights) if either_reading else None
+            reach_of_other = self.either_reach(encoder, weights)
+            longest = self.either_length(encoder, weights) if reach_of_other else None
             if longest == 0:  # a cap of 0 characters: no either reading at all, not even of an empty query
-                either_reading, longest = None, None
-            near = near_misses(out, lane, flag_at, weights, either_reading[1] if either_reading else None)
+                reach_of_other, longest = None, None
+            near = near_misses(out, lane, flag_at, weights, reach_of_other[1] if reach_of_other else None)
             own = {i for i in near if weights and out[i].probability >= band_floor(flag_at, weights.raise_band or 0)}
             # a longer near miss is not the other verifier's to read: its own band alone, at any length
             others_read = [i for i in near if longest is None or len(texts[i]) <= longest]
@@ -259,10 +259,10 @@ class IntentVeto(EitherSettings):
                 either = self._other_lane(
                     encoder,
                     model_version,
-                    either_reading[0] if either_reading else None,
+                    reach_of_other[0] if reach_of_other else None,
                     self.either_read_as(encoder, weights),
                 )
-                reach = band_floor(flag_at, either_reading[1]) if either_reading else flag_at
+                reach = band_floor(flag_at, reach_of_other[1]) if reach_of_other else flag_at
                 self._raise(
                     out,
                     ([i for i in near if i in own], [i for i in others_read if out[i].probability >= reach]),

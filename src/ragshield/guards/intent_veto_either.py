@@ -13,7 +13,7 @@ import math
 from typing import Self
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_veto_weights import READINGS, VetoWeights, whole_number
+from ragshield.guards.intent_veto_weights import READINGS, VetoWeights, is_reading, whole_number
 
 
 class EitherSettings:
@@ -29,14 +29,17 @@ class EitherSettings:
     @property
     def english_either(self) -> float | None:
         """The run-time line for English near misses (`raising_english_on_e5`), or None: the MiniLM file's (3.0 in the
-        packaged file since session 51; `either_reading` gives the line in force)."""
+        packaged file since session 51; `either_reach` gives the line in force)."""
         return self.either_lines.get("minilm")
 
-    def raising_english_on_e5(self, line: float, band: float | None = None, chars: int | None = None) -> Self:
+    def raising_english_on_e5(
+        self, line: float, band: float | None = None, chars: int | None = None, reading: str | None = None
+    ) -> Self:
         """These verifiers with an English near miss the MiniLM verifier does not raise raised when the e5 verifier
-        reads it at `line` (logit) or over, within `band` logits and when at most `chars` characters long (each None:
-        the file's; `chars` 0: none), sharing what is loaded. They replace the MiniLM file's `raise_either_tau`,
-        `raise_either_band` and `raise_either_chars`; a file that confirms keeps confirming."""
+        reads it at `line` (logit) or over, within `band` logits, when at most `chars` characters long and read as
+        `reading` says (each None: the file's, whatever an earlier view set; `chars` 0: none), sharing what is loaded.
+        They replace the MiniLM file's `raise_either_tau`, `raise_either_band`, `raise_either_chars` and
+        `raise_either_reading`; a file that confirms keeps confirming."""
         if not math.isfinite(line):
             raise ConfigError(f"intent veto: the English either line must be finite, got {line}")
         if band is not None and (not math.isfinite(band) or band <= 0):
@@ -46,9 +49,11 @@ class EitherSettings:
         view.either_bands = {k: v for k, v in self.either_bands.items() if k != "minilm"}
         view.either_bands |= {} if band is None else {"minilm": float(band)}
         view.either_chars = {k: v for k, v in self.either_chars.items() if k != "minilm"}
-        return view if chars is None else view.with_english_either_length(chars)
+        view.either_readings = {k: v for k, v in self.either_readings.items() if k != "minilm"}
+        view = view if chars is None else view.with_english_either_length(chars)
+        return view if reading is None else view.with_english_either_reading(reading)
 
-    def either_reading(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
+    def either_reach(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
         """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
         file as this view raises with it; the band narrowed by `band_caps` too), or None: no such raise."""
         line = None if weights is None else self.either_lines.get(encoder, weights.raise_either_tau)
@@ -71,8 +76,10 @@ class EitherSettings:
     def with_english_either_reading(self, reading: str) -> Self:
         """These verifiers with the e5 verifier reading English near misses for the either raise as `reading` says
         ("pieces" or "whole"), whatever the MiniLM file says, sharing what is loaded."""
-        if reading not in READINGS:
-            raise ConfigError(f"intent veto: the English either reading must be one of {', '.join(READINGS)}")
+        if not is_reading(reading):
+            raise ConfigError(
+                f"intent veto: the English either reading must be one of {', '.join(READINGS)}, got {reading!r}"
+            )
         view = copy.copy(self)
         view.either_readings = {**self.either_readings, "minilm": reading}
         return view

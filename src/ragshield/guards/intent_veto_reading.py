@@ -41,7 +41,7 @@ def read_or_nothing(
             second_reading,
             feature_version,
             stop_at=verifier.weights.tau if stop_at is None else stop_at,
-            reading=reading or verifier.weights.reading_for(near_miss),
+            reading=reading if reading is not None else verifier.weights.reading_for(near_miss),
         )
     except Exception as error:  # a verifier that fails leaves its flags standing (fail closed)
         reason = type(error).__name__

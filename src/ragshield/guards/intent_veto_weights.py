@@ -127,7 +127,7 @@ class VetoWeights:
                 f"intent veto: raise_either_chars must be a whole number over 0 and needs raise_either_tau ({chars!r})"
             )
         how = self.raise_either_reading
-        if how is not None and (self.raise_either_tau is None or how not in READINGS):
+        if how is not None and (self.raise_either_tau is None or not is_reading(how)):
             raise ConfigError(
                 f"intent veto: raise_either_reading must be one of {', '.join(READINGS)} and needs raise_either_tau "
                 f"({how!r})"
@@ -273,6 +273,12 @@ def whole_number(value: Any, least: int | None = None) -> bool:
     """Whether `value` is an int (not a bool, not a float such as 120.0), at least `least` when given: the one check
     every setting counted in characters goes through (file header, view, guard option)."""
     return isinstance(value, int) and not isinstance(value, bool) and (least is None or value >= least)
+
+
+def is_reading(value: Any) -> bool:
+    """Whether `value` names a reading ("pieces" or "whole"): the one check every reading setting goes through (file
+    header, view, guard option)."""
+    return isinstance(value, str) and value in READINGS
 
 
 def _flag(value: Any) -> bool:
