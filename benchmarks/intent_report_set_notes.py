@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v47",
+        "written blind in session 51 by a helper that read only `benchmarks/data/README.md`, in v46's shape, and "
+        "read once in session 52, pooled with chat34, as the judge of the shipped guard against the either raise read "
+        "whole (English queries of at most 120 characters, 6 logits under the line, line 2) and WIDE (12 logits); it "
+        "made 68 errors over the two sets against 70 and shipped, WIDE 51 (`intent_veto_judge_v47.json`); the figures "
+        "here are the model's alone",
+    ),
+    (
+        "chat34",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 51 like v47 and read once with it "
+        "(`intent_veto_judge_chat34.json`); the model's figures alone",
+    ),
+    (
         "v46",
         "written blind in session 50 by a helper that read only `benchmarks/data/README.md`, in v45's shape, and "
         "read once in session 51, pooled with v45, chat32 and chat33, as the judge of the shipped guard against the "

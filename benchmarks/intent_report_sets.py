@@ -89,6 +89,9 @@ JUDGE_NOTES = {
     "chat32": "500 chat turns and 60 chat-wrapped requests, written blind like v45, read once with it",
     "v46": "written blind in session 50 like v45, read once with it",
     "chat33": "500 chat turns and 60 chat-wrapped requests, written blind in session 50 like chat32, read once with it",
+    "v47": "written blind in session 51 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "52, pooled with chat34, as the judge of the either raise read whole, which shipped",
+    "chat34": "500 chat turns and 60 chat-wrapped requests, written blind in session 51 like v47, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -103,6 +106,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v47-hard": "held-apart set v47, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat34, as the judge of the either raise read whole, which shipped; split by kind in the summary)",
+    "heldout-chat34": "held-apart chat turns, set chat34 (written blind by a helper; read once with v47)",
     "heldout-v46-hard": "held-apart set v46, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with v45, chat32 and chat33, as the judge of the either raise for short English queries, which shipped; "
     "split by kind in the summary)",
@@ -239,7 +245,8 @@ SECOND_OPINION_NOTE = (
     "flag's score and, since session 40, raises a near miss (a query at most 4 logits under the line, 12 for "
     "routed queries since session 48, whose verifier reads it as a request: MiniLM logit >= 2, e5 >= 3, 3.5 since "
     "session 48; since session 51 also an English query at most 5 logits under the line and 120 characters long "
-    "that the MiniLM verifier leaves and e5 reads at 3 or more) to the operating "
+    "that the MiniLM verifier leaves and e5 reads at 3 or more, since session 52 6 logits, read whole, at 2 or more) "
+    "to the operating "
     "point: the guard's rates differ from the model's both ways "
     "(`benchmarks/results/intent_verifier_e5.json` rates the sets with the e5 half behind v13, "
     "`intent_verifier.json` the MiniLM file of session 29 behind v11, `intent_verifier_minilm_v13.json` the one "
@@ -304,9 +311,14 @@ SECOND_OPINION_NOTE = (
     "[1.7, 7.9] (goal <= 2%: met on v45, **missed** on v46), chat turns 1/500 = 0.2% [0.0, 1.1] and 3/492 = 0.6% "
     "[0.2, 1.8] (goal <= 1%: met on these sets), requests 113/140 = 80.7% [73.4, 86.4] on each, chat-wrapped ones "
     "30/60 = 50.0% [37.7, 62.3] and 21/60 = 35.0% [24.2, 47.6] (without it: 3/160, 6/160, 1/500, 2/492, 110/140, "
-    "109/140, 25/60 and 16/60); model card, "
+    "109/140, 25/60 and 16/60); with that raise read whole (6 logits, line 2), on v47 and chat34 (session 52): hard "
+    "benign 7/160 = 4.4% [2.1, 8.8] (goal <= 2%: **missed**), chat turns 4/496 = 0.8% [0.3, 2.1] (goal <= 1%: met), "
+    "requests 115/140 = 82.1% [75.0, 87.6] and 28/60 = 46.7% [34.6, 59.1], chat-wrapped ones 5/15 and 28/60 (read "
+    "in pieces, 5 logits, line 3: 8/160, 4/496, 114/140, 28/60, 5/15 and 28/60; the opt-in WIDE, 12 logits: 7/160, "
+    "5/496, 121/140, 40/60, 7/15 and 40/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
-    '"thirty-first round", "thirty-second round", "thirty-third round" and "thirty-fourth round".'
+    '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round" and "thirty-fifth '
+    'round".'
 )

@@ -215,13 +215,19 @@ HELDOUT_SETS = {
     "chat32": DATA / "intent_chat_heldout_v32.jsonl",
     "v46": DATA / "intent_heldout_v46.jsonl",
     "chat33": DATA / "intent_chat_heldout_v33.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v47 in v46's shape and chat34 in chat33's, written blind in session 51 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 51 (v47 in v46's shape, chat34 in chat33's) and read once in session 52, pooled, as the
+    # judge of the thirty-fifth v14 round, the shipped guard, the either raise read whole (band 6, line 2) and WIDE
+    # (band 12, line 2) (`intent_veto_judge_v47.json`, `_chat34.json`): 68 errors against 70, shipped, and WIDE 51,
+    # an opt-in; no verifier trained on them
     "v47": DATA / "intent_heldout_v47.jsonl",
     "chat34": DATA / "intent_chat_heldout_v34.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v48 in v47's shape and chat35 in chat34's, written blind in session 52 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
+    "v48": DATA / "intent_heldout_v48.jsonl",
+    "chat35": DATA / "intent_chat_heldout_v35.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
@@ -245,7 +251,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # second opinion refitted with every read set, which shipped; v41, chat28, v42 and chat29, read once in session 48,
 # pooled, for the e5 raise reaching 12 logits, which shipped; v43, chat30, v44 and chat31, read once in session 50,
 # pooled, for the either raise reaching 8 logits, an opt-in since; v45, chat32, v46 and chat33, read once in session
-# 51, pooled, for the either raise for short English queries, which shipped)
+# 51, pooled, for the either raise for short English queries, which shipped; v47 and chat34, read once in session 52,
+# pooled, for the either raise read whole, which shipped)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -253,6 +260,7 @@ JUDGES += ("v39", "chat26", "v40", "chat27")
 JUDGES += ("v41", "chat28", "v42", "chat29")
 JUDGES += ("v43", "chat30", "v44", "chat31")
 JUDGES += ("v45", "chat32", "v46", "chat33")
+JUDGES += ("v47", "chat34")
 
 
 def bucket(text: str) -> int:

@@ -167,3 +167,12 @@ def test_the_round_reads_at_most_twice_the_shipped_share_whole_and_wide_drops_th
     assert whole.cost_bound(points) == pytest.approx(0.056)
     assert whole.choose(points) == points[1]
     assert whole.choose_wide(points) == points[2]
+
+
+def test_the_packaged_files_read_the_either_raise_whole_and_the_e5_raise_in_pieces_as_before() -> None:
+    from ragshield.guards.intent_veto import shipped_veto, shipped_weights
+
+    minilm, e5 = (VetoWeights.load(shipped_weights(lane)) for lane in ("minilm", "e5"))
+    assert minilm.raise_either_reading == "whole" and shipped_veto().either_read_as("minilm", minilm) == "whole"
+    assert e5.raise_either_reading is None and e5.near_miss_reading == "pieces"  # e5's own near misses: in pieces
+    assert ExtractionIntent(raise_either_reading="pieces")._veto().either_read_as("minilm", minilm) == "pieces"

@@ -46,7 +46,7 @@ from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
-from ragshield.guards.intent_opinion import SecondOpinion, count_option, logit_option, reading_option
+from ragshield.guards.intent_opinion import SecondOpinion, either_options, logit_option
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -90,21 +90,23 @@ class ExtractionIntent(Detector):
         raise_near_misses: with the second opinion, also read queries just under the line and flag
             those the verifiers read as requests (default on, since session 40; each such read costs
             a verifier pass on a benign near miss). Off: the second opinion only lowers flags.
-        raise_either: None (default: the MiniLM file's, 3.0 since session 51) or a logit line: an English near miss
+        raise_either: None (default: the MiniLM file's, 2.0 since session 52) or a logit line: an English near miss
             the MiniLM verifier does not raise is raised when the e5 verifier reads it at this line or over. As
-            shipped, e5 reads those within 5 logits under the line and at most 120 characters long: 277 of 400 blind
-            requests caught instead of 260, 1 of 1,423 benign rows more, no public benign question or e-mail more
-            (model card, "thirty-fourth round"); it costs about 48 ms of one core on the 2-3% of short
-            questions it reads (mean check 21% of a short question's retrieval instead of 12%, median unchanged).
-        raise_either_band: with `raise_either` only (default None: the MiniLM file's, 5 logits), how far under the
+            shipped, e5 reads those within 6 logits under the line, at most 120 characters long, whole: on v47 and
+            chat34, 143 of 200 blind requests caught (session 51's reading 142), 11 of 708 benign rows flagged (12);
+            about 25 ms of one core on the 7-8% of short questions it reads, a mean check of 20% of a short question's
+            retrieval (model card, "thirty-fifth round"). WIDE, `raise_either: 2.0, raise_either_band: 12.0`: 161 of
+            200 and 12 of 708, but e5 reads a third of short questions (mean check 67%).
+        raise_either_band: with `raise_either` only (default None: the MiniLM file's, 6 logits), how far under the
             line e5 reads English near misses for it; MiniLM still reads its own 4.
         raise_either_chars: None (default: the MiniLM file's, 120) or a whole number: the longest English query, in
             characters, e5 reads for it; 0 turns the either raise off (the guard of before session 51). The opt-ins of
             sessions 46 and 50 reach long queries too and flag business e-mail (Enron 11 and 26 of 856 instead of 8):
             `raise_either: 4.0, raise_either_band: 4.0, raise_either_chars: 4000` and `raise_either: 5.0,
-            raise_either_band: 8.0, raise_either_chars: 4000` (model card, "twenty-ninth" and "thirty-third round").
-        raise_either_reading: None (default: the MiniLM file's) or "pieces" / "whole": what e5 reads of an English
-            near miss for it (model card, "thirty-fifth round").
+            raise_either_band: 8.0, raise_either_chars: 4000`, each with `raise_either_reading: pieces` (model card,
+            "twenty-ninth" and "thirty-third round").
+        raise_either_reading: None (default: the MiniLM file's, "whole" since session 52) or "pieces" (each sentence
+            and clause too, as before session 52: twice the time) or "whole": what e5 reads of a near miss for it.
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
@@ -145,14 +147,8 @@ class ExtractionIntent(Detector):
         self.second_opinion = second_opinion
         self.raise_near_misses = raise_near_misses
         raising = second_opinion and raise_near_misses
-        self.raise_either = logit_option("raise_either", raise_either, raising, "a logit line, e.g. 4.0")
-        self.raise_either_band = logit_option("raise_either_band", raise_either_band, raising, "logits, e.g. 8.0", 0.0)
-        self.raise_either_chars = count_option("raise_either_chars", raise_either_chars, raising, "e.g. 120, 0: off")
-        if self.raise_either_band is not None and self.raise_either is None:
-            raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads that band at)")
-        self.raise_either_reading = reading_option("raise_either_reading", raise_either_reading, raising)
-        if self.raise_either_chars == 0 and (self.raise_either, self.raise_either_reading) != (None, None):
-            raise ConfigError("intent raise_either_chars 0 turns the either raise off: give it without the others")
+        either = either_options(raise_either, raise_either_band, raise_either_chars, raise_either_reading, raising)
+        self.raise_either, self.raise_either_band, self.raise_either_chars, self.raise_either_reading = either
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -287,14 +283,8 @@ class ExtractionIntent(Detector):
     def _veto(self) -> IntentVeto:
         """The second opinion (`veto_`: the packaged one unless set), made on first use."""
         if not hasattr(self, "veto_"):
-            veto = shipped_veto(self.raise_near_misses)
-            either, band, chars = self.raise_either, self.raise_either_band, self.raise_either_chars
-            if either is not None:
-                veto = veto.raising_english_on_e5(either, band, chars, self.raise_either_reading)
-            else:
-                veto = veto if chars is None else veto.with_english_either_length(chars)
-                how = self.raise_either_reading
-                veto = veto if how is None else veto.with_english_either_reading(how)
+            either = (self.raise_either, self.raise_either_band, self.raise_either_chars, self.raise_either_reading)
+            veto = shipped_veto(self.raise_near_misses).with_english_either(*either)
             self.veto_ = veto if self.routed_raise_band is None else veto.with_band("e5", self.routed_raise_band)
         return self.veto_
 

@@ -56,6 +56,23 @@ def near_misses(
     ]
 
 
+def either_options(
+    line: Any, band: Any, chars: Any, reading: Any, raising: bool
+) -> tuple[float | None, float | None, int | None, str | None]:
+    """The guard's either raise options (`raise_either`, `raise_either_band`, `raise_either_chars`,
+    `raise_either_reading`), each checked and then checked together: a band needs a line, and a length of 0 (the
+    raise off) takes no line or reading."""
+    line = logit_option("raise_either", line, raising, "a logit line, e.g. 4.0")
+    band = logit_option("raise_either_band", band, raising, "logits, e.g. 8.0", 0.0)
+    chars = count_option("raise_either_chars", chars, raising, "e.g. 120, 0: off")
+    reading = reading_option("raise_either_reading", reading, raising)
+    if band is not None and line is None:
+        raise ConfigError("intent raise_either_band needs raise_either (the line e5 reads that band at)")
+    if chars == 0 and (line, reading) != (None, None):
+        raise ConfigError("intent raise_either_chars 0 turns the either raise off: give it without the others")
+    return line, band, chars, reading
+
+
 def count_option(name: str, value: Any, raising: bool, example: str) -> int | None:
     """A setting in characters (`raise_either_chars`), checked: None (the file's), or a whole number, 0 or more, while
     the second opinion raises near misses (`raising`)."""

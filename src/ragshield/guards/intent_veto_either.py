@@ -53,6 +53,16 @@ class EitherSettings:
         view = view if chars is None else view.with_english_either_length(chars)
         return view if reading is None else view.with_english_either_reading(reading)
 
+    def with_english_either(
+        self, line: float | None, band: float | None, chars: int | None, reading: str | None
+    ) -> Self:
+        """These verifiers with the guard's either options (`intent_opinion.either_options`; each None: the file's):
+        with a line, `raising_english_on_e5`; without one, the length and reading alone."""
+        if line is not None:
+            return self.raising_english_on_e5(line, band, chars, reading)
+        view = self if chars is None else self.with_english_either_length(chars)
+        return view if reading is None else view.with_english_either_reading(reading)
+
     def either_reach(self, encoder: str, weights: VetoWeights | None) -> tuple[float, float] | None:
         """(line, band in logits) of the other lane's reading for `encoder`'s near misses (read with `weights`, its
         file as this view raises with it; the band narrowed by `band_caps` too), or None: no such raise."""
