@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, round_module, veto_of
+from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, round_module, veto_of, with_header
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
@@ -114,13 +114,9 @@ def test_a_file_cap_that_is_not_a_whole_number_over_zero_is_refused(chars: Any) 
 @pytest.mark.parametrize("written", [120.0, True, "120"])
 def test_a_file_whose_header_spells_the_cap_otherwise_is_refused_not_rounded(tmp_path: Path, written: Any) -> None:
     english(chars=120).weights.save(tmp_path / "minilm.npz")
-    with np.load(tmp_path / "minilm.npz") as data:
-        arrays = {name: data[name] for name in data.files}
-    header = json.loads(bytes(arrays["header"]).decode()) | {"raise_either_chars": written}
-    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    np.savez_compressed(tmp_path / "edited.npz", **arrays)
+    edited = with_header(tmp_path / "minilm.npz", tmp_path / "edited.npz", raise_either_chars=written)
     with pytest.raises(ConfigError, match="cannot read intent veto"):
-        VetoWeights.load(tmp_path / "edited.npz")
+        VetoWeights.load(edited)
 
 
 def test_a_cap_of_zero_reads_not_even_an_empty_near_miss_on_the_other_verifier() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, round_module, veto_of
+from intent_veto_fakes import FLAG_AT, FakeVerifier, apply, fake_weights, round_module, veto_of, with_header
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
@@ -111,13 +111,9 @@ def test_the_field_survives_a_save_in_a_format_an_older_reader_refuses(tmp_path:
 @pytest.mark.parametrize("written", ["clauses", 1, ["whole"], True])
 def test_a_file_whose_header_names_another_reading_is_refused(tmp_path: Path, written: Any) -> None:
     english("whole").weights.save(tmp_path / "minilm.npz")
-    with np.load(tmp_path / "minilm.npz") as data:
-        arrays = {name: data[name] for name in data.files}
-    header = json.loads(bytes(arrays["header"]).decode()) | {"raise_either_reading": written}
-    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    np.savez_compressed(tmp_path / "edited.npz", **arrays)
+    edited = with_header(tmp_path / "minilm.npz", tmp_path / "edited.npz", raise_either_reading=written)
     with pytest.raises(ConfigError, match="raise_either_reading must be one of pieces, whole"):
-        VetoWeights.load(tmp_path / "edited.npz")
+        VetoWeights.load(edited)
 
 
 def test_a_reading_without_an_either_line_is_refused() -> None:

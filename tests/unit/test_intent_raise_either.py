@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from intent_veto_fakes import FLAG_AT, BrokenVerifier, FakeVerifier, apply, fake_weights, veto_of
+from intent_veto_fakes import FLAG_AT, BrokenVerifier, FakeVerifier, apply, fake_weights, veto_of, with_header
 
 from ragshield.errors import ConfigError
 from ragshield.guards.intent_arrays import logit, sigmoid
@@ -121,20 +121,10 @@ def test_a_near_miss_its_own_verifier_cannot_read_is_never_handed_to_the_other()
 
 
 def test_a_header_with_a_malformed_switch_or_line_is_a_clear_error(tmp_path: Path) -> None:
-    import json
-
-    import numpy as np
-
-    replace(fake_weights().with_raise(4.0, 2.0), raise_either_tau=5.0).save(tmp_path / "good.npz")
-    with np.load(tmp_path / "good.npz") as data:
-        arrays = {name: data[name] for name in data.files}
-    header = json.loads(bytes(arrays["header"]).decode())
+    good = tmp_path / "good.npz"
+    replace(fake_weights().with_raise(4.0, 2.0), raise_either_tau=5.0).save(good)
     for key, value in (("veto_over_point", "yes"), ("raise_either_tau", True), ("raise_either_tau", "5")):
-        arrays["header"] = np.frombuffer(json.dumps(header | {key: value}).encode(), dtype=np.uint8)
-        np.savez(tmp_path / "bad.npz", **arrays)
         with pytest.raises(ConfigError, match="cannot read intent veto"):
-            VetoWeights.load(tmp_path / "bad.npz")
-    arrays["header"] = np.frombuffer(json.dumps(header | {"raise_confirm_tau": 3.0}).encode(), dtype=np.uint8)
-    np.savez(tmp_path / "both.npz", **arrays)
+            VetoWeights.load(with_header(good, tmp_path / "bad.npz", **{key: value}))
     with pytest.raises(ConfigError, match="raise_either_tau"):  # refused on load as on construction
-        VetoWeights.load(tmp_path / "both.npz")
+        VetoWeights.load(with_header(good, tmp_path / "both.npz", raise_confirm_tau=3.0))
