@@ -28,8 +28,8 @@ class EitherSettings:
 
     @property
     def english_either(self) -> float | None:
-        """The run-time line for English near misses (`raising_english_on_e5`), or None: the MiniLM file's (3.0 in the
-        packaged file since session 51; `either_reach` gives the line in force)."""
+        """The run-time line for English near misses (`raising_english_on_e5`), or None: the MiniLM file's (2.0 in the
+        packaged file since session 52; `either_reach` gives the line in force)."""
         return self.either_lines.get("minilm")
 
     def raising_english_on_e5(
