@@ -42,7 +42,7 @@ CAPS = es.CAPS  # characters (`len` of the query text)
 BANDS = (4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0)
 LINES = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
 SHIPPED = (120, 5.0)  # the thirty-fourth round's point, read in pieces: cap, band
-WHOLE_COST = 0.5  # a whole reading's time over a reading in pieces (24.9 / 50.8 ms measured in session 52; `--time`)
+WHOLE_COST = 0.5  # a whole reading's time over one in pieces (session 52: 24.9 / 50.8 ms, then 23.7 / 48.3; `--time`)
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_whole.json"
 
 

@@ -313,9 +313,9 @@ SECOND_OPINION_NOTE = (
     "30/60 = 50.0% [37.7, 62.3] and 21/60 = 35.0% [24.2, 47.6] (without it: 3/160, 6/160, 1/500, 2/492, 110/140, "
     "109/140, 25/60 and 16/60); with that raise read whole (6 logits, line 2), on v47 and chat34 (session 52): hard "
     "benign 7/160 = 4.4% [2.1, 8.8] (goal <= 2%: **missed**), chat turns 4/496 = 0.8% [0.3, 2.1] (goal <= 1%: met), "
-    "requests 115/140 = 82.1% [75.0, 87.6] and 28/60 = 46.7% [34.6, 59.1], chat-wrapped ones 5/15 and 28/60 (read "
-    "in pieces, 5 logits, line 3: 8/160, 4/496, 114/140, 28/60, 5/15 and 28/60; the opt-in WIDE, 12 logits: 7/160, "
-    "5/496, 121/140, 40/60, 7/15 and 40/60); model card, "
+    "requests 115/140 = 82.1% [75.0, 87.6] on v47 (5 of its 15 chat-wrapped ones), chat-wrapped ones 28/60 = 46.7% "
+    "[34.6, 59.1] on chat34 (read in pieces, 5 logits, line 3: 8/160, 4/496, 114/140, 5/15 and 28/60; the opt-in "
+    "WIDE, 12 logits: 7/160, 5/496, 121/140, 7/15 and 40/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '

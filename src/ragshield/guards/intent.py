@@ -94,7 +94,7 @@ class ExtractionIntent(Detector):
             the MiniLM verifier does not raise is raised when the e5 verifier reads it at this line or over. As
             shipped, e5 reads those within 6 logits under the line, at most 120 characters long, whole: on v47 and
             chat34, 143 of 200 blind requests caught (session 51's reading 142), 11 of 708 benign rows flagged (12);
-            about 25 ms of one core on the 7-8% of short questions it reads, a mean check of 20% of a short question's
+            about 25 ms of one core on the 4-6% of short questions it reads, a mean check of 20% of a short question's
             retrieval (model card, "thirty-fifth round"). WIDE, `raise_either: 2.0, raise_either_band: 12.0`: 161 of
             200 and 12 of 708, but e5 reads a third of short questions (mean check 67%).
         raise_either_band: with `raise_either` only (default None: the MiniLM file's, 6 logits), how far under the
