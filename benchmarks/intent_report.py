@@ -154,11 +154,16 @@ def summary(g: dict[str, Any]) -> list[str]:
     return out
 
 
-GUARD_LOO_FILES = ("intent_guard_loo_lang.json", "intent_guard_loo_lang_s50.json", "intent_guard_loo_lang_s51.json")
+GUARD_LOO_FILES = (
+    "intent_guard_loo_lang.json",
+    "intent_guard_loo_lang_s50.json",
+    "intent_guard_loo_lang_s51.json",
+    "intent_guard_loo_lang_s52.json",
+)
 ROUTE_ALL = qs.REPO / "benchmarks" / "results" / "intent_route_all.json"
 # Japanese and Italian (session 49); Russian and Dutch (session 50, with the sets read that session among the held-apart
 # rows, so in a file of their own: `intent_guard_loo.py` refuses to add a language run over other held-apart sets);
-# Spanish and German (session 51, likewise)
+# Spanish and German (session 51, likewise); French, Portuguese and Chinese (session 52, likewise)
 GUARD_LOO = tuple(qs.REPO / "benchmarks" / "results" / name for name in GUARD_LOO_FILES)
 GUARD_LOO_NAME = "fold model + fold e5 verifier"  # `intent_guard_loo.CONFIGURATIONS`: the leave-one-out guard
 
