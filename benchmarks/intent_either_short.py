@@ -63,21 +63,28 @@ def with_lengths(records: list[dict[str, Any]], texts: dict[str, list[str]]) -> 
     return [r | {"chars": len(texts[r["set"]][r["row"]])} for r in records]
 
 
-def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The thirty-fourth round's point: of those keeping every public bucket (Enron too) within 1%, raising at most
-    `MOST_BENIGN_RAISED` benign development rows and having the e5 verifier read at most `MOST_READ` of the
-    development English benign rows and of the public English rows, the most development requests raised, then fewer
-    benign rows raised (development and public), the narrower band, the higher line, the shorter cap."""
+def best(points: list[dict[str, Any]], most_read: float) -> dict[str, Any] | None:
+    """Of the points keeping every public bucket (Enron too) within 1%, raising at most `MOST_BENIGN_RAISED` benign
+    development rows and having the e5 verifier read at most `most_read` of the development English benign rows and
+    `MOST_READ` of the public English rows, the most development requests raised, then fewer benign rows raised
+    (development and public), the narrower band, the higher line, the shorter cap (the thirty-fourth and thirty-fifth
+    rounds' choice)."""
     return ef.best_of(
         points,
         lambda p: (
             p["public_within_goal"]
             and p["benign_raised"] <= MOST_BENIGN_RAISED
-            and p["development_english_benign_read_by_e5"]["rate"] <= MOST_READ
+            and p["development_english_benign_read_by_e5"]["rate"] <= most_read
             and p["public_english_read_by_e5"]["rate"] <= MOST_READ
         ),
         lambda p: (-p["requests_raised"], ef.benign_raised(p), p["band"], -p["line"], p["chars"]),
     )
+
+
+def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The thirty-fourth round's point: `best` with the e5 verifier reading at most `MOST_READ` of the development
+    English benign rows."""
+    return best(points, MOST_READ)
 
 
 def main(argv: list[str] | None = None) -> None:

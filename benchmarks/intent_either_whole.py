@@ -70,35 +70,14 @@ def cost_bound(points: list[dict[str, Any]]) -> float:
     return float(shipped["development_english_benign_read_by_e5"]["rate"]) / WHOLE_COST
 
 
-def eligible(point: dict[str, Any], most_read: float) -> bool:
-    """Public buckets within 1%, at most `MOST_BENIGN_RAISED` development benign rows raised, e5 reading at most
-    `most_read` of the development English benign rows and `es.MOST_READ` of the public English rows."""
-    return (
-        point["public_within_goal"]
-        and point["benign_raised"] <= es.MOST_BENIGN_RAISED
-        and point["development_english_benign_read_by_e5"]["rate"] <= most_read
-        and point["public_english_read_by_e5"]["rate"] <= es.MOST_READ
-    )
-
-
-def best(points: list[dict[str, Any]], most_read: float) -> dict[str, Any] | None:
-    """Of the eligible points, the most development requests raised, then fewer benign rows raised (development and
-    public), the narrower band, the higher line, the shorter cap."""
-    return ef.best_of(
-        points,
-        lambda p: eligible(p, most_read),
-        lambda p: (-p["requests_raised"], ef.benign_raised(p), p["band"], -p["line"], p["chars"]),
-    )
-
-
 def choose(points: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The thirty-fifth round's point: `best` within `cost_bound`."""
-    return best(points, cost_bound(points))
+    """The thirty-fifth round's point: `intent_either_short.best` within `cost_bound`."""
+    return es.best(points, cost_bound(points))
 
 
 def choose_wide(points: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """WIDE, for comparison: `best` without the development cost bound (the public one kept)."""
-    return best(points, 1.0)
+    """WIDE, for comparison: `intent_either_short.best` without the development cost bound (the public one kept)."""
+    return es.best(points, 1.0)
 
 
 def timed(records: list[dict[str, Any]], texts: dict[str, list[str]]) -> dict[str, Any]:
