@@ -32,6 +32,7 @@ from typing import Any
 
 import intent_minilm_refit as mr
 import intent_raise as ir
+import intent_verifier_fit as ivf
 import intent_veto_raise as vr
 import query_sets as qs
 import train_intent as ti
@@ -73,6 +74,7 @@ class SpentRound:
     # the weight the refit gave Enron's benign training rows (`intent_verifier.py --enron-weight`; 24th round)
     enron_weight: float = 1.0
     chat_request_weight: float = 1.0  # the same for requests wrapped in a chat turn (`--chat-request-weight`)
+    routed_hard_benign_weight: float = 1.0  # and for the e5 lane's hard benign rows (`--routed-hard-benign-weight`)
     trained_on: tuple[str, ...] = TRAINED_ON  # the spent sets the refit trained on (the thirtieth round: ten more)
 
     @property
@@ -99,11 +101,8 @@ def check_refit(refit: Path, before: Path, other: Path, spent: SpentRound, model
         raise SystemExit(
             f"{refit.name} trained on {trained or 'no held-apart set'}, not on {', '.join(spent.trained_on)}"
         )
-    for key, wanted, rows in (
-        ("enron_weight", spent.enron_weight, "Enron's rows"),
-        ("chat_request_weight", spent.chat_request_weight, "chat-wrapped requests"),
-    ):
-        if (weighed := float(loaded[refit].meta.get(key, 1.0))) != wanted:
+    for key, rows in ivf.WEIGHED_ROWS.items():
+        if (weighed := float(loaded[refit].meta.get(key, 1.0))) != (wanted := getattr(spent, key)):
             raise SystemExit(f"{refit.name} weighed {rows} {weighed}, not {wanted}")
 
 
@@ -113,8 +112,9 @@ def write_candidate(
     """The refitted verifier with the chosen veto line and raise and a header saying what it was fitted on and which
     sets chose its settings, and the other lane's file `other` (default the packaged one), in `folder`."""
     version = VetoWeights.load(refit).model_version
-    weighed = f" --enron-weight {spent.enron_weight:g}" if spent.enron_weight != 1.0 else ""
-    weighed += f" --chat-request-weight {spent.chat_request_weight:g}" if spent.chat_request_weight != 1.0 else ""
+    weighed = "".join(
+        f" --{key.replace('_', '-')} {getattr(spent, key):g}" for key in ivf.WEIGHT_KEYS if getattr(spent, key) != 1.0
+    )
     header = {
         "fitted": f"session {spent.session} on {version}'s training rows, the contrastive pairs' training share and "
         f"every row of the held-apart sets {', '.join(spent.trained_on)} (benchmarks/intent_verifier.py --train-heldout"

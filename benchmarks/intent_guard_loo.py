@@ -56,7 +56,7 @@ from ragshield.metrics.intervals import rate_text
 OUT = qs.REPO / "benchmarks" / "results" / "intent_guard_loo_lang.json"
 LANE = "e5"
 META_KEYS = ("train_top", "epochs", "lr", "batch", "heldout_sets_trained_on")  # the packaged file's recipe
-WEIGHT_KEYS = ("enron_weight", "chat_request_weight")  # named in a header only where not 1 (`intent_verifier.py`)
+WEIGHT_KEYS = ivf.WEIGHT_KEYS
 READ = (SecondOpinion.UPHELD, SecondOpinion.LET_THROUGH, SecondOpinion.RAISED, SecondOpinion.NOT_RAISED)
 CONFIGURATIONS = ("fold model alone", "fold model + fold e5 verifier", "fold model + packaged e5 verifier")
 

@@ -177,10 +177,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         trained = ivf.new_verifier(args.encoder, model, args.train_top, args.max_length)
         trained.torch.manual_seed(ivf.SEED)
-        weighed = {"enron_weight": args.enron_weight, "chat_request_weight": args.chat_request_weight}
-        ivf.fit(trained, training, epochs=args.epochs, lr=args.lr, batch=args.batch, **weighed)
+        weighed = {key: getattr(args, key) for key in ivf.WEIGHT_KEYS}
+        batching = {"epochs": args.epochs, "lr": args.lr, "batch": args.batch}
+        ivf.fit(trained, training, **batching, router=model.router, **weighed)
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
-        # files fitted before session 44 name neither weight: they weighed those rows 1
+        # files fitted before session 44 name no weight, before session 53 not the routed one: they weighed those rows 1
         settings |= {key: value for key, value in weighed.items() if value != 1.0}
         # the sets whose first-stage flags choose the line: a refit names its own, so a file says what it was fitted on
         settings |= {"pairs": len(contrastive_pairs()[0]) if args.pairs else 0, "development": list(DEVELOPMENT)}
@@ -356,6 +357,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--chat-request-weight", type=float, default=1.0, help="weight of the requests wrapped in a chat turn"
+    )
+    parser.add_argument(
+        "--routed-hard-benign-weight",
+        type=float,
+        default=1.0,
+        help="extra weight of the hard benign rows the router sends to the multilingual part (session 53)",
     )
     parser.add_argument("--tau", type=float, default=None, help="veto line saved (default as shipped)")
     parser.add_argument("--save", type=Path, help="write the fitted veto here (.npz) and measure that file")

@@ -13,6 +13,7 @@ import numpy as np
 
 import intent_sets as isets
 import train_intent as ti
+from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import E5Verifier, MiniLMVerifier
 
@@ -74,22 +75,35 @@ def new_verifier(encoder: str, model: IntentModel, train_top: int, max_length: i
 
 
 CHAT_REQUEST_STYLES = ("chat-attack", "chat-wrapped")  # short requests wrapped in a chat turn, by set
+# the row weights a fit takes (each 1 unless given); a file's header names those that are not 1 (`intent_verifier.py`)
+WEIGHED_ROWS = {
+    "enron_weight": "Enron's rows",
+    "chat_request_weight": "chat-wrapped requests",
+    "routed_hard_benign_weight": "routed hard benign rows",
+}
+WEIGHT_KEYS = tuple(WEIGHED_ROWS)
 
 
 def row_weights(
-    examples: list[isets.Example], enron_weight: float = 1.0, chat_request_weight: float = 1.0
+    examples: list[isets.Example],
+    enron_weight: float = 1.0,
+    chat_request_weight: float = 1.0,
+    routed_hard_benign_weight: float = 1.0,
+    router: int = 1,
 ) -> np.ndarray:
     """Each training row's sample weight before the classes are balanced: hard-benign rows (held-apart sets' and the
-    pairs') `train_intent.HARD_BENIGN_WEIGHT`, Enron's benign training e-mails `enron_weight` (1 until session 44;
-    the first stage weighs them `train_intent.ENRON_WEIGHT`), requests wrapped in a chat turn (`CHAT_REQUEST_STYLES`)
-    `chat_request_weight` (1 until session 44), every other row 1."""
+    pairs') `train_intent.HARD_BENIGN_WEIGHT`, times `routed_hard_benign_weight` (1 until session 53) for those that
+    router version `router` sends to the multilingual part (the e5 lane), Enron's benign training e-mails
+    `enron_weight` (1 until session 44; the first stage weighs them `train_intent.ENRON_WEIGHT`), requests wrapped in
+    a chat turn (`CHAT_REQUEST_STYLES`) `chat_request_weight` (1 until session 44), every other row 1."""
     hard = ("heldout-", "pairs")  # the hard-benign sources
 
     def weight(example: isets.Example) -> float:
         if example.label != 0:
             return chat_request_weight if example.style in CHAT_REQUEST_STYLES else 1.0
         if example.source.startswith(hard):
-            return ti.HARD_BENIGN_WEIGHT
+            routed = routed_hard_benign_weight != 1.0 and needs_multilingual(example.text, router)
+            return ti.HARD_BENIGN_WEIGHT * (routed_hard_benign_weight if routed else 1.0)
         return enron_weight if example.source in ti.ENRON_SOURCES else 1.0
 
     return np.array([weight(e) for e in examples])
@@ -103,14 +117,17 @@ def fit(
     lr: float,
     batch: int,
     prepared: bool = False,
-    enron_weight: float = 1.0,
-    chat_request_weight: float = 1.0,
+    router: int = 1,
+    **weighed: float,
 ) -> None:
     """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
-    `prepared`: its frozen layers' output for `examples` is already there; rows weighed by `row_weights`."""
+    `prepared`: its frozen layers' output for `examples` is already there; rows weighed by `row_weights` with the
+    weights `weighed` (keys `WEIGHT_KEYS`) and the first stage's router version `router`."""
     torch = verifier.torch
     labels = np.array([e.label for e in examples], dtype=np.float32)
-    weights = row_weights(examples, enron_weight, chat_request_weight)
+    if unknown := set(weighed) - set(WEIGHT_KEYS):
+        raise ValueError(f"unknown row weights {sorted(unknown)}; known: {WEIGHT_KEYS}")
+    weights = row_weights(examples, router=router, **weighed)
     for label in (0, 1):  # both classes weigh the same
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
     if not prepared:
@@ -152,15 +169,16 @@ def fit_without_language(
     language: str,
     recipe: dict[str, Any],
 ) -> tuple[Any, int]:
-    """The e5 verifier fitted as `recipe` says (train_top, max_length, epochs, lr, batch; enron_weight and
-    chat_request_weight where it names them, else 1) on `training` less every row in `language`, their frozen layers'
+    """The e5 verifier fitted as `recipe` says (train_top, max_length, epochs, lr, batch; each of `WEIGHT_KEYS` where
+    it names it, else 1) on `training` less every row in `language`, their frozen layers'
     output `frozen` computed once for all rows; its head started from `model`'s. Returns it and how many rows it
     fitted on (for leave-one-language-out: `intent_verifier_loo.py`, `intent_guard_loo.py`)."""
     kept = [i for i, e in enumerate(training) if e.lang != language]
     verifier = new_verifier("e5", model, recipe["train_top"], recipe["max_length"])
     verifier.frozen = [frozen[i] for i in kept]
     verifier.torch.manual_seed(SEED)
-    weighed = {key: recipe.get(key, 1.0) for key in ("enron_weight", "chat_request_weight")}
+    weighed = {key: recipe.get(key, 1.0) for key in WEIGHT_KEYS}
     rows = [training[i] for i in kept]
-    fit(verifier, rows, epochs=recipe["epochs"], lr=recipe["lr"], batch=recipe["batch"], prepared=True, **weighed)
+    batching = {"epochs": recipe["epochs"], "lr": recipe["lr"], "batch": recipe["batch"]}
+    fit(verifier, rows, **batching, prepared=True, router=model.router, **weighed)
     return verifier, len(kept)

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -51,11 +52,13 @@ def test_the_fold_verifier_fits_no_row_in_the_left_out_language_and_keeps_each_r
     monkeypatch.setattr(gl.ivf, "fit", lambda verifier, rows, **kw: fitted.update(rows=rows, verifier=verifier, **kw))
     recipe = {"train_top": 2, "max_length": 128, "epochs": 2.0, "lr": 5e-5, "batch": 32}
     recipe |= {"enron_weight": 1.0, "chat_request_weight": 2.0}
-    _, n = gl.fold_verifier(object(), training, frozen, "ja", recipe)  # type: ignore[arg-type]
+    model = SimpleNamespace(router=2)  # a fake first stage: only its router version is read
+    _, n = gl.fold_verifier(model, training, frozen, "ja", recipe)  # type: ignore[arg-type]
     assert [e.text for e in fitted["rows"]] == ["b", "e"] and n == 2  # every source of the language goes
     assert fitted["verifier"].frozen == ["states of b", "states of e"]  # aligned with the rows kept
     assert fitted["prepared"] and (fitted["epochs"], fitted["lr"], fitted["batch"]) == (2.0, 5e-5, 32)
     assert (fitted["enron_weight"], fitted["chat_request_weight"]) == (1.0, 2.0)  # the recipe's row weights
+    assert fitted["routed_hard_benign_weight"] == 1.0 and fitted["router"] == 2  # one the recipe does not name is 1
 
 
 def test_the_recipe_is_the_packaged_files_and_a_header_that_does_not_name_it_is_refused(
