@@ -123,10 +123,10 @@ def fit(
     """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);
     `prepared`: its frozen layers' output for `examples` is already there; rows weighed by `row_weights` with the
     weights `weighed` (keys `WEIGHT_KEYS`) and the first stage's router version `router`."""
-    torch = verifier.torch
-    labels = np.array([e.label for e in examples], dtype=np.float32)
     if unknown := set(weighed) - set(WEIGHT_KEYS):
         raise ValueError(f"unknown row weights {sorted(unknown)}; known: {WEIGHT_KEYS}")
+    torch = verifier.torch
+    labels = np.array([e.label for e in examples], dtype=np.float32)
     weights = row_weights(examples, router=router, **weighed)
     for label in (0, 1):  # both classes weigh the same
         weights[labels == label] *= len(labels) / 2 / weights[labels == label].sum()
