@@ -224,10 +224,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
 # (`intent_veto_judge.py --set NAME`), once: v48 in v47's shape and chat35 in chat34's, written blind in session 52 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
+# two helpers that read only `benchmarks/data/README.md`, for the next round; v49 in v48's shape and chat36 in chat35's,
+# written the same way in session 53, for the round after
 UNREAD_JUDGES: dict[str, Path] = {
     "v48": DATA / "intent_heldout_v48.jsonl",
     "chat35": DATA / "intent_chat_heldout_v35.jsonl",
+    "v49": DATA / "intent_heldout_v49.jsonl",
+    "chat36": DATA / "intent_chat_heldout_v36.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
