@@ -32,7 +32,8 @@ def test_ez_trains_on_every_read_set_since_v19_and_on_no_unread_one() -> None:
     assert len(trained) == len(round36.TRAINED_ON) == 56
     assert trained == {f"v{n}" for n in range(19, 48) if n != 21} | {f"chat{n}" for n in range(6, 35) if n != 8}
     assert trained <= set(isets.HELDOUT_SETS) and not trained & set(isets.UNREAD_JUDGES)
-    assert round36.ROUND.routed_hard_benign_weight == round36.ROUTED_WEIGHT == 2.0
+    weights = {number: round36.spent_round(number).routed_hard_benign_weight for number in (36, 37)}
+    assert weights == round36.ROUTED_WEIGHTS == {36: 2.0, 37: 1.0}  # round 37: no row weighed up
 
 
 def test_only_the_hard_benign_rows_routed_to_e5_take_the_weight() -> None:
@@ -65,13 +66,20 @@ def test_a_refit_not_weighed_as_the_round_says_ends_the_run(tmp_path: Path) -> N
     import intent_e5_refit as er
 
     version = str(IntentModel.load().meta["model_version"])
-    for name, weight in (("unweighed.npz", None), ("weighed3.npz", 3.0)):
+    files = (shipped_weights("e5"), shipped_weights("minilm"))
+    # round 36 wants 2: a file fitted without the weight, or with another, stops; round 37 wants none
+    for number, name, weight, wanted in (
+        (36, "unweighed.npz", None, 2.0),
+        (36, "w3.npz", 3.0, 2.0),
+        (37, "w2.npz", 2.0, 1.0),
+    ):
         meta = {"heldout_sets_trained_on": list(round36.TRAINED_ON)}
         weighed = {} if weight is None else {"routed_hard_benign_weight": weight}
         refit = fake_weights("e5", tau=2.5, version=version)
         dataclasses.replace(refit, meta={**refit.meta, **meta, **weighed}).save(tmp_path / name)
-        with pytest.raises(SystemExit, match=rf"{name} weighed routed hard benign rows .*, not 2\.0"):
-            er.check_refit(tmp_path / name, shipped_weights("e5"), shipped_weights("minilm"), round36.ROUND, version)
+        with pytest.raises(SystemExit, match=rf"{name} weighed routed hard benign rows .*, not {wanted}"):
+            er.check_refit(tmp_path / name, *files, round36.spent_round(number), version)
+    er.check_refit(tmp_path / "w2.npz", *files, round36.spent_round(36), version)  # the weight round 36 wants
 
 
 def test_the_candidate_keeps_every_packaged_setting_and_says_nothing_chose_them(tmp_path: Path) -> None:
@@ -82,7 +90,7 @@ def test_the_candidate_keeps_every_packaged_setting_and_says_nothing_chose_them(
     refit = fake_weights("e5", tau=-1.0, version=version)  # a line the candidate must not take
     meta = {"heldout_sets_trained_on": list(round36.TRAINED_ON), "routed_hard_benign_weight": 2.0}
     dataclasses.replace(refit, meta={**refit.meta, **meta}).save(tmp_path / "EZ.npz")
-    round36.write_candidate(tmp_path / "cand", tmp_path / "EZ.npz")
+    round36.write_candidate(tmp_path / "cand", tmp_path / "EZ.npz", 2.0)
     written = VetoWeights.load(tmp_path / "cand" / "intent_veto_e5.npz")
     packaged = VetoWeights.load(shipped_weights("e5"))
     assert loo.settings_of(written) == loo.settings_of(packaged)
@@ -90,6 +98,9 @@ def test_the_candidate_keeps_every_packaged_setting_and_says_nothing_chose_them(
     assert written.meta["line_and_raise_chosen"].startswith("not chosen")
     assert "--routed-hard-benign-weight 2" in written.meta["fitted"]
     assert set(written.meta["heldout_sets_trained_on"]) == set(round36.TRAINED_ON)
+    round36.write_candidate(tmp_path / "cand37", tmp_path / "EZ.npz", 1.0)  # round 37's header names no weight
+    fitted37 = VetoWeights.load(tmp_path / "cand37" / "intent_veto_e5.npz").meta["fitted"]
+    assert "no row weighed up" in fitted37 and "--routed-hard-benign-weight" not in fitted37
     assert filecmp.cmp(tmp_path / "cand" / "intent_veto_minilm.npz", shipped_weights("minilm"), shallow=False)
 
 
