@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> None:
         "--routed-hard-benign-weight",
         type=float,
         default=1.0,
-        help="extra weight of the hard benign rows the router sends to the multilingual part (session 53)",
+        help="how many times more the hard benign rows the router sends to the multilingual part weigh (session 53)",
     )
     parser.add_argument("--tau", type=float, default=None, help="veto line saved (default as shipped)")
     parser.add_argument("--save", type=Path, help="write the fitted veto here (.npz) and measure that file")
