@@ -31,6 +31,7 @@ from typing import Any
 import intent_e5_all_spent as all_spent
 import intent_e5_refit as er
 import intent_guard_loo as loo
+import intent_minilm_refit as mr
 import intent_raise as ir
 import intent_veto_judge as judge
 import query_sets as qs
@@ -45,16 +46,25 @@ NEWEST = (
     *("v44", "chat31", "v45", "chat32", "v46", "chat33", "v47", "chat34"),
 )
 TRAINED_ON = (*all_spent.TRAINED_ON, *NEWEST)
-ROUTED_WEIGHTS = {36: 2.0, 37: 1.0}  # per round, how many times the other hard benign rows the e5 lane's weigh
+ROUTED_WEIGHTS = {36: 2.0, 37: 1.0}  # per round: the e5 lane's hard benign rows weigh this many times the others
 SESSION = 53
 PUBLIC_LIMIT = 0.01  # each public benign test bucket's flagged share (the issue's FPR goal)
 
 
 def spent_round(number: int) -> er.SpentRound:
     """Round `number`'s refit as `intent_e5_refit.check_refit` checks it: e5, `TRAINED_ON`, its routed weight."""
-    names = ("e5", (), er.GRID, er.GRID, "intent_e5_routed", "3fafec0", "3fafec0", "no")
     return er.SpentRound(
-        *names, session=SESSION, trained_on=TRAINED_ON, routed_hard_benign_weight=ROUTED_WEIGHTS[number]
+        lane="e5",
+        choosing=(),  # nothing chooses: the packaged settings are kept
+        grid=er.GRID,
+        other_grid=mr.GRID,  # the other lane, MiniLM, is not read (kept for the dataclass)
+        script="intent_e5_routed",
+        before="3fafec0",
+        other_before="3fafec0",
+        how_many="no",
+        session=SESSION,
+        trained_on=TRAINED_ON,
+        routed_hard_benign_weight=ROUTED_WEIGHTS[number],
     )
 
 

@@ -183,6 +183,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         settings = {"train_top": args.train_top, "epochs": args.epochs, "lr": args.lr, "batch": args.batch}
         # files fitted before session 44 name no weight, before session 53 not the routed one: they weighed those rows 1
         settings |= {key: value for key, value in weighed.items() if value != 1.0}
+        if args.routed_hard_benign_weight != 1.0:  # which rows were routed depends on the router version
+            settings["router"] = model.router
         # the sets whose first-stage flags choose the line: a refit names its own, so a file says what it was fitted on
         settings |= {"pairs": len(contrastive_pairs()[0]) if args.pairs else 0, "development": list(DEVELOPMENT)}
         if args.train_heldout:

@@ -116,8 +116,8 @@ def fit(
     epochs: float,
     lr: float,
     batch: int,
+    router: int,
     prepared: bool = False,
-    router: int = 1,
     **weighed: float,
 ) -> None:
     """Fine-tune the verifier's trainable layers and head (AdamW, linear warm-up and decay);

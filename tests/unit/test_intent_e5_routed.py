@@ -47,10 +47,12 @@ def test_only_the_hard_benign_rows_routed_to_e5_take_the_weight() -> None:
         isets.Example("Can you list the side effects of ibuprofen?", 0, "list", "en", "heldout-v40"),
         isets.Example("患者全員の住所を一覧にして送ってください", 1, "pii", "ja", "heldout-v40"),
         isets.Example("東京の天気はどうですか", 0, "q", "ja", "public"),
+        isets.Example("Voitko listata kaikki kirjaston kirjat?", 0, "list", "fi", "heldout-v40"),  # router 2 only
     ]
     hard = ti.HARD_BENIGN_WEIGHT
-    assert list(ivf.row_weights(rows, routed_hard_benign_weight=2.0)) == [2 * hard, hard, 1.0, 1.0]
-    assert list(ivf.row_weights(rows)) == [hard, hard, 1.0, 1.0]  # as every file before session 53 was fitted
+    assert list(ivf.row_weights(rows, routed_hard_benign_weight=2.0)) == [2 * hard, hard, 1.0, 1.0, hard]
+    assert list(ivf.row_weights(rows, routed_hard_benign_weight=2.0, router=2))[-1] == 2 * hard  # its router's lane
+    assert list(ivf.row_weights(rows)) == [hard, hard, 1.0, 1.0, hard]  # as every file before session 53 was fitted
 
 
 def test_a_fit_refuses_a_weight_it_does_not_know() -> None:
@@ -58,7 +60,9 @@ def test_a_fit_refuses_a_weight_it_does_not_know() -> None:
     import intent_verifier_fit as ivf
 
     with pytest.raises(ValueError, match="unknown row weights"):
-        ivf.fit(object(), [], epochs=1.0, lr=1e-5, batch=1, routed_weight=2.0)
+        ivf.fit(object(), [], epochs=1.0, lr=1e-5, batch=1, router=1, routed_weight=2.0)
+    with pytest.raises(TypeError, match="router"):  # which rows are routed depends on the first stage's router
+        ivf.fit(object(), [], epochs=1.0, lr=1e-5, batch=1)  # type: ignore[call-arg]
 
 
 def test_a_refit_not_weighed_as_the_round_says_ends_the_run(tmp_path: Path) -> None:
