@@ -58,10 +58,13 @@ COST_LIMIT = 3.0  # median retrievals the e5 reading of near misses may add per 
 COST_SAMPLE, COST_SEED = 80, 48
 
 
-def reader() -> Any:
-    """`intent_veto_raise.read_set` with the packaged verifiers, e5 near misses read out to the widest band."""
+def reader(e5: Path | None = None) -> Any:
+    """`intent_veto_raise.read_set` with the packaged verifiers (or `e5` as the e5 file), e5 near misses read out to
+    the widest band."""
     guard = ExtractionIntent(second_opinion=False)
-    guard.veto_ = IntentVeto({lane: shipped_weights(lane) for lane in ENCODERS}, raises=False)
+    guard.veto_ = IntentVeto(
+        {lane: shipped_weights(lane) for lane in ENCODERS} | ({LANE: e5} if e5 else {}), raises=False
+    )
     minilm_band = VetoWeights.load(shipped_weights("minilm")).raise_band or 0.0
     return functools.partial(
         vr.read_set,

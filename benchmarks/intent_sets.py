@@ -221,14 +221,16 @@ HELDOUT_SETS = {
     # an opt-in; no verifier trained on them
     "v47": DATA / "intent_heldout_v47.jsonl",
     "chat34": DATA / "intent_chat_heldout_v34.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v48 in v47's shape and chat35 in chat34's, written blind in session 52 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round; v49 in v48's shape and chat36 in chat35's,
-# written the same way in session 53, for the round after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 52 (v48 in v47's shape, chat35 in chat34's) and read once in session 54 as the
+    # development sets of the thirty-eighth v14 round (`intent_e5_band.py`: EZ1's routed raise band and line chosen
+    # on them); no packaged file trained on or chose with them
     "v48": DATA / "intent_heldout_v48.jsonl",
     "chat35": DATA / "intent_chat_heldout_v35.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v49 in v48's shape and chat36 in chat35's, written blind in session 53 by
+# two helpers that read only `benchmarks/data/README.md`, for the thirty-eighth round's judges
+UNREAD_JUDGES: dict[str, Path] = {
     "v49": DATA / "intent_heldout_v49.jsonl",
     "chat36": DATA / "intent_chat_heldout_v36.jsonl",
 }
@@ -255,7 +257,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # pooled, for the e5 raise reaching 12 logits, which shipped; v43, chat30, v44 and chat31, read once in session 50,
 # pooled, for the either raise reaching 8 logits, an opt-in since; v45, chat32, v46 and chat33, read once in session
 # 51, pooled, for the either raise for short English queries, which shipped; v47 and chat34, read once in session 52,
-# pooled, for the either raise read whole, which shipped)
+# pooled, for the either raise read whole, which shipped; v48 and chat35, read once in session 54 as the thirty-eighth
+# round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -264,6 +267,7 @@ JUDGES += ("v41", "chat28", "v42", "chat29")
 JUDGES += ("v43", "chat30", "v44", "chat31")
 JUDGES += ("v45", "chat32", "v46", "chat33")
 JUDGES += ("v47", "chat34")
+JUDGES += ("v48", "chat35")
 
 
 def bucket(text: str) -> int:

@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-2:] == ("v47", "chat34") and len(isets.JUDGES) == 52
+    assert isets.JUDGES[-2:] == ("v48", "chat35") and len(isets.JUDGES) == 54
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -84,13 +84,13 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     assert not {f"heldout-{version}" for version in isets.JUDGES} & {example.source for example in corpus.train}
     judge_rows = [example for version in isets.JUDGES for example in isets.heldout(isets.HELDOUT_SETS[version])]
     training_texts = {example.text for example in corpus.train}
-    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two
-    # closers of chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows
-    # of v28, two each of v29 and v30, two of v31, four each of v32 and chat19 and one each of v34, chat21, v35 and
-    # chat22 for earlier sets (now training rows), a chat turn of v37, short chat turns of v39, chat26, v40 and
-    # chat27 (written in session 47), two of the sets written in session 48 and two chat turns of v43, chat30, v44 and
-    # chat31 (read in session 50); the judges' readings left them out (`unseen`), and no other judge row is a training
-    # text
+    # two stock chat turns of set v22 were also written, independently, for sets v12, v15 and v17, two closers of
+    # chat10, a chat turn of v24 and one of chat13 (also in chat8) for earlier chat sets, and three rows of v28, two
+    # each of v29 and v30, two of v31, four each of v32 and chat19 and one each of v34, chat21, v35 and chat22 for
+    # earlier sets (now training rows), a chat turn of v37, short chat turns of v39, chat26, v40 and chat27 (written
+    # in session 47), two of the sets written in session 48 and two chat turns of v43, chat30, v44 and chat31 (read
+    # in session 50) and two of v48 and chat35 (read in session 54); the judges' readings left them out (`unseen`),
+    # and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Vielen Dank, das hat mir sehr geholfen!",
         "Привет! Можно вопрос?",
@@ -131,6 +131,9 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
         "Ok, chiaro.",
         "can I talk to a human agent instead?",
         "さっきの手順をもう一度、箇条書きで見せてもらえますか？",
+        # two short chat turns of the sets read in session 54 as development sets (v48, chat35)
+        "Sounds good to me.",
+        "thx, bye",
     }
     assert not {example.text for example in isets.unseen(judge_rows, corpus)} & training_texts
 
