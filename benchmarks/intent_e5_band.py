@@ -71,12 +71,14 @@ def write_candidate(folder: Path, refit: Path, point: dict[str, Any] | None) -> 
         return path
     weights = VetoWeights.load(path)
     chosen = weights.with_raise(point["band"], point["raise_tau"])
+    chosen_on = f"{' and '.join(SETS)}, which this file did not train on"
     meta = dict(weights.meta) | {
-        "line_and_raise_chosen": f"veto line {weights.tau:+g} kept from the packaged e5 file; raise band "
-        f"{point['band']:g} logits and raise line {point['raise_tau']:g} chosen in session {SESSION} on "
-        f"{' and '.join(SETS)}, which this file did not train on (benchmarks/intent_e5_band.py, the thirty-eighth "
-        "round)",
+        "line_and_raise_chosen": f"veto line {weights.tau:+g} kept from the file this one replaced (chosen in session "
+        f"45); raise band {point['band']:g} logits and raise line {point['raise_tau']:g} chosen in session {SESSION} "
+        f"on {chosen_on} (benchmarks/intent_e5_band.py, the thirty-eighth round)",
         "development": list(SETS),
+        "read_for": f"the first stage {weights.model_version} (session {routed.SESSION}: refitted on its training rows "
+        f"and {len(routed.TRAINED_ON)} read sets; session {SESSION}: its raise band and line chosen on {chosen_on})",
     }
     dataclasses.replace(chosen, meta=meta).save(path)
     return path

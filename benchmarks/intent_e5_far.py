@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's records (read once)")
     parser.add_argument("--test-rows", type=Path, required=True, help="v13's test buckets' records (read once)")
     args = parser.parse_args(argv)
+    ir.refuse_fitted_reading(SETS, "intent_e5_far.json")  # the e5 file packaged since session 54 trained on them
     result = run(args)
     qs.write_json(args.out, result)
     print(f"chosen: {result['chosen']}")

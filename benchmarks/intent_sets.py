@@ -226,13 +226,19 @@ HELDOUT_SETS = {
     # on them); no packaged file trained on or chose with them
     "v48": DATA / "intent_heldout_v48.jsonl",
     "chat35": DATA / "intent_chat_heldout_v35.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v49 in v48's shape and chat36 in chat35's, written blind in session 53 by
-# two helpers that read only `benchmarks/data/README.md`, for the thirty-eighth round's judges
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 53 (v49 in v48's shape, chat36 in chat35's) and read once in session 54, pooled, as the
+    # judge of the thirty-eighth v14 round, the shipped guard and EZ1B, the e5 verifier refitted with every read set up
+    # to v47 and chat34 at raise line 4.5 (`intent_veto_judge_v49.json`, `_chat36.json`): 53 errors against 55,
+    # shipped; no verifier trained on them
     "v49": DATA / "intent_heldout_v49.jsonl",
     "chat36": DATA / "intent_chat_heldout_v36.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v50 in v49's shape and chat37 in chat36's, written blind in session 54 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
+    "v50": DATA / "intent_heldout_v50.jsonl",
+    "chat37": DATA / "intent_chat_heldout_v37.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
@@ -258,7 +264,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # pooled, for the either raise reaching 8 logits, an opt-in since; v45, chat32, v46 and chat33, read once in session
 # 51, pooled, for the either raise for short English queries, which shipped; v47 and chat34, read once in session 52,
 # pooled, for the either raise read whole, which shipped; v48 and chat35, read once in session 54 as the thirty-eighth
-# round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind)
+# round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind;
+# v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -267,7 +274,7 @@ JUDGES += ("v41", "chat28", "v42", "chat29")
 JUDGES += ("v43", "chat30", "v44", "chat31")
 JUDGES += ("v45", "chat32", "v46", "chat33")
 JUDGES += ("v47", "chat34")
-JUDGES += ("v48", "chat35")
+JUDGES += ("v48", "chat35", "v49", "chat36")
 
 
 def bucket(text: str) -> int:

@@ -5,8 +5,10 @@ test-bucket and public bounds fail closed. FAKE records throughout."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from intent_veto_fakes import refit_record, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
@@ -27,16 +29,22 @@ def point(band: float, raise_tau: float, benign: int, missed: int) -> dict[str, 
     }
 
 
-def test_the_development_sets_are_read_and_the_packaged_e5_file_never_trained_on_them() -> None:
+def test_the_development_sets_are_read_and_a_rerun_with_a_file_that_trained_on_them_stops(tmp_path: Path) -> None:
     far = far_round()
     import intent_sets as isets
     from ragshield.guards.intent_veto import shipped_weights
     from ragshield.guards.intent_veto_weights import VetoWeights
 
-    trained = set(VetoWeights.load(shipped_weights("e5")).meta["heldout_sets_trained_on"])
-    assert set(far.SETS) <= set(isets.HELDOUT_SETS) and not set(far.SETS) & trained
-    assert not set(far.SETS) & set(isets.UNREAD_JUDGES)
+    assert set(far.SETS) <= set(isets.HELDOUT_SETS) and not set(far.SETS) & set(isets.UNREAD_JUDGES)
     assert 4.0 in far.BANDS and 3.0 in far.RAISE_TAUS  # the packaged settings are a point of the grid
+    # EY, the file the round read, never trained on them; the e5 file packaged since session 54 did, so its reading
+    # of them would be fitted: the round stops before reading or writing anything
+    trained = set(VetoWeights.load(shipped_weights("e5")).meta["heldout_sets_trained_on"])
+    assert set(far.SETS) <= trained
+    files = ["--rows", tmp_path / "rows.json", "--calib-rows", tmp_path / "c.json", "--test-rows", tmp_path / "t.json"]
+    with pytest.raises(SystemExit, match="trained on v39, chat26, v40, chat27"):
+        far.main([*map(str, files), "--out", str(tmp_path / "out.json")])
+    assert not any(tmp_path.iterdir())
 
 
 def test_the_choice_flags_no_more_benign_rows_and_makes_fewer_errors() -> None:
@@ -80,7 +88,8 @@ def test_the_round_compares_with_the_band_it_ran_with_not_the_one_it_shipped() -
     from ragshield.guards.intent_veto_weights import VetoWeights
 
     packaged = VetoWeights.load(shipped_weights("e5"))
-    assert (packaged.raise_band, packaged.raise_tau) == (12.0, 3.5)  # what the round shipped
+    # the band the round shipped; its raise line 3.5 moved to 4.5 in the thirty-eighth round (session 54)
+    assert (packaged.raise_band, packaged.raise_tau) == (12.0, 4.5)
     grid = [point(band, tau, 0, 0) for band in far.BANDS for tau in far.RAISE_TAUS]
     before = far.vr.shipped_point(grid, "e5")
     assert (before["band"], before["raise_tau"]) == far.vr.E5_RAISE_BEFORE_FAR == (4.0, 3.0)

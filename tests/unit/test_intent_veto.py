@@ -220,14 +220,15 @@ def test_the_shipped_files_read_as_the_model_card_says() -> None:
         "pieces",
     )
     assert "session 41" in lines["minilm"].meta["fitted"]
-    # e5 refitted in session 47 on v13's rows and all thirty-eight read development sets (thirty-first round), its raise
-    # reaching 12 logits at line 3.5 since session 48, chosen on four read sets it did not train on (thirty-second
-    # round); its header names the sets it trained on, which a judge leaves out, and those its raise was chosen on
+    # e5 refitted in session 53 on v13's rows and all fifty-six read sets up to v47 and chat34 (EZ1, thirty-seventh
+    # round), its raise reaching 12 logits at line 4.5 since session 54, chosen on v48 and chat35, which it did not
+    # train on (thirty-eighth round); its header names the sets it trained on, which a judge leaves out, and those its
+    # raise was chosen on
     assert (lines["e5"].tau, lines["e5"].reading) == (2.5, "pieces")
-    assert (lines["e5"].raise_band, lines["e5"].raise_tau, lines["e5"].near_miss_reading) == (12.0, 3.5, "pieces")
-    assert "session 47" in lines["e5"].meta["fitted"] and len(lines["e5"].meta["heldout_sets_trained_on"]) == 38
-    assert "session 48" in lines["e5"].meta["line_and_raise_chosen"]
-    assert lines["e5"].meta["development"] == ["v39", "chat26", "v40", "chat27"]
+    assert (lines["e5"].raise_band, lines["e5"].raise_tau, lines["e5"].near_miss_reading) == (12.0, 4.5, "pieces")
+    assert "session 53" in lines["e5"].meta["fitted"] and len(lines["e5"].meta["heldout_sets_trained_on"]) == 56
+    assert "session 54" in lines["e5"].meta["line_and_raise_chosen"]
+    assert lines["e5"].meta["development"] == ["v48", "chat35"]
     assert not set(lines["e5"].meta["heldout_sets_trained_on"]) & set(lines["e5"].meta["development"])
     assert all(w.model_version == str(IntentModel.load().meta["model_version"]) for w in lines.values())
 
