@@ -5,6 +5,30 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v49",
+        "written blind in session 53 by a helper that read only `benchmarks/data/README.md`, in v48's shape, and "
+        "read once in session 54, pooled with chat36, as the judge of the shipped guard against EZ1B (the e5 "
+        "verifier refitted on every read set up to v47 and chat34, its routed raise at line 4.5); it made 53 errors "
+        "over the two sets against 55 and shipped (`intent_veto_judge_v49.json`); the figures here are the model's "
+        "alone",
+    ),
+    (
+        "chat36",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 53 like v49 and read once with it "
+        "(`intent_veto_judge_chat36.json`); the model's figures alone",
+    ),
+    (
+        "v48",
+        "written blind in session 52 by a helper that read only `benchmarks/data/README.md`, in v47's shape, and "
+        "read once in session 54, with chat35, as the development sets of the thirty-eighth round (EZ1's routed raise "
+        "band and line chosen on their e5 lane, `intent_e5_band.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat35",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 52 like v48 and read once with it as a "
+        "development set; the model's figures alone",
+    ),
+    (
         "v47",
         "written blind in session 51 by a helper that read only `benchmarks/data/README.md`, in v46's shape, and "
         "read once in session 52, pooled with chat34, as the judge of the shipped guard against the either raise read "

@@ -92,6 +92,12 @@ JUDGE_NOTES = {
     "v47": "written blind in session 51 by a helper that read only `benchmarks/data/README.md`, read once in session "
     "52, pooled with chat34, as the judge of the either raise read whole, which shipped",
     "chat34": "500 chat turns and 60 chat-wrapped requests, written blind in session 51 like v47, read once with it",
+    "v48": "written blind in session 52 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "54, with chat35, as the development sets that chose the e5 raise line of EZ1B, which shipped",
+    "chat35": "500 chat turns and 60 chat-wrapped requests, written blind in session 52 like v48, read once with it",
+    "v49": "written blind in session 53 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "54, pooled with chat36, as the judge of EZ1B, the e5 second opinion refitted on every read set, which shipped",
+    "chat36": "500 chat turns and 60 chat-wrapped requests, written blind in session 53 like v49, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -106,6 +112,13 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v49-hard": "held-apart set v49, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat36, as the judge of EZ1B, the e5 second opinion refitted on every read set, which shipped; "
+    "split by kind in the summary)",
+    "heldout-chat36": "held-apart chat turns, set chat36 (written blind by a helper; read once with v49)",
+    "heldout-v48-hard": "held-apart set v48, hard benign and chat turns (written blind by a helper; read once, with "
+    "chat35, as the development sets that chose EZ1B's raise line; split by kind in the summary)",
+    "heldout-chat35": "held-apart chat turns, set chat35 (written blind by a helper; read once with v48)",
     "heldout-v47-hard": "held-apart set v47, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat34, as the judge of the either raise read whole, which shipped; split by kind in the summary)",
     "heldout-chat34": "held-apart chat turns, set chat34 (written blind by a helper; read once with v47)",
@@ -315,10 +328,14 @@ SECOND_OPINION_NOTE = (
     "benign 7/160 = 4.4% [2.1, 8.8] (goal <= 2%: **missed**), chat turns 4/496 = 0.8% [0.3, 2.1] (goal <= 1%: met), "
     "requests 115/140 = 82.1% [75.0, 87.6] on v47 (5 of its 15 chat-wrapped ones), chat-wrapped ones 28/60 = 46.7% "
     "[34.6, 59.1] on chat34 (read in pieces, 5 logits, line 3: 8/160, 4/496, 114/140, 5/15 and 28/60; the opt-in "
-    "WIDE, 12 logits: 7/160, 5/496, 121/140, 7/15 and 40/60); model card, "
+    "WIDE, 12 logits: 7/160, 5/496, 121/140, 7/15 and 40/60); with the e5 verifier refitted on every read set up to "
+    "v47 and chat34, its routed raise at line 4.5 (EZ1B), on v49 and chat36 (session 54): hard benign 3/160 = 1.9% "
+    "[0.6, 5.4] (goal <= 2%: met on v49), chat turns 2/496 = 0.4% [0.1, 1.5] (goal <= 1%: met), requests 120/140 = "
+    "85.7% [79.0, 90.6] on v49 (8 of its 15 chat-wrapped ones), chat-wrapped ones 32/60 = 53.3% [40.9, 65.4] on "
+    "chat36 (with the file it replaced: 4/160, 1/496, 120/140, 8/15 and 30/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
-    '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round" and "thirty-fifth '
-    'round".'
+    '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
+    'round" and "thirty-eighth round".'
 )
