@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None, spent: SpentRound = E5_ROUND, doc: str |
     check_refit(args.refit, args.before, args.before_other, spent, str(model.meta.get("model_version")))
     highest = max(*spent.grid[0], *spent.other_grid[0])  # flags of both lanes read up to either grid's top line
     reader = mr.reader(args.refit, args.before, spent.lane, highest, args.before_other)
-    records = ir.records_of(args, reader, spent.choosing, TRAINED_ON if spent.leave_out_trained else ())
+    records = ir.records_of(args, reader, spent.choosing, spent.trained_on if spent.leave_out_trained else ())
     line = logit(model.threshold)
     packaged = vr.lane_points(records, spent.lane, line, spent.grid)
     shipped = vr.shipped_point(packaged, spent.lane, args.before)
