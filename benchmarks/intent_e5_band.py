@@ -90,6 +90,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--packaged-rows", type=Path, required=True, help="the packaged e5 file's per-row records")
     parser.add_argument("--candidate", type=Path, required=True, help="the folder the chosen point is written to")
     args = parser.parse_args(argv)
+    if VetoWeights.load(shipped_weights(LANE)).meta.get("development") == list(SETS):
+        raise SystemExit(
+            "the packaged e5 file is EZ1B since session 54 (its raise chosen on v48 and chat35): a rerun would compare "
+            "EZ1B with itself; the round's results as run are benchmarks/results/intent_e5_band.json"
+        )
     version = str(IntentModel.load().meta.get("model_version"))
     er.check_refit(
         args.refit, shipped_weights(LANE), shipped_weights("minilm"), routed.spent_round(REFIT_ROUND), version

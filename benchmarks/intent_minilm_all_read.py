@@ -13,8 +13,10 @@ its veto line, band and raise line on `DEVELOPMENT` (`intent_e5_refit.main` with
 each set's rows once and the folded refit again, MiniLM lane, bounded by the calibration split). When a point is
 chosen, `--candidate DIR` holds it and the packaged e5 file, and the steps that need no judge are read with that folder
 by the guard as a user runs it (`intent_e5_routed.steps`): the calibration split, at most the packaged guard's flags,
-and each public benign test bucket, at most 1%. The judges v50 and chat37 then decide (`intent_veto_judge.py --set
-v50|chat37 --candidate DIR`). Writes `--out` (default `benchmarks/results/intent_minilm_all_read.json`).
+and each public benign test bucket, at most 1%. (The records' own public figures, `public`, are not the gate: they
+read e5 near misses within 4 logits only and no either raise.) The judges v50 and chat37 then decide
+(`intent_veto_judge.py --set v50|chat37 --candidate DIR`). Writes `--out` (default
+`benchmarks/results/intent_minilm_all_read.json`).
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ DEVELOPMENT = ("v48", "chat35", "v49", "chat36")  # read in session 54; no MiniL
 TRAINED_ON = routed.TRAINED_ON  # every read set up to v47 and chat34, as EZ1 (the packaged e5 file)
 ENRON_WEIGHT = 5.0  # as ME (the twenty-fourth round), whose refit passed the public gate where MC's did not
 LANE = "minilm"
+# the packaged e5 file's veto line, band and raise line (EZ1B, session 54): the other lane is read at that one point
+E5_SETTINGS = ((2.5,), (12.0,), (4.5,))
 ROUND = er.SpentRound(
     lane=LANE,
     choosing=DEVELOPMENT,
     grid=mr.GRID,
-    other_grid=er.GRID,
+    other_grid=E5_SETTINGS,
     script="intent_minilm_all_read",
     before="6c455b1",
     other_before="6c455b1",

@@ -9,6 +9,7 @@ import filecmp
 from pathlib import Path
 from typing import Any
 
+import pytest
 from intent_veto_fakes import refit_record, refit_round_refuses, round_module
 
 LINE = 2.48  # v13's operating point in log-odds
@@ -68,3 +69,21 @@ def test_the_candidate_keeps_the_packaged_settings_and_says_nothing_chose_them(t
 def test_the_round_refuses_the_packaged_file_as_its_refit(tmp_path: Path) -> None:
     # the e5 file packaged since session 54 trained on eighteen sets more than the round's refit (EY) did
     refit_round_refuses(all_spent_round(), tmp_path, r"intent_veto_e5.npz trained on \[.*\], not on v19")
+
+
+def test_a_fresh_reading_stops_once_the_packaged_file_trained_on_every_set_ey_did(tmp_path: Path) -> None:
+    round31 = all_spent_round()
+    import dataclasses
+
+    from ragshield.guards.intent_model import IntentModel
+    from ragshield.guards.intent_veto import shipped_weights
+    from ragshield.guards.intent_veto_weights import VetoWeights
+
+    refit = VetoWeights.load(shipped_weights("e5"))
+    meta = {**refit.meta, "heldout_sets_trained_on": list(round31.TRAINED_ON)}  # a FAKE EY: EZ1B's arrays, EY's sets
+    dataclasses.replace(refit, meta=meta).save(tmp_path / "EY.npz")
+    assert str(IntentModel.load().meta["model_version"]) == refit.model_version
+    files = ["--rows", tmp_path / "rows.json", "--calib-rows", tmp_path / "calib.json", "--out", tmp_path / "out.json"]
+    with pytest.raises(SystemExit, match="compare EY with itself or with a later refit"):
+        round31.main(["--refit", str(tmp_path / "EY.npz"), *map(str, files)])
+    assert not (tmp_path / "out.json").exists()

@@ -50,7 +50,8 @@ def test_only_points_fewer_errors_and_no_more_benign_flags_than_the_packaged_fil
     packaged = [record(0, 10.0, 4.0), record(1, 3.0, 4.0), record(1, -1.0, 3.0)]
     # EZ1 reads the same rows: the benign row at 4.2, the request 3 logits under at 4.6
     refit = [record(0, 10.0, 4.2), record(1, 3.0, 4.6), record(1, -1.0, 3.0)]
-    refit += [record(0, 0.5, 9.0, lane="minilm"), record(0, 10.0, 9.0, name="public-enron")]  # neither counts
+    # neither counts: were either read, the benign row would be flagged at every band and no point would be tried
+    refit += [record(0, 0.5, 9.0, lane="minilm"), record(0, 2.0, 9.0, name="public-enron")]
     swept = round38.sweep(refit, packaged)
     packaged_point = {"tau": 2.5, "band": 12.0, "raise_tau": 3.5, "benign_flagged": 1, "requests_missed": 0}
     assert swept["packaged"] == packaged_point | {"errors": 1}
@@ -76,3 +77,13 @@ def test_the_candidate_changes_only_the_band_and_the_raise_line(tmp_path: Path) 
     assert np.array_equal(written.head_weight, refit.head_weight)
     assert "v48 and chat35" in written.meta["line_and_raise_chosen"]
     assert written.meta["development"] == ["v48", "chat35"]
+
+
+def test_a_rerun_once_ez1b_is_packaged_stops_before_reading(tmp_path: Path) -> None:
+    round38 = band_round()
+    # the packaged e5 file is EZ1B since session 54: its raise was chosen on this round's sets
+    assert VetoWeights.load(shipped_weights("e5")).meta["development"] == list(round38.SETS)
+    files = ["--refit", "EZ1.npz", "--rows", "r.json", "--packaged-rows", "p.json", "--candidate", str(tmp_path / "c")]
+    with pytest.raises(SystemExit, match="compare EZ1B with itself"):
+        round38.main([*files, "--out", str(tmp_path / "out.json")])
+    assert not any(tmp_path.iterdir())

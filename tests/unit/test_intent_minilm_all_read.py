@@ -74,3 +74,37 @@ def test_the_candidate_keeps_the_either_raise_and_takes_only_the_chosen_line_and
     assert written.meta["development"] == list(round39.DEVELOPMENT)
     assert "--enron-weight 5" in written.meta["fitted"]
     assert filecmp.cmp(tmp_path / "cand" / "intent_veto_e5.npz", shipped_weights("e5"), shallow=False)
+
+
+def test_the_other_lane_is_read_at_the_packaged_e5_settings() -> None:
+    round39 = all_read_round()
+    import intent_veto_raise as vr
+
+    e5 = VetoWeights.load(shipped_weights("e5"))
+    assert ((e5.tau,), (e5.raise_band,), (e5.raise_tau,)) == round39.E5_SETTINGS
+    points = vr.lane_points([], "e5", 2.48, round39.ROUND.other_grid)
+    assert vr.shipped_point(points, "e5", shipped_weights("e5"))["raise_tau"] == e5.raise_tau
+
+
+def test_main_passes_the_round_its_switches_and_the_folded_refit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    round39 = all_read_round()
+    seen: dict[str, Any] = {}
+
+    def fake_round(argv: list[str], spent: Any, doc: Any) -> None:
+        """A FAKE `intent_e5_refit.main`: records its switches and writes a sweep that chose nothing."""
+        seen["argv"], seen["round"] = argv, spent
+        (tmp_path / "out.json").write_text('{"chosen": null}')
+
+    monkeypatch.setattr(round39.er, "main", fake_round)
+    fit = fitted_file(tmp_path, round39, enron_weight=5.0)
+    switches = ["--rows", "r.json", "--calib-rows=c.json", "--out", str(tmp_path / "out.json")]
+    round39.main(["--fit", str(fit), "--candidate", str(tmp_path / "cand"), *switches])
+    argv = seen["argv"]
+    assert seen["round"] is round39.ROUND
+    assert argv[:3] == ["--rows", "r.json", "--calib-rows=c.json"]
+    assert argv[argv.index("--refit") + 1] == str(tmp_path / "cand_folded.npz")
+    assert argv[argv.index("--candidate") + 1] == str(tmp_path / "cand")
+    assert argv[argv.index("--before") + 1] == str(shipped_weights("minilm"))
+    assert VetoWeights.load(tmp_path / "cand_folded.npz").raise_either_tau is not None  # folded before the round

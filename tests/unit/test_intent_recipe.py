@@ -89,7 +89,7 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     # each of v29 and v30, two of v31, four each of v32 and chat19 and one each of v34, chat21, v35 and chat22 for
     # earlier sets (now training rows), a chat turn of v37, short chat turns of v39, chat26, v40 and chat27 (written
     # in session 47), two of the sets written in session 48 and two chat turns of v43, chat30, v44 and chat31 (read
-    # in session 50) and two of v48 and chat35 (read in session 54); the judges' readings left them out (`unseen`),
+    # in session 50) and two of chat35 (read in session 54); the judges' readings left them out (`unseen`),
     # and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Vielen Dank, das hat mir sehr geholfen!",
@@ -131,7 +131,7 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
         "Ok, chiaro.",
         "can I talk to a human agent instead?",
         "さっきの手順をもう一度、箇条書きで見せてもらえますか？",
-        # two short chat turns of the sets read in session 54 as development sets (v48, chat35)
+        # two short chat turns of chat35, read in session 54 as a development set
         "Sounds good to me.",
         "thx, bye",
     }
