@@ -148,7 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     version = str(IntentModel.load().meta.get("model_version"))
     er.check_refit(args.refit, shipped_weights("e5"), shipped_weights("minilm"), spent_round(args.round), version)
     if set(VetoWeights.load(shipped_weights("e5")).meta.get("heldout_sets_trained_on", [])) == set(TRAINED_ON):
-        raise SystemExit("the packaged e5 file trained on TRAINED_ON: it is EZ; the steps would compare it with itself")
+        raise SystemExit(
+            "the packaged e5 file trained on TRAINED_ON (EZ1B, shipped in session 54): the steps would compare a refit "
+            "of these sets with another; the rounds' results as run are benchmarks/results/intent_e5_routed_round*.json"
+        )
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: this round needs ../shared/data")
     weight = ROUTED_WEIGHTS[args.round]

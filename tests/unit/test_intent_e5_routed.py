@@ -151,3 +151,14 @@ def test_the_steps_read_the_calibration_bound_and_the_public_gate(
     result = round36.steps(Path("data"), Path("cand"))
     assert (result["calibration_holds"], result["public_holds"]) == holds
     assert set(result["read"]["calibration"]) == {round36.PACKAGED, "v13 + candidate second opinion cand"}
+
+
+def test_a_rerun_stops_now_that_the_packaged_e5_file_trained_on_every_read_set(tmp_path: Path) -> None:
+    round36 = routed_round()
+    version = str(IntentModel.load().meta["model_version"])
+    refit = fake_weights("e5", tau=2.5, version=version)
+    meta = {"heldout_sets_trained_on": list(round36.TRAINED_ON)}
+    dataclasses.replace(refit, meta={**refit.meta, **meta}).save(tmp_path / "EZ1.npz")
+    with pytest.raises(SystemExit, match=r"EZ1B, shipped in session 54"):
+        round36.main(["--round", "37", "--refit", str(tmp_path / "EZ1.npz"), "--candidate", str(tmp_path / "cand")])
+    assert not (tmp_path / "cand").exists()
