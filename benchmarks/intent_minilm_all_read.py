@@ -39,6 +39,8 @@ ENRON_WEIGHT = 5.0  # as ME (the twenty-fourth round), whose refit passed the pu
 LANE = "minilm"
 # the packaged e5 file's veto line, band and raise line (EZ1B, session 54): the other lane is read at that one point
 E5_SETTINGS = ((2.5,), (12.0,), (4.5,))
+# the packaged header lines that say where the settings a fold keeps were chosen (none of them is chosen again here)
+KEPT_HEADER = ("either_raise_chosen",)
 ROUND = er.SpentRound(
     lane=LANE,
     choosing=DEVELOPMENT,
@@ -57,9 +59,11 @@ ROUND = er.SpentRound(
 
 
 def fold(fit: Path, out: Path) -> Path:
-    """`fit`'s layers and head with every setting of the packaged MiniLM file, its header kept, written to `out`."""
+    """`fit`'s layers and head with every setting of the packaged MiniLM file, its header kept (with the packaged
+    header's line on where the kept settings were chosen), written to `out`."""
     packaged, fitted = VetoWeights.load(shipped_weights(LANE)), VetoWeights.load(fit)
-    loo.fold_weights(packaged, fitted, fitted.model_version, dict(fitted.meta)).save(out)
+    kept = {key: packaged.meta[key] for key in KEPT_HEADER if key in packaged.meta}
+    loo.fold_weights(packaged, fitted, fitted.model_version, dict(fitted.meta) | kept).save(out)
     return out
 
 

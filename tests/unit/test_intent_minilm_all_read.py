@@ -73,6 +73,7 @@ def test_the_candidate_keeps_the_either_raise_and_takes_only_the_chosen_line_and
     assert loo.settings_of(written) == loo.settings_of(packaged) | chosen
     assert written.meta["development"] == list(round39.DEVELOPMENT)
     assert "--enron-weight 5" in written.meta["fitted"]
+    assert written.meta["either_raise_chosen"] == packaged.meta["either_raise_chosen"]  # kept, and still says where
     assert filecmp.cmp(tmp_path / "cand" / "intent_veto_e5.npz", shipped_weights("e5"), shallow=False)
 
 
