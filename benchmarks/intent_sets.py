@@ -235,10 +235,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
 # (`intent_veto_judge.py --set NAME`), once: v50 in v49's shape and chat37 in chat36's, written blind in session 54 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
+# two helpers that read only `benchmarks/data/README.md`, for the next round; v51 in v50's shape and chat38 in
+# chat37's, written the same way in session 55, for the round after
 UNREAD_JUDGES: dict[str, Path] = {
     "v50": DATA / "intent_heldout_v50.jsonl",
     "chat37": DATA / "intent_chat_heldout_v37.jsonl",
+    "v51": DATA / "intent_heldout_v51.jsonl",
+    "chat38": DATA / "intent_chat_heldout_v38.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
