@@ -33,6 +33,7 @@ import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto_weights import VetoWeights
 
 ROUND = dataclasses.replace(round39.ROUND, script="intent_minilm_public_bound", session=55)
 
@@ -54,13 +55,26 @@ def sweep(
     points = vr.lane_points(refitted, ROUND.lane, line, ROUND.grid)
     budget = er.calibration_flags(calibration, points, shipped, ROUND.lane, line)
     bound = public_flags(records, shipped, other, line)
-    kept = []
-    for point, calibration_flags in zip(points, budget["points"], strict=True):
-        flags = public_flags(refitted, point, other, line)
-        if calibration_flags <= budget["shipped"] and all(flags[name] <= bound[name] for name in bound):
-            kept.append(point | {"public": flags})
+    read = [
+        point | {"calibration": flags, "public": public_flags(refitted, point, other, line)}
+        for point, flags in zip(points, budget["points"], strict=True)
+    ]
+    kept = [
+        point
+        for point in read
+        if point["calibration"] <= budget["shipped"] and all(point["public"][name] <= bound[name] for name in bound)
+    ]
     chosen = mr.choose(kept, shipped)
-    return {"shipped": shipped | {"public": bound}, ROUND.other: other, "kept": kept, "chosen": chosen}
+    shipped_read = shipped | {"calibration": budget["shipped"], "public": bound}
+    return {"shipped": shipped_read, ROUND.other: other, "points": read, "kept": kept, "chosen": chosen}
+
+
+def matches_round39(points: list[dict[str, Any]], round39_grid: list[dict[str, Any]]) -> bool:
+    """Whether the refit's points read from the records are the thirty-ninth round's (`round39_grid`, from its
+    results file): the records then hold the refit that round folded, not another file's."""
+    if len(points) != len(round39_grid):
+        return False
+    return all({key: point[key] for key in grid} == grid for point, grid in zip(points, round39_grid, strict=True))
 
 
 def public_bound_holds(read: dict[str, Any], candidate: Path) -> bool:
@@ -73,20 +87,38 @@ def public_bound_holds(read: dict[str, Any], candidate: Path) -> bool:
     )
 
 
+def whole_guard_steps(data: Path, candidate: Path) -> dict[str, Any]:
+    """Steps 1 and 2 as the rule gives them: `intent_e5_routed.steps`, with step 2 also holding each public bucket
+    to the packaged guard's flags."""
+    steps = routed.steps(data, candidate)
+    steps["public_holds"] = steps["public_holds"] and public_bound_holds(steps["read"], candidate)
+    return steps
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--folded", type=Path, required=True, help="the folded refit intent_minilm_all_read.py wrote")
     parser.add_argument("--rows", type=Path, required=True, help="that round's cached per-row records")
     parser.add_argument("--calib-rows", type=Path, required=True, help="that round's cached calibration records")
     parser.add_argument("--candidate", type=Path, required=True, help="the folder the chosen point is written to")
+    parser.add_argument(
+        "--round39",
+        type=Path,
+        default=qs.REPO / "benchmarks" / "results" / f"{round39.ROUND.script}.json",
+        help="the thirty-ninth round's results, whose grid the records must give again",
+    )
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / f"{ROUND.script}.json")
     args = parser.parse_args(argv)
     records = list(json.loads(args.rows.read_text()))
     wanted = {*ROUND.choosing, *(f"public-{name}" for name in ir.PUBLIC)}
-    if {record["set"] for record in records} != wanted or not args.calib_rows.exists():
+    calibration = list(json.loads(args.calib_rows.read_text())) if args.calib_rows.exists() else []
+    if (
+        {record["set"] for record in records} != wanted
+        or not calibration
+        or {r["set"] for r in calibration} != {"calib"}
+    ):
         raise SystemExit("give the thirty-ninth round's --rows and --calib-rows (this round reads no set to choose)")
-    calibration = list(json.loads(args.calib_rows.read_text()))
     model = ExtractionIntent(second_opinion=False)._model()
     er.check_refit(
         args.folded,
@@ -98,15 +130,19 @@ def main(argv: list[str] | None = None) -> None:
     result = sweep(
         records, calibration, logit(model.threshold), shipped_weights(ROUND.lane), shipped_weights(ROUND.other)
     )
+    if not matches_round39(result["points"], json.loads(args.round39.read_text())["grid"]):
+        raise SystemExit("the records do not give the thirty-ninth round's grid: they hold another refit's readings")
     print(f"{ROUND.lane}: shipped {result['shipped']}\n    chosen  {result['chosen']}")
     if result["chosen"] is None:
         print("no bounded point makes fewer errors than the packaged file: the round ends, no candidate written")
     else:
-        point = {key: value for key, value in result["chosen"].items() if key != "public"}
+        point = {key: value for key, value in result["chosen"].items() if key not in ("calibration", "public")}
         er.write_candidate(args.candidate, args.folded, point, ROUND)
-        steps = routed.steps(args.data, args.candidate)
-        steps["public_holds"] = steps["public_holds"] and public_bound_holds(steps["read"], args.candidate)
-        result |= steps
+        written = args.candidate / f"intent_veto_{ROUND.lane}.npz"
+        weights = VetoWeights.load(written)
+        chosen_by = f"{weights.meta['line_and_raise_chosen']}, bounded by each public benign bucket's flags"
+        dataclasses.replace(weights, meta={**weights.meta, "line_and_raise_chosen": chosen_by}).save(written)
+        result |= whole_guard_steps(args.data, args.candidate)
         print(routed.table(result))
     qs.write_json(args.out, result)
 

@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v50",
+        "written blind in session 54 by a helper that read only `benchmarks/data/README.md`, in v49's shape, and "
+        "read once in session 55, pooled with chat37, as the judge of the shipped guard against MB (the MiniLM "
+        "verifier refitted on every read set up to v47 and chat34, its point bounded by the public buckets); MB made "
+        "52 errors over the two sets, as the shipped guard did, and did not ship (`intent_veto_judge_v50.json`); the "
+        "figures here are the model's alone",
+    ),
+    (
+        "chat37",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 54 like v50 and read once with it "
+        "(`intent_veto_judge_chat37.json`); the model's figures alone",
+    ),
+    (
         "v49",
         "written blind in session 53 by a helper that read only `benchmarks/data/README.md`, in v48's shape, and "
         "read once in session 54, pooled with chat36, as the judge of the shipped guard against EZ1B (the e5 "

@@ -98,6 +98,10 @@ JUDGE_NOTES = {
     "v49": "written blind in session 53 by a helper that read only `benchmarks/data/README.md`, read once in session "
     "54, pooled with chat36, as the judge of EZ1B, the e5 second opinion refitted on every read set, which shipped",
     "chat36": "500 chat turns and 60 chat-wrapped requests, written blind in session 53 like v49, read once with it",
+    "v50": "written blind in session 54 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "55, pooled with chat37, as the judge of MB, the MiniLM second opinion refitted on every read set up to v47 and "
+    "chat34, which tied and did not ship",
+    "chat37": "500 chat turns and 60 chat-wrapped requests, written blind in session 54 like v50, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -112,6 +116,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v50-hard": "held-apart set v50, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat37, as the judge of MB, the MiniLM second opinion refitted on every read set up to v47 and "
+    "chat34, which tied and did not ship; split by kind in the summary)",
+    "heldout-chat37": "held-apart chat turns, set chat37 (written blind by a helper; read once with v50)",
     "heldout-v49-hard": "held-apart set v49, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat36, as the judge of EZ1B, the e5 second opinion refitted on every read set, which shipped; "
     "split by kind in the summary)",
@@ -334,10 +342,14 @@ SECOND_OPINION_NOTE = (
     "v47 and chat34, its routed raise at line 4.5 (EZ1B), on v49 and chat36 (session 54): hard benign 3/160 = 1.9% "
     "[0.6, 5.4] (goal <= 2%: met on v49), chat turns 2/496 = 0.4% [0.1, 1.5] (goal <= 1%: met), requests 120/140 = "
     "85.7% [79.0, 90.6] on v49 (8 of its 15 chat-wrapped ones), chat-wrapped ones 32/60 = 53.3% [40.9, 65.4] on "
-    "chat36 (with the file it replaced: 4/160, 1/496, 120/140, 8/15 and 30/60); model card, "
+    "chat36 (with the file it replaced: 4/160, 1/496, 120/140, 8/15 and 30/60); the same guard on v50 and chat37 "
+    "(session 55): hard benign 1/160 = 0.6% [0.1, 3.5] (goal <= 2%: met on v50), chat turns 1/495 = 0.2% [0.0, 1.1] "
+    "(goal <= 1%: met), requests 121/138 = 87.7% [81.2, 92.2] on v50 (11 of its 15 chat-wrapped ones), chat-wrapped "
+    "ones 27/60 = 45.0% [33.1, 57.5] on chat37 (with MB, the MiniLM refit that tied: 1/160, 0/495, 120/138, 11/15 "
+    "and 27/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round" and "thirty-eighth round".'
+    'round", "thirty-eighth round" and "fortieth round".'
 )

@@ -232,14 +232,17 @@ HELDOUT_SETS = {
     # shipped; no verifier trained on them
     "v49": DATA / "intent_heldout_v49.jsonl",
     "chat36": DATA / "intent_chat_heldout_v36.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v50 in v49's shape and chat37 in chat36's, written blind in session 54 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round; v51 in v50's shape and chat38 in
-# chat37's, written the same way in session 55, for the round after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 54 (v50 in v49's shape, chat37 in chat36's) and read once in session 55, pooled, as the
+    # judge of the fortieth v14 round, the shipped guard and MB, the MiniLM verifier refitted with every read set up to
+    # v47 and chat34, its point bounded by the public buckets (`intent_veto_judge_v50.json`, `_chat37.json`): 52
+    # errors against 52, not shipped; no packaged file trained on or chose with them
     "v50": DATA / "intent_heldout_v50.jsonl",
     "chat37": DATA / "intent_chat_heldout_v37.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v51 in v50's shape and chat38 in chat37's, written blind in session 55 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
     "v51": DATA / "intent_heldout_v51.jsonl",
     "chat38": DATA / "intent_chat_heldout_v38.jsonl",
 }
@@ -268,7 +271,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # 51, pooled, for the either raise for short English queries, which shipped; v47 and chat34, read once in session 52,
 # pooled, for the either raise read whole, which shipped; v48 and chat35, read once in session 54 as the thirty-eighth
 # round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind;
-# v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped)
+# v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped; v50 and chat37, read once in session 55,
+# pooled, for MB, which did not)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -278,6 +282,7 @@ JUDGES += ("v43", "chat30", "v44", "chat31")
 JUDGES += ("v45", "chat32", "v46", "chat33")
 JUDGES += ("v47", "chat34")
 JUDGES += ("v48", "chat35", "v49", "chat36")
+JUDGES += ("v50", "chat37")
 
 
 def bucket(text: str) -> int:
