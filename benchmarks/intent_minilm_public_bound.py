@@ -6,12 +6,13 @@ test bucket, at most as many rows as the packaged MiniLM file's records (MB).
         --rows ROWS.json --calib-rows CALIB.json --candidate DIR
 
 `--folded`, `--rows` and `--calib-rows` are what `intent_minilm_all_read.py` wrote (the folded refit and the cached
-records of the development sets, the public buckets and the calibration split); nothing is read again to choose. With
+records of the development sets, the public buckets and the calibration split); nothing is read again to choose, and
+the records must give the thirty-ninth round's grid again (`--round39`, its results), so they hold that refit. With
 a point chosen, `--candidate DIR` holds it and the packaged e5 file, and the whole guard reads the calibration split
 and the public buckets with it (`intent_e5_routed.steps`): step 1, the calibration split at most the packaged guard's
 flags; step 2, each bucket at most 1% and at most the packaged guard's flags. The judges v50 and chat37 then decide
-(`intent_veto_judge.py --set v50|chat37 --candidate DIR`). Writes `--out` (default
-`benchmarks/results/intent_minilm_public_bound.json`).
+(`intent_veto_judge.py --set v50|chat37 --candidate DIR`; read in session 55: MB tied the packaged guard and did not
+ship). Writes `--out` (default `benchmarks/results/intent_minilm_public_bound.json`).
 """
 
 from __future__ import annotations
