@@ -127,6 +127,11 @@ def judge(
                 state: sum(s.second_opinion == state for s in scores) for state in {s.second_opinion for s in scores}
             },
             "wrong_rows": [rows[i] for i in range(len(texts)) if flagged[i] != bool(labels[i])],
+            # what the second opinion did with each wrong row, in `wrong_rows`' order: a missed request "not asked"
+            # lay beyond the raise's band, "not raised" was read and left under the raise line
+            "wrong_rows_second_opinion": [
+                scores[i].second_opinion for i in range(len(texts)) if flagged[i] != bool(labels[i])
+            ],
         }
         for key in ("style", "lang"):
             groups: dict[str, list[int]] = defaultdict(list)

@@ -197,6 +197,9 @@ def test_each_configuration_reads_with_its_own_model_file_and_second_opinion(
     # the packaged second opinion unless the folder brings its own veto files
     assert [hasattr(g, "veto_") for g in _FakeGuard.built] == [False, False, False, True]
     assert _FakeGuard.built[3].veto_[1] == {e: veto_only / f"intent_veto_{e}.npz" for e in ("minilm", "e5")}
+    # the FAKE guard flags nothing: the request is the one wrong row, and what its second opinion did is kept with it
+    for row in result["configurations"].values():
+        assert (row["wrong_rows"], row["wrong_rows_second_opinion"]) == ([1], ["not asked"])
 
 
 def test_a_set_the_shipped_model_trained_on_cannot_judge_it() -> None:
