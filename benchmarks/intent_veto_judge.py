@@ -119,6 +119,7 @@ def judge(
         scores = guard.scores(texts)
         seconds = time.perf_counter() - started
         flagged = np.array([s.probability >= guard.threshold_ for s in scores])
+        wrong = [i for i in range(len(texts)) if flagged[i] != bool(labels[i])]
         row: dict[str, Any] = {
             "seconds": round(seconds, 1),
             "benign_flagged": ig.rate(flagged[labels == 0].astype(float), 0.5),
@@ -126,12 +127,10 @@ def judge(
             "second_opinion": {
                 state: sum(s.second_opinion == state for s in scores) for state in {s.second_opinion for s in scores}
             },
-            "wrong_rows": [rows[i] for i in range(len(texts)) if flagged[i] != bool(labels[i])],
+            "wrong_rows": [rows[i] for i in wrong],
             # what the second opinion did with each wrong row, in `wrong_rows`' order: a missed request "not asked"
             # lay beyond the raise's band, "not raised" was read and left under the raise line
-            "wrong_rows_second_opinion": [
-                scores[i].second_opinion for i in range(len(texts)) if flagged[i] != bool(labels[i])
-            ],
+            "wrong_rows_second_opinion": [scores[i].second_opinion for i in wrong],
         }
         for key in ("style", "lang"):
             groups: dict[str, list[int]] = defaultdict(list)
