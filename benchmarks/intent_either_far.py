@@ -149,10 +149,12 @@ def summarise(
     line_of_model: float,
     grid: tuple[tuple[int | None, ...], tuple[float, ...], tuple[float, ...]] = ((None,), BANDS, LINES),
     chooser: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None,
+    sets: tuple[str, ...] = SETS,
 ) -> dict[str, Any]:
     """Per point of `grid` (caps in characters, None: any length; bands; lines): development requests and benign
     rows raised, each public bucket's rows raised and the share the guard would then flag (as shipped plus raised),
-    and the English rows the e5 verifier reads; `chooser` (default `choose`) picks the round's point."""
+    and the English rows the e5 verifier reads; `chooser` (default `choose`) picks the round's point; `sets` names
+    the development sets the records hold."""
     weights = {lane: VetoWeights.load(shipped_weights(lane)) for lane in ENCODERS}
 
     def shipped_flag(record: dict[str, Any]) -> bool:
@@ -192,7 +194,7 @@ def summarise(
             }
         )
     return {
-        "sets": list(SETS),
+        "sets": list(sets),
         "english_requests": sum(r["label"] == 1 for r in english),
         "english_requests_missed_as_shipped": sum(r["label"] == 1 and not shipped_flag(r) for r in english),
         "points": points,

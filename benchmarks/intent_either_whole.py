@@ -46,15 +46,17 @@ WHOLE_COST = 0.5  # a whole reading's time over one in pieces (session 52: 24.9 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_whole.json"
 
 
-def read_whole(records: list[dict[str, Any]], texts: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """The records with "other" the e5 verifier's whole reading of each English row it could read at the grid's widest
-    band and longest cap (None for the rest: no point of the grid reads them)."""
+def read_whole(
+    records: list[dict[str, Any]], texts: dict[str, list[str]], band: float = max(BANDS), cap: int = max(CAPS)
+) -> list[dict[str, Any]]:
+    """The records with "other" the e5 verifier's whole reading of each English row it could read within `band` and
+    `cap` (default the grid's widest band and longest cap; None for the rest: no point of the grid reads them)."""
     guard = ExtractionIntent(second_opinion=False)
     guard.veto_ = IntentVeto({lane: shipped_weights(lane) for lane in ENCODERS}, raises=False)
     minilm = VetoWeights.load(shipped_weights("minilm"))
     out = [r | {"other": None} for r in records]
     for name, rows in texts.items():
-        wanted = [r["row"] for r in out if r["set"] == name and ef.read_by_other(r, max(BANDS), minilm, max(CAPS))]
+        wanted = [r["row"] for r in out if r["set"] == name and ef.read_by_other(r, band, minilm, cap)]
         # read as if routed: the e5 verifier reads the English rows
         got = ir.lane_logits(guard, rows, wanted, [True] * len(rows), math.inf, reading="whole", near_miss=True)
         for r in out:
