@@ -86,18 +86,20 @@ def point_at(points: list[dict[str, Any]], where: dict[str, Any]) -> dict[str, A
     return next(point for point in points if all(point[key] == value for key, value in where.items()))
 
 
-def write_candidate(folder: Path) -> None:
-    """The packaged files in `folder`, the MiniLM file naming `WIDE` read whole, its header saying where it came
-    from."""
-    ef.write_candidate(folder, WIDE["line"], WIDE["band"], WIDE["chars"], "whole")
+WIDE_CHOSEN = (
+    "session 56: WIDE, the opt-in of session 52 (benchmarks/intent_either_whole.py), named by the forty-first round's "
+    "rule after a sweep of the read sets v48 to v50 and chat35 to chat37 and the public buckets "
+    "(benchmarks/intent_either_wide.py): e5 reads English near misses of at most 120 characters within 12 logits "
+    "whole (the text and its second reading), raised at 2"
+)
+
+
+def write_candidate(folder: Path, point: dict[str, Any] = WIDE, chosen: str = WIDE_CHOSEN) -> None:
+    """The packaged files in `folder`, the MiniLM file naming `point`'s cap, band and line read whole, its header's
+    `either_raise_chosen` saying where they came from (`chosen`)."""
+    ef.write_candidate(folder, point["line"], point["band"], point["chars"], "whole")
     written = folder / weights_file_name("minilm")
     weights = VetoWeights.load(written)
-    chosen = (
-        "session 56: WIDE, the opt-in of session 52 (benchmarks/intent_either_whole.py), named by the forty-first "
-        "round's rule after a sweep of the read sets v48 to v50 and chat35 to chat37 and the public buckets "
-        "(benchmarks/intent_either_wide.py): e5 reads English near misses of at most 120 characters within 12 logits "
-        "whole (the text and its second reading), raised at 2"
-    )
     dataclasses.replace(weights, meta={**weights.meta, "either_raise_chosen": chosen}).save(written)
 
 

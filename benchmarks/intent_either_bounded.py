@@ -1,0 +1,136 @@
+"""The forty-second round toward v14 (issue 18; session 56, model card): the either raise's reach chosen on the six
+read sets of the forty-first round, within the calibration split's bound.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_bounded.py --rows runs/r45/rows.json \\
+        --calib-rows runs/r45/calib.json [--candidate DIR]
+
+WIDE (band 12) raised 2 more calibration questions than the packaged point and failed the forty-first round's step 1.
+This reads the calibration split once with the same reader as that round's records (`intent_either_wide.reader`; cached
+in `--calib-rows`), has e5 read whole every English row within the grid's widest band and cap, and sweeps the either
+raise over `CAPS` x `BANDS` x `LINES`. `choose` takes the rule's point: of those raising at most the packaged point's
+calibration questions, no public row more than it, each public bucket within 1% and at most `MOST_BENIGN_RAISED`
+benign development rows, the most development requests raised (ties: fewer benign rows raised in all, the narrower
+band, the higher line, the shorter cap); none when that is the packaged point. `--candidate DIR` writes it and reads
+steps 1 and 2 through the whole guard (`intent_minilm_public_bound.whole_guard_steps`); the judges v51 and chat38 then
+decide (`intent_veto_judge.py --set v51|chat38 --candidate DIR`). Writes `--out` (default
+`benchmarks/results/intent_either_bounded.json`) and prints a table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import intent_e5_routed as routed
+import intent_either_far as ef
+import intent_either_whole as ew
+import intent_either_wide as wide
+import intent_minilm_public_bound as bound
+import intent_raise as ir
+import query_sets as qs
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_arrays import logit
+from ragshield.guards.intent_veto import shipped_weights
+from ragshield.guards.intent_veto_weights import VetoWeights
+
+CAPS = wide.CAPS  # characters
+BANDS = wide.BANDS  # logits under the first stage's line
+LINES = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0)  # the e5 verifier's logit at which a near miss is raised
+MOST_BENIGN_RAISED = 2  # benign development rows (the thirty-fourth and thirty-fifth rounds' bound)
+CALIBRATION = "calib"
+OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"
+
+
+def calibration_records(path: Path, data: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The calibration split's records (read once by `intent_either_wide.reader`, then cached in `path`) and texts;
+    refuses a cache that is not this split's."""
+    texts = [e.text for e in ir.ti.build_corpus(data).calib]
+    if path.exists():
+        records = list(json.loads(path.read_text()))
+        if {r["set"] for r in records} != {CALIBRATION} or len(records) != len(texts):
+            raise SystemExit(f"{path.name} does not hold the calibration split's records: give a new --calib-rows")
+    else:
+        records = wide.reader()(CALIBRATION, ir.ti.build_corpus(data).calib)
+        qs.write_json(path, records)
+    return records, texts
+
+
+def calibration_raised(calibration: list[dict[str, Any]], point: dict[str, Any], minilm: VetoWeights) -> int:
+    """The calibration questions `point`'s either raise raises (each one the whole guard then flags more)."""
+    return sum(ef.raised_by_other(r, point["band"], point["line"], minilm, point["chars"]) for r in calibration)
+
+
+def choose(points: list[dict[str, Any]], packaged: dict[str, Any]) -> dict[str, Any] | None:
+    """The rule's point (`points` carry "calibration_raised"), or None when it is the packaged point."""
+    eligible = [
+        p
+        for p in points
+        if p["calibration_raised"] <= packaged["calibration_raised"]
+        and all(p["public"][name]["raised"] <= packaged["public"][name]["raised"] for name in ir.PUBLIC)
+        and p["public_within_goal"]
+        and p["benign_raised"] <= MOST_BENIGN_RAISED
+    ]
+    ranked = sorted(
+        eligible,
+        key=lambda p: (
+            -p["requests_raised"],
+            ef.benign_raised(p) + p["calibration_raised"],
+            p["band"],
+            -p["line"],
+            p["chars"],
+        ),
+    )
+    if not ranked or all(ranked[0][key] == packaged[key] for key in ("chars", "band", "line")):
+        return None
+    return ranked[0]
+
+
+def sweep(records: list[dict[str, Any]], calibration: list[dict[str, Any]], texts: dict[str, list[str]]) -> dict:
+    """Every grid point's development, public and calibration rows raised, the packaged point and the choice."""
+    lengths = [r | {"chars": len(texts[r["set"]][r["row"]])} for r in [*records, *calibration]]
+    read = ew.read_whole(lengths, texts, max(BANDS), max(CAPS))
+    minilm = VetoWeights.load(shipped_weights("minilm"))
+    line_of_model = logit(ExtractionIntent(second_opinion=False)._model().threshold)
+    kept = [r for r in read if r["set"] != CALIBRATION]
+    summary = ef.summarise(kept, line_of_model, (CAPS, BANDS, LINES), lambda points: None, wide.SETS)
+    calibrated = [r for r in read if r["set"] == CALIBRATION]
+    points = [p | {"calibration_raised": calibration_raised(calibrated, p, minilm)} for p in summary["points"]]
+    packaged = wide.point_at(points, wide.SHIPPED)
+    return summary | {"points": points, "shipped": packaged, "chosen": choose(points, packaged)}
+
+
+def chosen_text(point: dict[str, Any]) -> str:
+    """The candidate MiniLM file's `either_raise_chosen`."""
+    return (
+        "session 56, by the forty-second round's rule (benchmarks/intent_either_bounded.py) on the read sets v48 to "
+        "v50 and chat35 to chat37, bounded by the calibration split and the public buckets: e5 reads English near "
+        f"misses of at most {point['chars']} characters within {point['band']:g} logits whole (the text and its "
+        f"second reading), raised at {point['line']:g}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ir.round_parser(__doc__, OUT.name)
+    parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's per-row records")
+    args = parser.parse_args(argv)
+    ir.refuse_fitted_reading(wide.SETS, OUT.name)
+    texts = wide.texts_of(args.data)
+    records = ir.records_of(args, wide.reader(), wide.SETS, routed.TRAINED_ON)
+    calibration, calibration_texts = calibration_records(args.calib_rows, args.data)
+    result = sweep(records, calibration, texts | {CALIBRATION: calibration_texts})
+    print(ef.table(result))
+    for p in result["points"]:
+        print(f"cap {p['chars']}, band {p['band']:g}, line {p['line']:g}: calibration raised {p['calibration_raised']}")
+    print(f"packaged: {result['shipped']}\nchosen: {result['chosen']}")
+    if result["chosen"] is None:
+        print("the rule's point is the packaged one: the round ends, no candidate written")
+    elif args.candidate:
+        wide.write_candidate(args.candidate, result["chosen"], chosen_text(result["chosen"]))
+        result |= bound.whole_guard_steps(args.data, args.candidate)
+        print(routed.table(result))
+    qs.write_json(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
