@@ -1,19 +1,21 @@
-"""The forty-second round toward v14 (issue 18; session 56, model card): the either raise's reach chosen on the six
-read sets of the forty-first round, within the calibration split's bound.
+"""The forty-second and forty-third rounds toward v14 (issue 18; session 56, model card): the either raise's reach
+chosen on the six read sets of the forty-first round, within the calibration split's bound.
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_bounded.py --rows runs/r45/rows.json \\
-        --calib-rows runs/r45/calib.json [--candidate DIR]
+        --calib-rows runs/r45/calib.json [--round 42|43] [--candidate DIR]
 
 WIDE (band 12) raised 2 more calibration questions than the packaged point and failed the forty-first round's step 1.
 This reads the calibration split once with the same reader as that round's records (`intent_either_wide.reader`; cached
 in `--calib-rows`), has e5 read whole every English row within the grid's widest band and cap, and sweeps the either
-raise over `CAPS` x `BANDS` x `LINES`. `choose` takes the rule's point: of those raising at most the packaged point's
-calibration questions, no public row more than it, each public bucket within 1% and at most `MOST_BENIGN_RAISED`
-benign development rows, the most development requests raised (ties: fewer benign rows raised in all, the narrower
-band, the higher line, the shorter cap); none when that is the packaged point. `--candidate DIR` writes it and reads
-steps 1 and 2 through the whole guard (`intent_minilm_public_bound.whole_guard_steps`); the judges v51 and chat38 then
-decide (`intent_veto_judge.py --set v51|chat38 --candidate DIR`). Writes `--out` (default
-`benchmarks/results/intent_either_bounded.json`) and prints a table.
+raise over the round's grid (`GRIDS`: round 42 `CAPS` x `BANDS` x `LINES`; round 43 a finer one between bands 6 and 8,
+after the forty-second round found its two calibration questions 6.6 and 7.4 logits under the line). `choose` takes
+the rule's point: of those raising at most the packaged point's calibration questions, no public row more than it,
+each public bucket within 1% and at most `MOST_BENIGN_RAISED` benign development rows, the most development requests
+raised (ties: fewer benign rows raised in all, the narrower band, the higher line, the shorter cap); none when that is
+the packaged point. `--candidate DIR` writes it and reads steps 1 and 2 through the whole guard
+(`intent_minilm_public_bound.whole_guard_steps`); the judges v51 and chat38 then decide (`intent_veto_judge.py --set
+v51|chat38 --candidate DIR`). Writes `--out` (default `benchmarks/results/intent_either_bounded.json`, round 43
+`..._round43.json`) and prints a table.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ BANDS = wide.BANDS  # logits under the first stage's line
 LINES = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0)  # the e5 verifier's logit at which a near miss is raised
 MOST_BENIGN_RAISED = 2  # benign development rows (the thirty-fourth and thirty-fifth rounds' bound)
 CALIBRATION = "calib"
-OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"
+ROUND_NAMES = {42: "forty-second", 43: "forty-third"}
+GRIDS = {42: (CAPS, BANDS, LINES), 43: ((120,), (6.0, 6.5, 7.0, 7.5, 8.0), (2.0, 2.5, 3.0))}
+OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"  # round 43: ..._round43.json
 
 
 def calibration_records(path: Path, data: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -86,24 +90,30 @@ def choose(points: list[dict[str, Any]], packaged: dict[str, Any]) -> dict[str, 
     return ranked[0]
 
 
-def sweep(records: list[dict[str, Any]], calibration: list[dict[str, Any]], texts: dict[str, list[str]]) -> dict:
-    """Every grid point's development, public and calibration rows raised, the packaged point and the choice."""
+def sweep(
+    records: list[dict[str, Any]],
+    calibration: list[dict[str, Any]],
+    texts: dict[str, list[str]],
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]] = GRIDS[42],
+) -> dict:
+    """Every `grid` point's development, public and calibration rows raised, the packaged point and the choice."""
     lengths = [r | {"chars": len(texts[r["set"]][r["row"]])} for r in [*records, *calibration]]
-    read = ew.read_whole(lengths, texts, max(BANDS), max(CAPS))
+    read = ew.read_whole(lengths, texts, max(grid[1]), max(grid[0]))
     minilm = VetoWeights.load(shipped_weights("minilm"))
     line_of_model = logit(ExtractionIntent(second_opinion=False)._model().threshold)
     kept = [r for r in read if r["set"] != CALIBRATION]
-    summary = ef.summarise(kept, line_of_model, (CAPS, BANDS, LINES), lambda points: None, wide.SETS)
+    summary = ef.summarise(kept, line_of_model, grid, lambda points: None, wide.SETS)
     calibrated = [r for r in read if r["set"] == CALIBRATION]
     points = [p | {"calibration_raised": calibration_raised(calibrated, p, minilm)} for p in summary["points"]]
     packaged = wide.point_at(points, wide.SHIPPED)
     return summary | {"points": points, "shipped": packaged, "chosen": choose(points, packaged)}
 
 
-def chosen_text(point: dict[str, Any]) -> str:
-    """The candidate MiniLM file's `either_raise_chosen`."""
+def chosen_text(point: dict[str, Any], number: int) -> str:
+    """The candidate MiniLM file's `either_raise_chosen` (round `number`)."""
     return (
-        "session 56, by the forty-second round's rule (benchmarks/intent_either_bounded.py) on the read sets v48 to "
+        f"session 56, by the {ROUND_NAMES[number]} round's rule (benchmarks/intent_either_bounded.py --round "
+        f"{number}) on the read sets v48 to "
         "v50 and chat35 to chat37, bounded by the calibration split and the public buckets: e5 reads English near "
         f"misses of at most {point['chars']} characters within {point['band']:g} logits whole (the text and its "
         f"second reading), raised at {point['line']:g}"
@@ -113,12 +123,15 @@ def chosen_text(point: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = ir.round_parser(__doc__, OUT.name)
     parser.add_argument("--calib-rows", type=Path, required=True, help="the calibration split's per-row records")
+    parser.add_argument("--round", type=int, choices=sorted(GRIDS), default=max(GRIDS), help="whose grid")
     args = parser.parse_args(argv)
+    if args.round != 42 and args.out == OUT:
+        args.out = OUT.with_name(f"{OUT.stem}_round{args.round}.json")
     ir.refuse_fitted_reading(wide.SETS, OUT.name)
     texts = wide.texts_of(args.data)
     records = ir.records_of(args, wide.reader(), wide.SETS, routed.TRAINED_ON)
     calibration, calibration_texts = calibration_records(args.calib_rows, args.data)
-    result = sweep(records, calibration, texts | {CALIBRATION: calibration_texts})
+    result = sweep(records, calibration, texts | {CALIBRATION: calibration_texts}, GRIDS[args.round])
     print(ef.table(result))
     for p in result["points"]:
         print(f"cap {p['chars']}, band {p['band']:g}, line {p['line']:g}: calibration raised {p['calibration_raised']}")
@@ -126,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     if result["chosen"] is None:
         print("the rule's point is the packaged one: the round ends, no candidate written")
     elif args.candidate:
-        wide.write_candidate(args.candidate, result["chosen"], chosen_text(result["chosen"]))
+        wide.write_candidate(args.candidate, result["chosen"], chosen_text(result["chosen"], args.round))
         result |= bound.whole_guard_steps(args.data, args.candidate)
         print(routed.table(result))
     qs.write_json(args.out, result)
