@@ -8,8 +8,7 @@ HealthcareMagic, iCliniq, Enron: what most users send) is retrieved once each (M
 search of 2,000 vectors, as `intent_generalisation.cost`) and checked by each guard of `GUARDS` in turn on the same
 retrieval: without the either raise (as shipped before session 51), the opt-ins of sessions 46 and 50 as they were
 measured (any length), the thirty-fourth round's raise for short queries (shipped in session 51, read in pieces) and
-the thirty-fifth round's two, read whole (session 52: the candidate, band 6, and WIDE, band 12), and the forty-third
-round's candidate (session 56: band 7, line 2.5, read whole).
+the thirty-fifth round's two, read whole (session 52: the candidate, band 6, and WIDE, band 12).
 `--sample short` draws instead from the read development sets' English benign rows (short chat turns and hard
 questions: the queries that cap lets e5 read). Single-thread CPU time, one call each (a repeated call would read
 the same near misses again). Writes `--out` (default `benchmarks/results/intent_either_cost.json`): per guard the
@@ -66,12 +65,6 @@ GUARDS: dict[str, dict[str, float | int | str]] = {
     "raise_either 2.0, band 12.0, at most 120 characters, read whole (session 52, WIDE)": {
         "raise_either": 2.0,
         "raise_either_band": 12.0,
-        "raise_either_chars": 120,
-        "raise_either_reading": "whole",
-    },
-    "raise_either 2.5, band 7.0, at most 120 characters, read whole (session 56)": {
-        "raise_either": 2.5,
-        "raise_either_band": 7.0,
         "raise_either_chars": 120,
         "raise_either_reading": "whole",
     },

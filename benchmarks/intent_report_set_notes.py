@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v51",
+        "written blind in session 55 by a helper that read only `benchmarks/data/README.md`, in v50's shape, and "
+        "read once in session 56, pooled with chat38, as the judge of the shipped guard against the either raise at "
+        "band 7, line 2.5 (chosen on the read sets v48 to v50 and chat35 to chat37 within the calibration bound); it "
+        "made 41 errors over the two sets, as the shipped guard did, row for row, and did not ship "
+        "(`intent_veto_judge_v51.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat38",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 55 like v51 and read once with it "
+        "(`intent_veto_judge_chat38.json`); the model's figures alone",
+    ),
+    (
         "v50",
         "written blind in session 54 by a helper that read only `benchmarks/data/README.md`, in v49's shape, and "
         "read once in session 55, pooled with chat37, as the judge of the shipped guard against MB (the MiniLM "

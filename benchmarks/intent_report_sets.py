@@ -102,6 +102,10 @@ JUDGE_NOTES = {
     "55, pooled with chat37, as the judge of MB, the MiniLM second opinion refitted on every read set up to v47 and "
     "chat34, which tied and did not ship",
     "chat37": "500 chat turns and 60 chat-wrapped requests, written blind in session 54 like v50, read once with it",
+    "v51": "written blind in session 55 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "56, pooled with chat38, as the judge of the either raise at band 7, line 2.5, which tied row for row and did not "
+    "ship",
+    "chat38": "500 chat turns and 60 chat-wrapped requests, written blind in session 55 like v51, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -116,6 +120,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v51-hard": "held-apart set v51, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat38, as the judge of the either raise at band 7, line 2.5, which tied row for row and did not "
+    "ship; split by kind in the summary)",
+    "heldout-chat38": "held-apart chat turns, set chat38 (written blind by a helper; read once with v51)",
     "heldout-v50-hard": "held-apart set v50, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat37, as the judge of MB, the MiniLM second opinion refitted on every read set up to v47 and "
     "chat34, which tied and did not ship; split by kind in the summary)",
@@ -346,10 +354,13 @@ SECOND_OPINION_NOTE = (
     "(session 55): hard benign 1/160 = 0.6% [0.1, 3.5] (goal <= 2%: met on v50), chat turns 1/495 = 0.2% [0.0, 1.1] "
     "(goal <= 1%: met), requests 121/138 = 87.7% [81.2, 92.2] on v50 (11 of its 15 chat-wrapped ones), chat-wrapped "
     "ones 27/60 = 45.0% [33.1, 57.5] on chat37 (with MB, the MiniLM refit that tied: 1/160, 0/495, 120/138, 11/15 "
-    "and 27/60); model card, "
+    "and 27/60); on v51 and chat38 (session 56): hard benign 6/160 = 3.8% [1.7, 7.9] (goal <= 2%: **missed** on "
+    "v51), chat turns 2/496 = 0.4% [0.1, 1.5] (goal <= 1%: met), requests 127/140 = 90.7% [84.8, 94.5] on v51 (7 of "
+    "its 15 chat-wrapped ones), chat-wrapped ones 40/60 = 66.7% [54.1, 77.3] on chat38 (the either raise at band 7, "
+    "line 2.5, tied row for row); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round", "thirty-eighth round" and "fortieth round".'
+    'round", "thirty-eighth round", "fortieth round" and "forty-third round".'
 )
