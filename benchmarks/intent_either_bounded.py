@@ -1,21 +1,22 @@
-"""The forty-second and forty-third rounds toward v14 (issue 18; session 56, model card): the either raise's reach
+"""The forty-second to forty-fourth rounds toward v14 (issue 18; session 56, model card): the either raise's reach
 chosen on the six read sets of the forty-first round, within the calibration split's bound.
 
     OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_either_bounded.py --rows runs/r45/rows.json \\
-        --calib-rows runs/r45/calib.json [--round 42|43] [--candidate DIR]
+        --calib-rows runs/r45/calib.json [--round 42|43|44] [--candidate DIR]
 
 WIDE (band 12) raised 2 more calibration questions than the packaged point and failed the forty-first round's step 1.
 This reads the calibration split once with the same reader as that round's records (`intent_either_wide.reader`; cached
 in `--calib-rows`), has e5 read whole every English row within the grid's widest band and cap, and sweeps the either
 raise over the round's grid (`GRIDS`: round 42 `CAPS` x `BANDS` x `LINES`; round 43 a finer one between bands 6 and 8,
-after the forty-second round found its two calibration questions 6.6 and 7.4 logits under the line). `choose` takes
-the rule's point: of those raising at most the packaged point's calibration questions, no public row more than it,
-each public bucket within 1% and at most `MOST_BENIGN_RAISED` benign development rows, the most development requests
-raised (ties: fewer benign rows raised in all, the narrower band, the higher line, the shorter cap); none when that is
-the packaged point. `--candidate DIR` writes it and reads steps 1 and 2 through the whole guard
-(`intent_minilm_public_bound.whole_guard_steps`); the judges v51 and chat38 then decide (`intent_veto_judge.py --set
-v51|chat38 --candidate DIR`). Writes `--out` (default `benchmarks/results/intent_either_bounded.json`, round 43
-`..._round43.json`) and prints a table.
+after the forty-second round found its two calibration questions 6.6 and 7.4 logits under the line; round 44 lines 2
+to 6, since e5 reads those questions at 2.0 and 4.5). `choose` takes the rule's point: of those raising at most the
+packaged point's calibration questions, no public row more than it, each public bucket within 1% and at most
+`MOST_BENIGN_RAISED` benign development rows, the most development requests raised (ties: fewer benign rows raised in
+all, the narrower band, the higher line, the shorter cap); none when that is the packaged point. `--candidate DIR`
+writes it and reads steps 1 and 2 through the whole guard (`intent_minilm_public_bound.whole_guard_steps`); the judges
+v51 and chat38 then decide (`intent_veto_judge.py --set v51|chat38 --candidate DIR`; round 44: v52 and chat39).
+Writes `--out` (default `benchmarks/results/intent_either_bounded.json`, later rounds `..._round<N>.json`) and prints
+a table.
 """
 
 from __future__ import annotations
@@ -41,8 +42,12 @@ BANDS = wide.BANDS  # logits under the first stage's line
 LINES = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0)  # the e5 verifier's logit at which a near miss is raised
 MOST_BENIGN_RAISED = 2  # benign development rows (the thirty-fourth and thirty-fifth rounds' bound)
 CALIBRATION = "calib"
-ROUND_NAMES = {42: "forty-second", 43: "forty-third"}
-GRIDS = {42: (CAPS, BANDS, LINES), 43: ((120,), (6.0, 6.5, 7.0, 7.5, 8.0), (2.0, 2.5, 3.0))}
+ROUND_NAMES = {42: "forty-second", 43: "forty-third", 44: "forty-fourth"}
+GRIDS = {
+    42: (CAPS, BANDS, LINES),
+    43: ((120,), (6.0, 6.5, 7.0, 7.5, 8.0), (2.0, 2.5, 3.0)),
+    44: ((120,), (6.0, 8.0, 10.0, 12.0, 14.0), tuple(2.0 + 0.5 * step for step in range(9))),
+}
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"  # round 43: ..._round43.json
 
 
