@@ -247,10 +247,13 @@ HELDOUT_SETS = {
 }
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
 # (`intent_veto_judge.py --set NAME`), once: v52 in v51's shape and chat39 in chat38's, written blind in session 56 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
+# two helpers that read only `benchmarks/data/README.md`, for the next round; v53 in v52's shape and chat40 in chat39's,
+# written the same way later in session 56, for the round after
 UNREAD_JUDGES: dict[str, Path] = {
     "v52": DATA / "intent_heldout_v52.jsonl",
     "chat39": DATA / "intent_chat_heldout_v39.jsonl",
+    "v53": DATA / "intent_heldout_v53.jsonl",
+    "chat40": DATA / "intent_chat_heldout_v40.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
