@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v52",
+        "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, in v51's shape, and "
+        "read once later in that session, pooled with chat39, as the judge of the shipped guard against the either "
+        "raise at band 12, line 5 (chosen on the read sets v48 to v50 and chat35 to chat37 within the calibration "
+        "bound); it made 38 errors over the two sets against the shipped guard's 37 and did not ship "
+        "(`intent_veto_judge_v52.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat39",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v52 and read once with it "
+        "(`intent_veto_judge_chat39.json`); the model's figures alone",
+    ),
+    (
         "v51",
         "written blind in session 55 by a helper that read only `benchmarks/data/README.md`, in v50's shape, and "
         "read once in session 56, pooled with chat38, as the judge of the shipped guard against the either raise at "

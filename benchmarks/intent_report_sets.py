@@ -106,6 +106,10 @@ JUDGE_NOTES = {
     "56, pooled with chat38, as the judge of the either raise at band 7, line 2.5, which tied row for row and did not "
     "ship",
     "chat38": "500 chat turns and 60 chat-wrapped requests, written blind in session 55 like v51, read once with it",
+    "v52": "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, read once later in "
+    "that session, pooled with chat39, as the judge of the either raise at band 12, line 5, which made one error more "
+    "and did not ship",
+    "chat39": "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v52, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -120,6 +124,10 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v52-hard": "held-apart set v52, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat39, as the judge of the either raise at band 12, line 5, which made one error more and did not "
+    "ship; split by kind in the summary)",
+    "heldout-chat39": "held-apart chat turns, set chat39 (written blind by a helper; read once with v52)",
     "heldout-v51-hard": "held-apart set v51, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat38, as the judge of the either raise at band 7, line 2.5, which tied row for row and did not "
     "ship; split by kind in the summary)",
@@ -357,10 +365,13 @@ SECOND_OPINION_NOTE = (
     "and 27/60); on v51 and chat38 (session 56): hard benign 6/160 = 3.8% [1.7, 7.9] (goal <= 2%: **missed** on "
     "v51), chat turns 2/496 = 0.4% [0.1, 1.5] (goal <= 1%: met), requests 127/140 = 90.7% [84.8, 94.5] on v51 (7 of "
     "its 15 chat-wrapped ones), chat-wrapped ones 40/60 = 66.7% [54.1, 77.3] on chat38 (the either raise at band 7, "
-    "line 2.5, tied row for row); model card, "
+    "line 2.5, tied row for row); on v52 and chat39 (session 56): hard benign 4/160 = 2.5% [1.0, 6.3] (goal <= 2%: "
+    "**missed** on v52 by one row), chat turns 1/497 = 0.2% [0.0, 1.1] (goal <= 1%: met), requests 127/140 = 90.7% "
+    "[84.8, 94.5] on v52 (8 of its 15 chat-wrapped ones), chat-wrapped ones 41/60 = 68.3% [55.8, 78.7] on chat39 "
+    "(the either raise at band 12, line 5: 4/160, 1/497, 128/140, 10/15 and 39/60); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round", "thirty-eighth round", "fortieth round" and "forty-third round".'
+    'round", "thirty-eighth round", "fortieth round", "forty-third round" and "forty-fourth round".'
 )

@@ -244,14 +244,17 @@ HELDOUT_SETS = {
     # `_chat38.json`): 41 errors against 41, not shipped; no packaged file trained on or chose with them
     "v51": DATA / "intent_heldout_v51.jsonl",
     "chat38": DATA / "intent_chat_heldout_v38.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v52 in v51's shape and chat39 in chat38's, written blind in session 56 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round; v53 in v52's shape and chat40 in chat39's,
-# written the same way later in session 56, for the round after
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 56 (v52 in v51's shape, chat39 in chat38's) and read once later in it, pooled, as the
+    # judge of the forty-fourth v14 round, the shipped guard and the either raise at band 12, line 5
+    # (`intent_veto_judge_v52.json`, `_chat39.json`): 38 errors against 37, not shipped; no packaged file trained on or
+    # chose with them
     "v52": DATA / "intent_heldout_v52.jsonl",
     "chat39": DATA / "intent_chat_heldout_v39.jsonl",
+}
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v53 in v52's shape and chat40 in chat39's, written blind in session 56 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
     "v53": DATA / "intent_heldout_v53.jsonl",
     "chat40": DATA / "intent_chat_heldout_v40.jsonl",
 }
@@ -282,7 +285,7 @@ UNREAD_JUDGES: dict[str, Path] = {
 # round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind;
 # v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped; v50 and chat37, read once in session 55,
 # pooled, for MB, which did not; v51 and chat38, read once in session 56, pooled, for the either raise at band 7, which
-# did not)
+# did not; v52 and chat39, read once in session 56, pooled, for the either raise at band 12 and line 5, which did not)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -293,7 +296,7 @@ JUDGES += ("v45", "chat32", "v46", "chat33")
 JUDGES += ("v47", "chat34")
 JUDGES += ("v48", "chat35", "v49", "chat36")
 JUDGES += ("v50", "chat37")
-JUDGES += ("v51", "chat38")
+JUDGES += ("v51", "chat38", "v52", "chat39")
 
 
 def bucket(text: str) -> int:
