@@ -96,7 +96,8 @@ class ExtractionIntent(Detector):
             chat34, 143 of 200 blind requests caught (session 51's reading 142), 11 of 708 benign rows flagged (12);
             about 25 ms of one core on the 4-6% of short questions it reads, a mean check of 20% of a short question's
             retrieval (model card, "thirty-fifth round"). WIDE, `raise_either: 2.0, raise_either_band: 12.0`: 161 of
-            200 and 12 of 708, but e5 reads a third of short questions (mean check 67%).
+            200 and 12 of 708, but e5 reads a third of short questions (mean check 67%) and it flags 2 more of the
+            1,720 calibration questions, short business e-mail lines ("forty-first round").
         raise_either_band: with `raise_either` only (default None: the MiniLM file's, 6 logits), how far under the
             line e5 reads English near misses for it; MiniLM still reads its own 4.
         raise_either_chars: None (default: the MiniLM file's, 120) or a whole number: the longest English query, in
