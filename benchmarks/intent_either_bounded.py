@@ -27,13 +27,12 @@ from typing import Any
 
 import intent_e5_routed as routed
 import intent_either_far as ef
+import intent_either_short as es
 import intent_either_whole as ew
 import intent_either_wide as wide
 import intent_minilm_public_bound as bound
 import intent_raise as ir
 import query_sets as qs
-from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_arrays import logit
 from ragshield.guards.intent_veto import shipped_weights
 from ragshield.guards.intent_veto_weights import VetoWeights
 
@@ -48,21 +47,22 @@ GRIDS = {
     43: ((120,), (6.0, 6.5, 7.0, 7.5, 8.0), (2.0, 2.5, 3.0)),
     44: ((120,), (6.0, 8.0, 10.0, 12.0, 14.0), tuple(2.0 + 0.5 * step for step in range(9))),
 }
-OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"  # round 43: ..._round43.json
+OUT = qs.REPO / "benchmarks" / "results" / "intent_either_bounded.json"  # later rounds: ..._round<N>.json
 
 
 def calibration_records(path: Path, data: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The calibration split's records (read once by `intent_either_wide.reader`, then cached in `path`) and texts;
-    refuses a cache that is not this split's."""
-    texts = [e.text for e in ir.ti.build_corpus(data).calib]
-    if path.exists():
-        records = list(json.loads(path.read_text()))
-        if {r["set"] for r in records} != {CALIBRATION} or len(records) != len(texts):
-            raise SystemExit(f"{path.name} does not hold the calibration split's records: give a new --calib-rows")
-    else:
-        records = wide.reader()(CALIBRATION, ir.ti.build_corpus(data).calib)
-        qs.write_json(path, records)
-    return records, texts
+    refuses a cache that is not this split's or that another round's reader wrote (a refit's "refit" readings)."""
+    cached = list(json.loads(path.read_text())) if path.exists() else None
+    if cached is not None and ({r["set"] for r in cached} != {CALIBRATION} or any("refit" in r for r in cached)):
+        raise SystemExit(f"{path.name} does not hold this round's calibration split records: give a new --calib-rows")
+    examples = ir.ti.build_corpus(data).calib
+    if cached is None:
+        cached = wide.reader()(CALIBRATION, examples)
+        qs.write_json(path, cached)
+    elif len(cached) != len(examples):
+        raise SystemExit(f"{path.name} does not hold this round's calibration split records: give a new --calib-rows")
+    return cached, [e.text for e in examples]
 
 
 def calibration_raised(calibration: list[dict[str, Any]], point: dict[str, Any], minilm: VetoWeights) -> int:
@@ -72,17 +72,15 @@ def calibration_raised(calibration: list[dict[str, Any]], point: dict[str, Any],
 
 def choose(points: list[dict[str, Any]], packaged: dict[str, Any]) -> dict[str, Any] | None:
     """The rule's point (`points` carry "calibration_raised"), or None when it is the packaged point."""
-    eligible = [
-        p
-        for p in points
-        if p["calibration_raised"] <= packaged["calibration_raised"]
-        and all(p["public"][name]["raised"] <= packaged["public"][name]["raised"] for name in ir.PUBLIC)
-        and p["public_within_goal"]
-        and p["benign_raised"] <= MOST_BENIGN_RAISED
-    ]
-    ranked = sorted(
-        eligible,
-        key=lambda p: (
+    best = ef.best_of(
+        points,
+        lambda p: (
+            p["calibration_raised"] <= packaged["calibration_raised"]
+            and all(p["public"][name]["raised"] <= packaged["public"][name]["raised"] for name in ir.PUBLIC)
+            and p["public_within_goal"]
+            and p["benign_raised"] <= MOST_BENIGN_RAISED
+        ),
+        lambda p: (
             -p["requests_raised"],
             ef.benign_raised(p) + p["calibration_raised"],
             p["band"],
@@ -90,25 +88,25 @@ def choose(points: list[dict[str, Any]], packaged: dict[str, Any]) -> dict[str, 
             p["chars"],
         ),
     )
-    if not ranked or all(ranked[0][key] == packaged[key] for key in ("chars", "band", "line")):
+    if best is None or all(best[key] == packaged[key] for key in ("chars", "band", "line")):
         return None
-    return ranked[0]
+    return best
 
 
 def sweep(
     records: list[dict[str, Any]],
     calibration: list[dict[str, Any]],
     texts: dict[str, list[str]],
-    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]] = GRIDS[42],
-) -> dict:
-    """Every `grid` point's development, public and calibration rows raised, the packaged point and the choice."""
-    lengths = [r | {"chars": len(texts[r["set"]][r["row"]])} for r in [*records, *calibration]]
-    read = ew.read_whole(lengths, texts, max(grid[1]), max(grid[0]))
+    calibration_texts: list[str],
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]],
+) -> dict[str, Any]:
+    """`intent_either_wide.sweep` over `grid`, each point with the calibration questions it raises (e5 reading the
+    split's English rows whole to the grid's edge), the packaged point and the rule's choice."""
+    summary = wide.sweep(records, texts, grid)
+    summary.pop("wide", None)  # the forty-first round's point, not this round's
+    split = {CALIBRATION: calibration_texts}
+    calibrated = ew.read_whole(es.with_lengths(calibration, split), split, max(grid[1]), max(grid[0]))
     minilm = VetoWeights.load(shipped_weights("minilm"))
-    line_of_model = logit(ExtractionIntent(second_opinion=False)._model().threshold)
-    kept = [r for r in read if r["set"] != CALIBRATION]
-    summary = ef.summarise(kept, line_of_model, grid, lambda points: None, wide.SETS)
-    calibrated = [r for r in read if r["set"] == CALIBRATION]
     points = [p | {"calibration_raised": calibration_raised(calibrated, p, minilm)} for p in summary["points"]]
     packaged = wide.point_at(points, wide.SHIPPED)
     return summary | {"points": points, "shipped": packaged, "chosen": choose(points, packaged)}
@@ -132,11 +130,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.round != 42 and args.out == OUT:
         args.out = OUT.with_name(f"{OUT.stem}_round{args.round}.json")
-    ir.refuse_fitted_reading(wide.SETS, OUT.name)
+    ir.refuse_fitted_reading(wide.SETS, args.out.name)
     texts = wide.texts_of(args.data)
     records = ir.records_of(args, wide.reader(), wide.SETS, routed.TRAINED_ON)
     calibration, calibration_texts = calibration_records(args.calib_rows, args.data)
-    result = sweep(records, calibration, texts | {CALIBRATION: calibration_texts}, GRIDS[args.round])
+    result = sweep(records, calibration, texts, calibration_texts, GRIDS[args.round])
     print(ef.table(result))
     for p in result["points"]:
         print(f"cap {p['chars']}, band {p['band']:g}, line {p['line']:g}: calibration raised {p['calibration_raised']}")

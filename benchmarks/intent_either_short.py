@@ -37,19 +37,24 @@ FAR = (5.0, 8.0)  # the thirty-third round's opt-in: line, band (any length)
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_short.json"
 
 
-def development_rows(data: Path) -> dict[str, list[isets.Example]]:
-    """Per development set, the rows `intent_raise.read_all` read, in its order (less those equal to a training row)."""
+def development_rows(
+    data: Path, sets: tuple[str, ...] = ef.SETS, trained: tuple[str, ...] = all_spent.TRAINED_ON
+) -> dict[str, list[isets.Example]]:
+    """Per development set (`sets`, default this round's), the rows `intent_raise.read_all` read, in its order (less
+    those equal to a training row, of v13 or of the held-apart sets `trained`)."""
     rows = {}
-    for name in ef.SETS:
+    for name in sets:
         written = isets.heldout(isets.HELDOUT_SETS[name])
-        rows[name] = [written[i] for i in judge.unseen_rows(written, data, all_spent.TRAINED_ON)]
+        rows[name] = [written[i] for i in judge.unseen_rows(written, data, trained)]
     return rows
 
 
-def texts_of(data: Path) -> dict[str, list[str]]:
-    """Per record set (the development sets and the public buckets), its rows' texts in the order
-    `intent_raise.read_all` read them."""
-    texts = {name: [e.text for e in rows] for name, rows in development_rows(data).items()}
+def texts_of(
+    data: Path, sets: tuple[str, ...] = ef.SETS, trained: tuple[str, ...] = all_spent.TRAINED_ON
+) -> dict[str, list[str]]:
+    """Per record set (the development sets, as `development_rows` gives them, and the public buckets), its rows'
+    texts in the order `intent_raise.read_all` read them."""
+    texts = {name: [e.text for e in rows] for name, rows in development_rows(data, sets, trained).items()}
     corpus = ir.ti.build_corpus(data)
     texts |= {f"public-{name}": [e.text for e in corpus.test[name]] for name in ir.PUBLIC}
     return texts

@@ -21,16 +21,16 @@ bucket at most 1% and at most the packaged guard's flags). The judges v51 and ch
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
 import intent_e5_routed as routed
 import intent_either_far as ef
+import intent_either_short as es
 import intent_either_whole as ew
 import intent_minilm_public_bound as bound
 import intent_raise as ir
-import intent_sets as isets
-import intent_veto_judge as judge
 import intent_veto_raise as vr
 import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
@@ -53,37 +53,38 @@ def reader() -> Any:
     guard = ExtractionIntent(second_opinion=False)
     guard.veto_ = IntentVeto({lane: shipped_weights(lane) for lane in ENCODERS}, raises=False)
     bands = {lane: VetoWeights.load(shipped_weights(lane)).raise_band or 0.0 for lane in ENCODERS}
-
-    def read(name: str, examples: list[Any]) -> list[dict[str, Any]]:
-        records = vr.read_set(guard, name, examples, highest_raise=6.0, reach_of=bands)
-        return [r | {"other": None} for r in records]
-
-    return read
+    return functools.partial(vr.read_set, guard, highest_raise=6.0, reach_of=bands)
 
 
 def texts_of(data: Path) -> dict[str, list[str]]:
-    """Per record set, its rows' texts in the order `intent_raise.read_all` reads them."""
-    texts = {}
-    for name in SETS:
-        written = isets.heldout(isets.HELDOUT_SETS[name])
-        texts[name] = [written[i].text for i in judge.unseen_rows(written, data, routed.TRAINED_ON)]
-    corpus = ir.ti.build_corpus(data)
-    return texts | {f"public-{name}": [e.text for e in corpus.test[name]] for name in ir.PUBLIC}
+    """Per record set (`SETS`, less their rows equal to a training row, and the public buckets), its rows' texts in
+    the order `intent_raise.read_all` reads them."""
+    return es.texts_of(data, SETS, routed.TRAINED_ON)
 
 
-def sweep(records: list[dict[str, Any]], texts: dict[str, list[str]]) -> dict[str, Any]:
-    """`intent_either_far.summarise` over the grid, on the records with each row's length and e5's whole reading of
-    every English row within the widest band and cap."""
-    lengths = [r | {"chars": len(texts[r["set"]][r["row"]])} for r in records]
-    read = ew.read_whole(lengths, texts, max(BANDS), max(CAPS))
+def sweep(
+    records: list[dict[str, Any]],
+    texts: dict[str, list[str]],
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]] = (CAPS, BANDS, LINES),
+) -> dict[str, Any]:
+    """`intent_either_far.summarise` over `grid` (caps, bands, lines) on `records` (refused unless they are the rows of
+    `texts`: `intent_either_short.with_lengths`), with each row's length and e5's whole reading of every English row
+    within the grid's widest band and cap; the packaged point (`SHIPPED`) and `WIDE` named."""
+    read = ew.read_whole(es.with_lengths(records, texts), texts, max(grid[1]), max(grid[0]))
     line_of_model = logit(ExtractionIntent(second_opinion=False)._model().threshold)
-    summary = ef.summarise(read, line_of_model, (CAPS, BANDS, LINES), lambda points: None, SETS)
-    return summary | {key: point_at(summary["points"], where) for key, where in (("wide", WIDE), ("shipped", SHIPPED))}
+    summary = ef.summarise(read, line_of_model, grid, lambda points: None, SETS)
+    named = {"shipped": point_at(summary["points"], SHIPPED)}
+    if WIDE["band"] in grid[1] and WIDE["line"] in grid[2]:
+        named["wide"] = point_at(summary["points"], WIDE)
+    return summary | named
 
 
 def point_at(points: list[dict[str, Any]], where: dict[str, Any]) -> dict[str, Any]:
-    """The grid point with `where`'s cap, band and line."""
-    return next(point for point in points if all(point[key] == value for key, value in where.items()))
+    """The grid point with `where`'s cap, band and line (ValueError when the grid has none)."""
+    for point in points:
+        if all(point[key] == value for key, value in where.items()):
+            return point
+    raise ValueError(f"no grid point at {where}")
 
 
 WIDE_CHOSEN = (

@@ -69,8 +69,38 @@ def test_calibration_raised_counts_english_near_misses_e5_raises_within_the_poin
     assert module.calibration_raised(rows, point(6.0, 2.0, 0, 0), minilm) == 1
 
 
-def test_cached_calibration_records_that_are_not_the_split_are_refused(tmp_path: Path, shared_data: Path) -> None:
+def test_cached_calibration_records_that_are_not_this_rounds_are_refused(tmp_path: Path) -> None:
     cached = tmp_path / "calib.json"
-    cached.write_text(json.dumps([{"set": "v48", "row": 0}]))
-    with pytest.raises(SystemExit, match="calibration split"):
+    cached.write_text(json.dumps([{"set": "v48", "row": 0}]))  # another set's records
+    with pytest.raises(SystemExit, match="calibration split records"):
+        bounded().calibration_records(cached, tmp_path)  # refused before any data is needed
+    cached.write_text(json.dumps([{"set": "calib", "row": 0, "refit": 1.0}]))  # a refit round's reader
+    with pytest.raises(SystemExit, match="calibration split records"):
+        bounded().calibration_records(cached, tmp_path)
+
+
+def test_a_cached_calibration_split_of_another_length_is_refused(tmp_path: Path, shared_data: Path) -> None:
+    cached = tmp_path / "calib.json"
+    cached.write_text(json.dumps([{"set": "calib", "row": 0}]))
+    with pytest.raises(SystemExit, match="calibration split records"):
         bounded().calibration_records(cached, shared_data)
+
+
+def test_ties_go_to_fewer_benign_rows_and_calibration_questions_together_then_the_shorter_cap() -> None:
+    module = bounded()
+    packaged = point(6.0, 2.0, 40, 1)
+    quieter = point(10.0, 2.0, 60, 0, benign=1)  # 1 benign row + 0 calibration questions
+    noisier = point(10.0, 2.5, 60, 1, benign=1)  # 1 + 1: loses the tie although its line is higher
+    assert module.choose([packaged, noisier, quieter], packaged) is quieter
+    longer = point(10.0, 2.0, 60, 0, benign=1) | {"chars": 160}
+    assert module.choose([packaged, longer, quieter], packaged) is quieter
+
+
+def test_the_candidate_names_the_chosen_point_and_round(tmp_path: Path) -> None:
+    module = bounded()
+    chosen = point(12.0, 5.0, 57, 0)
+    module.wide.write_candidate(tmp_path, chosen, module.chosen_text(chosen, 44))
+    written = VetoWeights.load(tmp_path / "intent_veto_minilm.npz")
+    assert (written.raise_either_band, written.raise_either_tau, written.raise_either_chars) == (12.0, 5.0, 120)
+    assert "forty-fourth round" in written.meta["either_raise_chosen"]
+    assert "within 12 logits" in written.meta["either_raise_chosen"]
