@@ -125,11 +125,16 @@ def benign_raised(point: dict[str, Any]) -> int:
 
 
 def write_candidate(
-    folder: Path, line: float, band: float | None, chars: int | None = None, reading: str | None = None
+    folder: Path,
+    line: float,
+    band: float | None,
+    chars: int | None = None,
+    reading: str | None = None,
+    chosen: str | None = None,
 ) -> None:
     """The packaged files in `folder`, the MiniLM file naming the either `line`, `band` (None: its own band), `chars`
     (the longest query e5 reads for it; None: any length) and `reading` (what e5 reads of it; None: as its file
-    reads its own near misses)."""
+    reads its own near misses), and with `chosen` its header's `either_raise_chosen` (where they came from)."""
     folder.mkdir(parents=True, exist_ok=True)
     for encoder in ENCODERS:
         weights = VetoWeights.load(shipped_weights(encoder))
@@ -140,6 +145,7 @@ def write_candidate(
                 raise_either_band=band,
                 raise_either_chars=chars,
                 raise_either_reading=reading,
+                meta=weights.meta if chosen is None else {**weights.meta, "either_raise_chosen": chosen},
             )
         weights.save(folder / weights_file_name(encoder))
 

@@ -20,7 +20,6 @@ bucket at most 1% and at most the packaged guard's flags). The judges v51 and ch
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import intent_veto_raise as vr
 import query_sets as qs
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_arrays import logit
-from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
+from ragshield.guards.intent_veto import IntentVeto, shipped_weights
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 
 SETS = ("v48", "chat35", "v49", "chat36", "v50", "chat37")  # read; neither packaged verifier trained on them
@@ -98,10 +97,7 @@ WIDE_CHOSEN = (
 def write_candidate(folder: Path, point: dict[str, Any] = WIDE, chosen: str = WIDE_CHOSEN) -> None:
     """The packaged files in `folder`, the MiniLM file naming `point`'s cap, band and line read whole, its header's
     `either_raise_chosen` saying where they came from (`chosen`)."""
-    ef.write_candidate(folder, point["line"], point["band"], point["chars"], "whole")
-    written = folder / weights_file_name("minilm")
-    weights = VetoWeights.load(written)
-    dataclasses.replace(weights, meta={**weights.meta, "either_raise_chosen": chosen}).save(written)
+    ef.write_candidate(folder, point["line"], point["band"], point["chars"], "whole", chosen)
 
 
 def main(argv: list[str] | None = None) -> None:
