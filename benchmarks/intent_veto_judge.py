@@ -46,11 +46,13 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 from ragshield.rag.embedding import make_embedder
 
 FIRST_STAGE_FILE = "intent_model.json"  # a candidate folder's first-stage model, as `train_intent.py` writes it
+VECTOR_FILE = FILE_NAME  # a candidate folder's vector raise, as `intent_vector_raise.py` writes it
 
 
 def shipped_version() -> str:
@@ -112,7 +114,10 @@ def judge(
         configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
         model = first_stage(second_opinion) if isinstance(second_opinion, Path) else None
-        guard = ExtractionIntent(embedder=embedder, model=model, second_opinion=bool(second_opinion))
+        head = vector_raise(second_opinion) if isinstance(second_opinion, Path) else None
+        guard = ExtractionIntent(
+            embedder=embedder, model=model, second_opinion=bool(second_opinion), vector_raise=head or False
+        )
         if isinstance(second_opinion, Path) and has_veto_files(second_opinion):
             guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
         started = time.perf_counter()
@@ -152,6 +157,12 @@ def has_veto_files(folder: Path) -> bool:
     return all((folder / weights_file_name(e)).is_file() for e in ENCODERS)
 
 
+def vector_raise(candidate: Path) -> Path | None:
+    """A candidate folder's vector raise file (`intent_vector_raise.py`), or None."""
+    path = candidate / VECTOR_FILE
+    return path if path.is_file() else None
+
+
 def first_stage(candidate: Path) -> Path | None:
     """A candidate folder's first-stage model file, or None when it brings only veto files."""
     path = candidate / FIRST_STAGE_FILE
@@ -164,11 +175,12 @@ def candidate_model(candidate: Path) -> IntentModel | None:
 
 
 def configuration_name(candidate: Path) -> str:
-    """How the results name a candidate folder: by what it replaces (first stage, second opinion, both)."""
-    if first_stage(candidate) is None:
-        return f"{shipped_version()} + candidate second opinion {candidate.name}"
+    """How the results name a candidate folder: by what it replaces or adds (first stage, second opinion, vector
+    raise)."""
     veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
-    return f"candidate model {candidate.name} + {veto}"
+    added = f" + vector raise {candidate.name}" if vector_raise(candidate) else ""
+    model = shipped_version() if first_stage(candidate) is None else f"candidate model {candidate.name}"
+    return f"{model} + {veto}{added}"
 
 
 def version_mismatch(candidate: Path) -> str:
@@ -195,9 +207,12 @@ def veto_mismatch(model: IntentModel, veto_folder: Path | None = None) -> str:
 
 
 def trained_sets(candidate: Path) -> tuple[str, ...]:
-    """The held-apart sets a candidate folder's first-stage model (none without one) or its veto files trained on."""
+    """The held-apart sets a candidate folder's first-stage model (none without one), its veto files or its vector
+    raise trained on."""
     model = candidate_model(candidate)
-    return (() if model is None else isets.heldout_trained_on(model)) + veto_trained_sets(candidate)
+    head = vector_raise(candidate)
+    trained = () if head is None else tuple(VectorRaise.load(head).meta.get("heldout_sets_trained_on", []))
+    return (() if model is None else isets.heldout_trained_on(model)) + veto_trained_sets(candidate) + trained
 
 
 def veto_trained_sets(folder: Path | None = None) -> tuple[str, ...]:
@@ -241,9 +256,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="with --again: the results file (default: ..._<set>_again.json)")
     args = parser.parse_args(argv)
     for candidate in args.candidate:
-        if first_stage(candidate) is None and not has_veto_files(candidate):
+        if first_stage(candidate) is None and not has_veto_files(candidate) and not vector_raise(candidate):
             raise SystemExit(
-                f"{candidate} needs {FIRST_STAGE_FILE}, or {' and '.join(weights_file_name(e) for e in ENCODERS)}"
+                f"{candidate} needs {FIRST_STAGE_FILE}, {' and '.join(weights_file_name(e) for e in ENCODERS)}, "
+                f"or {VECTOR_FILE}"
             )
     if len({candidate.name for candidate in args.candidate}) < len(args.candidate):
         raise SystemExit("candidate folders need different names: the results name each by its folder")

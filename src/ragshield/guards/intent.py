@@ -47,6 +47,7 @@ from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, either_options, logit_option
+from ragshield.guards.intent_vector_raise import VectorRaise, shipped_vector_raise
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -112,6 +113,10 @@ class ExtractionIntent(Detector):
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
             requests in other languages (model card, "thirty-second round").
+        vector_raise: False (default), True (the packaged file) or the path of a file written by
+            `benchmarks/intent_vector_raise.py`: a logistic head on the first embedding part's vector (no extra
+            pass) that raises a short English near miss the second opinion leaves (`intent_vector_raise`; model
+            card, "forty-fifth round"). Needs the second opinion's raise on.
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -136,6 +141,7 @@ class ExtractionIntent(Detector):
         raise_either_band: float | None = None,
         raise_either_chars: int | None = None,
         raise_either_reading: str | None = None,
+        vector_raise: bool | str | Path = False,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -151,6 +157,11 @@ class ExtractionIntent(Detector):
         either = either_options(raise_either, raise_either_band, raise_either_chars, raise_either_reading, raising)
         self.raise_either, self.raise_either_band, self.raise_either_chars, self.raise_either_reading = either
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
+        if vector_raise is not False and not raising:
+            raise ConfigError("intent vector_raise raises near misses: it needs second_opinion and raise_near_misses")
+        if not isinstance(vector_raise, bool | str | Path):
+            raise ConfigError(f"intent vector_raise must be true, false or a file path, got {vector_raise!r}")
+        self.vector_raise = vector_raise
 
     # -- model, embedder, threshold ---------------------------------------------------------
 
@@ -263,23 +274,57 @@ class ExtractionIntent(Detector):
         vectors = self.multilingual_embedder_.embed([texts[i] for i in missing])
         return {**found, **dict(zip(missing, vectors, strict=True))}
 
-    def _read(self, items: Sequence[RetrievalResult | Query | str], texts: list[str]) -> list[IntentScore]:
+    def _read(
+        self, items: Sequence[RetrievalResult | Query | str], texts: list[str], kept: list[np.ndarray] | None = None
+    ) -> list[IntentScore]:
+        """The model's scores; the first embedding part's vectors go into `kept` when given (the vector raise reads
+        them, with no second embedding)."""
         multilingual = self._multilingual(items, texts)
-        return self._model().score(texts, self._vectors(items, texts, skip=set(multilingual or ())), multilingual)
+        vectors = self._vectors(items, texts, skip=set(multilingual or ()))
+        if kept is not None:
+            kept.append(vectors)
+        return self._model().score(texts, vectors, multilingual)
 
     def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
         """Per query: the probability and its parts (one batched call per embedder at most, and
         one more for obfuscated or encoded queries, read again in plain letters or decoded:
         `with_readable_forms`; a query the multilingual part reads is not embedded by the first
         part)."""
+        read, vectors = self.read_with_vectors(items)
+        head = self._vector_head()
+        if head is None:
+            return read
+        return head.apply([_text_of(item) for item in items], read, vectors, self._model().routes, self._line())
+
+    def read_with_vectors(self, items: Sequence[RetrievalResult | Query | str]) -> tuple[list[IntentScore], np.ndarray]:
+        """The scores before the vector raise (with the second opinion's reading when it is on) and the first
+        embedding part's vectors, one row per query (zeros for a query the multilingual part reads)."""
         texts = [_text_of(item) for item in items]
         again = self._read  # plain strings: no reusable vector, embedded afresh
         model = self._model()
-        scored = model.with_readable_forms(texts, self._read(items, texts), lambda forms: again(forms, forms))
+        kept: list[np.ndarray] = []
+        scored = model.with_readable_forms(texts, self._read(items, texts, kept), lambda forms: again(forms, forms))
         if not self.second_opinion:
-            return scored
-        # the guard's own line (a given or fitted threshold), so a raised query is flagged by this guard
-        return self._veto().read_flags(model, texts, scored, getattr(self, "threshold_", model.threshold))
+            return scored, kept[0]
+        return self._veto().read_flags(model, texts, scored, self._line()), kept[0]
+
+    def _line(self) -> float:
+        """The guard's own line (a given or fitted threshold), so a raised query is flagged by this guard."""
+        return float(getattr(self, "threshold_", self._model().threshold))
+
+    def _vector_head(self) -> VectorRaise | None:
+        """The vector raise (`vector_head_`), loaded on first use; None when off."""
+        if self.vector_raise is False:
+            return None
+        if not hasattr(self, "vector_head_"):
+            head = VectorRaise.load(shipped_vector_raise() if self.vector_raise is True else self.vector_raise)
+            if head.embedder_name != self._model().embedder_name or head.dimension != self._model().dimension:
+                raise ConfigError(
+                    f"intent vector raise reads {head.embedder_name} vectors; the model's first part reads "
+                    f"{self._model().embedder_name}"
+                )
+            self.vector_head_ = head
+        return self.vector_head_
 
     def _veto(self) -> IntentVeto:
         """The second opinion (`veto_`: the packaged one unless set), made on first use."""
@@ -369,7 +414,8 @@ class ExtractionIntent(Detector):
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's JSON-safe parameters, with a model path kept as a string."""
-        return {**super().get_params(), "model": None if self.model is None else str(self.model)}
+        head = self.vector_raise if isinstance(self.vector_raise, bool) else str(self.vector_raise)
+        return {**super().get_params(), "model": None if self.model is None else str(self.model), "vector_raise": head}
 
     def save(self, path: str | Path, **details: Any) -> None:
         """Write the model with this guard's threshold as its operating point (JSON, no pickle)."""
@@ -382,7 +428,8 @@ class ExtractionIntent(Detector):
         """A guard from a file written by `save` or `ragshield calibrate` (its operating point).
 
         `runtime` may give `embedder` (the system's), `name`, `second_opinion`, `raise_near_misses`,
-        `raise_either`, `raise_either_band`, `raise_either_chars`, `raise_either_reading` and `routed_raise_band`.
+        `raise_either`, `raise_either_band`, `raise_either_chars`, `raise_either_reading`, `routed_raise_band` and
+        `vector_raise`.
         """
         guard = cls(
             embedder=runtime.get("embedder"),
@@ -396,6 +443,7 @@ class ExtractionIntent(Detector):
             raise_either_chars=runtime.get("raise_either_chars"),
             raise_either_reading=runtime.get("raise_either_reading"),
             routed_raise_band=runtime.get("routed_raise_band"),
+            vector_raise=runtime.get("vector_raise", False),
         )
         guard._model()
         return guard

@@ -56,6 +56,7 @@ def build_defense(
             "raise_either_chars",
             "raise_either_reading",
             "routed_raise_band",
+            "vector_raise",
         )
         if ignored := sorted(set(params) - set(with_load)):
             raise ConfigError(f"intent: with `load`, only {', '.join(with_load)} apply; got {', '.join(ignored)}")

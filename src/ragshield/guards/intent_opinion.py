@@ -25,6 +25,8 @@ class SecondOpinion:
     RAISED = "raised"  # a near miss read; the probability is the operating point itself: flagged
     NOT_RAISED = "not raised"  # a near miss read; the model's probability stands
     UNAVAILABLE = "unavailable"  # could not be read (not installed, failed, too long): the model's verdict stands
+    VECTOR_RAISED = "raised by the vector head"  # a near miss the vector raise (`intent_vector_raise`) flagged
+    RAISED_STATES = (RAISED, VECTOR_RAISED)  # a near miss lifted to the operating point
 
     @staticmethod
     def reason_suffix(state: str) -> str:
@@ -32,6 +34,7 @@ class SecondOpinion:
         return {
             SecondOpinion.LET_THROUGH: "; a second opinion let it through",
             SecondOpinion.RAISED: "; a second opinion raised it to the operating point",
+            SecondOpinion.VECTOR_RAISED: "; the vector raise lifted it to the operating point",
             SecondOpinion.UNAVAILABLE: "; no second opinion read it",
         }.get(state, "")
 

@@ -151,7 +151,7 @@ class SignalOnly:
         verdict = self.guard.check(retrieval)
         if not verdict.blocked or "error_type" in verdict.evidence:
             return verdict
-        raised = verdict.evidence.get("second_opinion") == SecondOpinion.RAISED
+        raised = verdict.evidence.get("second_opinion") in SecondOpinion.RAISED_STATES
         counted = verdict.score >= self.count_at and not raised
         evidence = {**verdict.evidence, INTENT_FLAG: True} | ({INTENT_SIGNAL: True} if counted else {})
         if counted:

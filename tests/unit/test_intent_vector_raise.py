@@ -1,0 +1,153 @@
+"""The vector raise (`intent_vector_raise`): which near misses its head reads, what it raises, its file, and how the
+guard, the layered default and the judge take it. Heads here are FAKES (hand-set weights), not the fitted one."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from intent_veto_fakes import FLAG_AT
+
+from ragshield.errors import ConfigError
+from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_arrays import logit, sigmoid
+from ragshield.guards.intent_model import IntentModel, IntentScore
+from ragshield.guards.intent_opinion import SecondOpinion
+from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise
+from ragshield.guards.layered import COUNT_AT, SignalOnly
+from ragshield.types import Query, RetrievalResult
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def fake_head(line: float = 1.0, band: float = 12.0, chars: int = 40, dimension: int = 4) -> VectorRaise:
+    """A FAKE head: its logit is the vector's first coordinate."""
+    weights = np.zeros(dimension, dtype=np.float32)
+    weights[0] = 1.0
+    return VectorRaise(weights, 0.0, line=line, band=band, chars=chars, embedder_name="all-MiniLM-L6-v2")
+
+
+def score(probability: float, said: str = SecondOpinion.NOT_ASKED) -> IntentScore:
+    return replace(IntentScore(probability, 0.0, 0.0, 0.0, 0, 1), second_opinion=said)
+
+
+def under(logits: float) -> float:
+    """The probability `logits` under the line FLAG_AT."""
+    return sigmoid(logit(FLAG_AT) - logits)
+
+
+def test_it_raises_only_short_english_near_misses_the_second_opinion_left_under_the_line() -> None:
+    head = fake_head(line=1.0, band=12.0, chars=40)
+    texts = ["near", "far", "long " * 20, "other language", "let through", "flagged", "low logit", "read, not raised"]
+    scores = [
+        score(under(3.0)),
+        score(under(13.0)),
+        score(under(3.0)),
+        score(under(3.0)),
+        score(under(3.0), SecondOpinion.LET_THROUGH),
+        score(FLAG_AT + 0.01),
+        score(under(3.0)),
+        score(under(3.0), SecondOpinion.NOT_RAISED),
+    ]
+    vectors = np.zeros((len(texts), 4), dtype=np.float32)
+    vectors[:, 0] = 2.0
+    vectors[6, 0] = 0.5  # under the head's line
+    out = head.apply(texts, scores, vectors, lambda batch: [t == "other language" for t in batch], FLAG_AT)
+    raised = [i for i, s in enumerate(out) if s.second_opinion == SecondOpinion.VECTOR_RAISED]
+    assert raised == [0, 7]
+    assert all(out[i].probability == FLAG_AT and out[i].veto_logit == pytest.approx(2.0) for i in raised)
+    kept = [i for i in range(len(out)) if i not in raised]
+    assert [out[i] for i in kept] == [scores[i] for i in kept]
+
+
+def test_a_batch_with_nothing_in_reach_never_runs_the_router() -> None:
+    def router(texts: object) -> list[bool]:
+        raise AssertionError("the router ran")
+
+    scores = [score(under(20.0)), score(FLAG_AT)]
+    assert fake_head().apply(["a", "b"], scores, np.ones((2, 4)), router, FLAG_AT) == scores
+
+
+def test_the_file_round_trips_and_broken_ones_are_a_clear_error(tmp_path: Path) -> None:
+    head = fake_head()
+    path = tmp_path / FILE_NAME
+    head.save(path)
+    again = VectorRaise.load(path)
+    assert again.line == head.line and again.chars == head.chars and np.array_equal(again.weights, head.weights)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="cannot read"):
+        VectorRaise.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(ConfigError, match="not an intent vector raise file"):
+        VectorRaise.load(tmp_path / "other.json")
+    with pytest.raises(ConfigError, match="cannot read"):
+        VectorRaise.load(tmp_path / "missing.json")
+    with pytest.raises(ConfigError, match="finite"):
+        VectorRaise(np.array([np.nan]), 0.0, line=1.0, band=1.0, chars=1, embedder_name="x")
+    with pytest.raises(ConfigError, match="4-dimensional"):
+        head.logits(np.ones((1, 3)))
+
+
+def test_the_guard_refuses_it_without_the_raise_and_names_a_bad_setting() -> None:
+    with pytest.raises(ConfigError, match="needs second_opinion"):
+        ExtractionIntent(second_opinion=False, vector_raise=True)
+    with pytest.raises(ConfigError, match="true, false or a file path"):
+        ExtractionIntent(vector_raise=3)  # type: ignore[arg-type]
+    assert ExtractionIntent(vector_raise="some.json").get_params()["vector_raise"] == "some.json"
+
+
+def test_the_guard_raises_a_real_near_miss_with_a_head_that_reads_it_and_says_so(tmp_path: Path) -> None:
+    question = "What are the side effects of ibuprofen?"
+    model = IntentModel.load()
+    gap = logit(model.threshold) - logit(ExtractionIntent(second_opinion=False).score(question))
+    band = gap + 1.0  # the head reaches this question
+    packaged = ExtractionIntent()
+    vector = packaged.read_with_vectors([question])[1][0]
+    weights = np.asarray(vector, dtype=np.float32) / float(np.dot(vector, vector))  # the question's logit is 1
+    for line, blocked in ((0.5, True), (1.5, False)):
+        path = tmp_path / f"head_{line}.json"
+        VectorRaise(weights, 0.0, line=line, band=band, chars=120, embedder_name=model.embedder_name).save(path)
+        guard = ExtractionIntent(vector_raise=path)
+        verdict = guard.check(RetrievalResult(query=Query(question), hits=()))
+        assert (verdict.action.value == "block") is blocked
+        if blocked:
+            assert verdict.evidence["second_opinion"] == SecondOpinion.VECTOR_RAISED
+            assert "vector raise lifted it" in verdict.reason and verdict.score == guard.threshold_
+    wrong = tmp_path / "wrong.json"
+    VectorRaise(weights, 0.0, line=0.5, band=band, chars=120, embedder_name="other-embedder").save(wrong)
+    with pytest.raises(ConfigError, match="reads other-embedder vectors"):
+        ExtractionIntent(vector_raise=wrong).score(question)
+
+
+def test_the_layered_default_answers_a_vector_raised_query_and_does_not_count_it() -> None:
+    class Raised:
+        name = "intent"
+
+        def check(self, retrieval: RetrievalResult):  # type: ignore[no-untyped-def]
+            from ragshield.types import Action, Verdict
+
+            evidence = {"second_opinion": SecondOpinion.VECTOR_RAISED}
+            return Verdict("intent", Action.BLOCK, 0.99, 0.9, "raised", evidence)
+
+    verdict = SignalOnly(Raised(), COUNT_AT).check(RetrievalResult(Query("q"), ()))  # type: ignore[arg-type]
+    assert verdict.action.value == "allow" and "a raised near miss: not counted" in verdict.reason
+
+
+def test_the_judge_names_a_vector_raise_candidate_and_leaves_out_the_sets_it_trained_on(tmp_path: Path) -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    import intent_veto_judge as judge
+
+    folder = tmp_path / "VR"
+    folder.mkdir()
+    head = fake_head()
+    VectorRaise(
+        head.weights, 0.0, line=1.0, band=12.0, chars=40, embedder_name="x", meta={"heldout_sets_trained_on": ["v9"]}
+    ).save(folder / FILE_NAME)
+    assert judge.configuration_name(folder).endswith("+ second opinion + vector raise VR")
+    assert "v9" in judge.trained_sets(folder)
+    with pytest.raises(SystemExit, match=r"intent_vector_raise\.json"):
+        judge.main(["--set", "v9", "--candidate", str(tmp_path)])
