@@ -106,13 +106,15 @@ def summary(shares: np.ndarray, states: Counter[str]) -> dict[str, Any]:
     }
 
 
-def measure(texts: list[str]) -> dict[str, Any]:
-    """Each guard's check time as a share of the same retrieval's, per query, interleaved so noise hits all alike."""
+def measure(texts: list[str], settings: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Each guard's check time (`settings`, default `GUARDS`) as a share of the same retrieval's, per query,
+    interleaved so noise hits all alike."""
     from ragshield.rag.embedding import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     index = ig.random_index(embedder.dimension, 2000)
-    guards = {name: ExtractionIntent(embedder=embedder, **options) for name, options in GUARDS.items()}
+    settings = GUARDS if settings is None else settings
+    guards = {name: ExtractionIntent(embedder=embedder, **options) for name, options in settings.items()}
     for guard in guards.values():
         guard.check(RetrievalResult(Query("warm up"), ()))
         guard.warm_up()  # verifiers load before the timing, not inside the first near miss
@@ -161,12 +163,22 @@ def main(argv: list[str] | None = None) -> None:
         "development sets (chat turns and hard questions)",
     )
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--vector-raise",
+        type=Path,
+        help="time the packaged guard beside it with this vector raise file (session 57) instead of GUARDS",
+    )
     args = parser.parse_args(argv)
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the public test buckets need ../shared/data")
     sample = english_sample if args.sample == "public" else short_sample
     texts = sample(args.data, args.n, ExtractionIntent())
-    result = {"sample": args.sample} | measure(texts)
+    settings = (
+        None
+        if args.vector_raise is None
+        else {"packaged": {}, "packaged + vector raise": {"vector_raise": args.vector_raise}}
+    )
+    result = {"sample": args.sample} | measure(texts, settings)
     print(table(result))
     qs.write_json(args.out, result)
     print(f"wrote {args.out}")
