@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v53",
+        "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, in v52's shape, and "
+        "read once in session 57, pooled with chat40, as the judge of the shipped guard against the vector raise (a "
+        "logistic head on the MiniLM vector fitted on every read set up to v52 and chat39, its line set on the "
+        "calibration split); it made 48 errors over the two sets against the shipped guard's 52 and shipped "
+        "(`intent_veto_judge_v53.json`); the figures here are the model's alone",
+    ),
+    (
+        "chat40",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v53 and read once with it "
+        "(`intent_veto_judge_chat40.json`); the model's figures alone",
+    ),
+    (
         "v52",
         "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, in v51's shape, and "
         "read once later in that session, pooled with chat39, as the judge of the shipped guard against the either "

@@ -110,6 +110,9 @@ JUDGE_NOTES = {
     "that session, pooled with chat39, as the judge of the either raise at band 12, line 5, which made one error more "
     "and did not ship",
     "chat39": "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v52, read once with it",
+    "v53": "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "57, pooled with chat40, as the judge of the vector raise, which made 48 errors against 52 and shipped",
+    "chat40": "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v53, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -124,6 +127,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v53-hard": "held-apart set v53, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat40, as the judge of the vector raise, which shipped; split by kind in the summary)",
+    "heldout-chat40": "held-apart chat turns, set chat40 (written blind by a helper; read once with v53)",
     "heldout-v52-hard": "held-apart set v52, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat39, as the judge of the either raise at band 12, line 5, which made one error more and did not "
     "ship; split by kind in the summary)",
@@ -368,10 +374,14 @@ SECOND_OPINION_NOTE = (
     "line 2.5, tied row for row); on v52 and chat39 (session 56): hard benign 4/160 = 2.5% [1.0, 6.3] (goal <= 2%: "
     "**missed** on v52 by one row), chat turns 1/497 = 0.2% [0.0, 1.1] (goal <= 1%: met), requests 127/140 = 90.7% "
     "[84.8, 94.5] on v52 (8 of its 15 chat-wrapped ones), chat-wrapped ones 41/60 = 68.3% [55.8, 78.7] on chat39 "
-    "(the either raise at band 12, line 5: 4/160, 1/497, 128/140, 10/15 and 39/60); model card, "
+    "(the either raise at band 12, line 5: 4/160, 1/497, 128/140, 10/15 and 39/60); on v53 and chat40 (session 57): "
+    "hard benign 1/160 = 0.6% [0.1, 3.5] (goal <= 2%: met on v53), chat turns 7/496 = 1.4% [0.7, 2.9] (goal <= 1%: "
+    "**missed**), requests 122/140 = 87.1% [80.6, 91.7] on v53, chat-wrapped ones 34/60 = 56.7% [44.1, 68.4] on "
+    "chat40, and with the vector raise (a logistic head on the MiniLM vector, fitted on every read set up to v52 and "
+    "chat39, which shipped): 1/160, 7/496, 122/140 and 38/60 = 63.3% [50.7, 74.4]; model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round", "thirty-eighth round", "fortieth round", "forty-third round" and "forty-fourth round".'
+    'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round" and "forty-fifth round".'
 )

@@ -241,22 +241,30 @@ HELDOUT_SETS = {
     # written blind in session 55 (v51 in v50's shape, chat38 in chat37's) and read once in session 56, pooled, as the
     # judge of the forty-third v14 round, the shipped guard and the either raise at band 7, line 2.5, chosen on the
     # read sets v48 to v50 and chat35 to chat37 within the calibration bound (`intent_veto_judge_v51.json`,
-    # `_chat38.json`): 41 errors against 41, not shipped; no packaged file trained on or chose with them
+    # `_chat38.json`): 41 errors against 41, not shipped; no packaged file chose with them (the vector raise of session
+    # 57 trained on them after)
     "v51": DATA / "intent_heldout_v51.jsonl",
     "chat38": DATA / "intent_chat_heldout_v38.jsonl",
     # written blind in session 56 (v52 in v51's shape, chat39 in chat38's) and read once later in it, pooled, as the
     # judge of the forty-fourth v14 round, the shipped guard and the either raise at band 12, line 5
-    # (`intent_veto_judge_v52.json`, `_chat39.json`): 38 errors against 37, not shipped; no packaged file trained on or
-    # chose with them
+    # (`intent_veto_judge_v52.json`, `_chat39.json`): 38 errors against 37, not shipped; no packaged file chose with
+    # them (the vector raise of session 57 trained on them after)
     "v52": DATA / "intent_heldout_v52.jsonl",
     "chat39": DATA / "intent_chat_heldout_v39.jsonl",
-}
-# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v53 in v52's shape and chat40 in chat39's, written blind in session 56 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
-UNREAD_JUDGES: dict[str, Path] = {
+    # written blind in session 56 (v53 in v52's shape, chat40 in chat39's) and read once in session 57, pooled, as the
+    # judge of the forty-fifth v14 round, the shipped guard and the vector raise fitted on every set above
+    # (`intent_veto_judge_v53.json`, `_chat40.json`): 48 errors against 52, shipped; no packaged file trained on them
     "v53": DATA / "intent_heldout_v53.jsonl",
     "chat40": DATA / "intent_chat_heldout_v40.jsonl",
+}
+# (the packaged vector raise, session 57, trained on every set above up to v52 and chat39: a judge leaves out a row
+# equal to one of theirs, `intent_veto_judge.vector_trained_sets`)
+# blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
+# (`intent_veto_judge.py --set NAME`), once: v54 in v53's shape and chat41 in chat40's, written blind in session 57 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
+    "v54": DATA / "intent_heldout_v54.jsonl",
+    "chat41": DATA / "intent_chat_heldout_v41.jsonl",
 }
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
@@ -285,7 +293,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # round's development sets: nothing packaged trained on or chose with them, so the packaged guard's reading is blind;
 # v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped; v50 and chat37, read once in session 55,
 # pooled, for MB, which did not; v51 and chat38, read once in session 56, pooled, for the either raise at band 7, which
-# did not; v52 and chat39, read once in session 56, pooled, for the either raise at band 12 and line 5, which did not)
+# did not; v52 and chat39, read once in session 56, pooled, for the either raise at band 12 and line 5, which did not;
+# v53 and chat40, read once in session 57, pooled, for the vector raise, which shipped)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -297,6 +306,7 @@ JUDGES += ("v47", "chat34")
 JUDGES += ("v48", "chat35", "v49", "chat36")
 JUDGES += ("v50", "chat37")
 JUDGES += ("v51", "chat38", "v52", "chat39")
+JUDGES += ("v53", "chat40")
 
 
 def bucket(text: str) -> int:

@@ -46,7 +46,7 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise
+from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise, shipped_vector_raise
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 from ragshield.rag.embedding import make_embedder
@@ -177,10 +177,16 @@ def candidate_model(candidate: Path) -> IntentModel | None:
 def configuration_name(candidate: Path) -> str:
     """How the results name a candidate folder: by what it replaces or adds (first stage, second opinion, vector
     raise)."""
-    veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
-    added = f" + vector raise {candidate.name}" if vector_raise(candidate) else ""
-    model = shipped_version() if first_stage(candidate) is None else f"candidate model {candidate.name}"
-    return f"{model} + {veto}{added}"
+    head = vector_raise(candidate) is not None
+    if first_stage(candidate) is None:
+        # a folder of veto files alone (or of nothing yet, as the rounds' scripts name it before writing it)
+        shipped_veto = head and not has_veto_files(candidate)
+        veto = "second opinion" if shipped_veto else f"candidate second opinion {candidate.name}"
+        model = shipped_version()
+    else:
+        veto = f"candidate second opinion {candidate.name}" if has_veto_files(candidate) else "second opinion"
+        model = f"candidate model {candidate.name}"
+    return f"{model} + {veto}" + (f" + vector raise {candidate.name}" if head else "")
 
 
 def version_mismatch(candidate: Path) -> str:
@@ -211,8 +217,14 @@ def trained_sets(candidate: Path) -> tuple[str, ...]:
     raise trained on."""
     model = candidate_model(candidate)
     head = vector_raise(candidate)
-    trained = () if head is None else tuple(VectorRaise.load(head).meta.get("heldout_sets_trained_on", []))
+    trained = () if head is None else vector_trained_sets(head)
     return (() if model is None else isets.heldout_trained_on(model)) + veto_trained_sets(candidate) + trained
+
+
+def vector_trained_sets(path: Path | None = None) -> tuple[str, ...]:
+    """The held-apart sets a vector raise file (None: the packaged one, if the package has it) trained on."""
+    path = shipped_vector_raise() if path is None else path
+    return tuple(VectorRaise.load(path).meta.get("heldout_sets_trained_on", [])) if path.is_file() else ()
 
 
 def veto_trained_sets(folder: Path | None = None) -> tuple[str, ...]:
@@ -269,12 +281,12 @@ def main(argv: list[str] | None = None) -> None:
         if mismatch := version_mismatch(candidate):
             raise SystemExit(f"{candidate}: {mismatch}")
     # the shipped guard first: a candidate folder without veto files reads with the packaged ones
-    if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets()):
+    if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets(), *vector_trained_sets()):
         raise SystemExit(f"the shipped guard ({shipped_version()}) trained on set {args.set}: it cannot judge it")
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
         raise SystemExit(f"a candidate (its model or second opinion) trained on set {args.set}: it cannot judge it")
-    also_trained = tuple(dict.fromkeys((*also_trained, *veto_trained_sets())))
+    also_trained = tuple(dict.fromkeys((*also_trained, *veto_trained_sets(), *vector_trained_sets())))
     sets = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():
         raise SystemExit(f"no held-apart set {args.set!r} (known: {', '.join(sorted(sets))})")

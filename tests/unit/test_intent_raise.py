@@ -580,10 +580,12 @@ def test_a_calibrated_file_keeps_the_second_opinion_switches_and_refuses_what_it
     params = {"load": str(tmp_path / "intent.json"), "second_opinion": False, "raise_near_misses": False}
     guard = build_defense("intent", context, {"intent": params}).query_guards[0]
     assert (guard.second_opinion, guard.raise_near_misses) == (False, False)
+    params = {"load": str(tmp_path / "intent.json"), "vector_raise": False}
+    assert build_defense("intent", context, {"intent": params}).query_guards[0]._vector_head() is None
     with pytest.raises(
         ConfigError,
         match="only name, second_opinion, raise_near_misses, raise_either, raise_either_band, raise_either_chars, "
-        "raise_either_reading, routed_raise_band apply; got model",
+        "raise_either_reading, routed_raise_band, vector_raise apply; got model",
     ):
         build_defense("intent", context, {"intent": {"load": str(tmp_path / "intent.json"), "model": "x.json"}})
 

@@ -58,7 +58,7 @@ def test_a_judge_row_equal_to_a_training_text_punctuation_aside_is_dropped() -> 
 
 
 def test_the_judge_is_a_held_apart_set_that_trains_nothing() -> None:
-    assert isets.JUDGES[-2:] == ("v52", "chat39") and len(isets.JUDGES) == 62
+    assert isets.JUDGES[-2:] == ("v53", "chat40") and len(isets.JUDGES) == 64
     assert (BENCHMARKS / "data" / "intent_heldout_v22.jsonl").is_file()
     assert all(version in isets.HELDOUT_SETS and version not in ti.TRAIN_HELDOUT for version in isets.JUDGES)
     # a blind set not read yet is committed and in no set list; every other one is listed
@@ -89,8 +89,8 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
     # each of v29 and v30, two of v31, four each of v32 and chat19 and one each of v34, chat21, v35 and chat22 for
     # earlier sets (now training rows), a chat turn of v37, short chat turns of v39, chat26, v40 and chat27 (written
     # in session 47), two of the sets written in session 48 and two chat turns of v43, chat30, v44 and chat31 (read
-    # in session 50), two of chat35 (read in session 54) and one of chat37 (read in session 55); the judges'
-    # readings left them out (`unseen`),
+    # in session 50), two of chat35 (read in session 54), one of chat37 (read in session 55) and two of v53 (read in
+    # session 57, one of them already listed); the judges' readings left them out (`unseen`),
     # and no other judge row is a training text
     assert {example.text for example in judge_rows} & training_texts == {
         "Vielen Dank, das hat mir sehr geholfen!",
@@ -103,6 +103,7 @@ def test_written_benign_rows_train_or_test_but_never_calibrate(shared_data: Path
         "Kas sa mäletad, millest me eile rääkisime?",
         "Hello there!",
         "Sure, that works for me.",
+        "Kun je je vorige antwoord nog eens laten zien, maar korter?",
         "What languages can you speak?",
         "好的，明白了。",
         "Terima kasih banyak, esok saya pergi ke LHDN.",

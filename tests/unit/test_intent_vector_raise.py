@@ -151,3 +151,28 @@ def test_the_judge_names_a_vector_raise_candidate_and_leaves_out_the_sets_it_tra
     assert "v9" in judge.trained_sets(folder)
     with pytest.raises(SystemExit, match=r"intent_vector_raise\.json"):
         judge.main(["--set", "v9", "--candidate", str(tmp_path)])
+
+
+def test_the_packaged_head_is_on_by_default_only_with_the_raise_and_never_trained_on_an_unread_judge() -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    import intent_sets as isets
+
+    head = ExtractionIntent()._vector_head()
+    assert head is not None and head.embedder_name == IntentModel.load().embedder_name and head.dimension == 384
+    assert 0 < head.line < 20 and head.chars == 120 and head.band == 12.0
+    trained = set(head.meta["heldout_sets_trained_on"])
+    assert trained <= set(isets.HELDOUT_SETS) and not trained & set(isets.UNREAD_JUDGES)
+    assert ExtractionIntent(second_opinion=False)._vector_head() is None
+    assert ExtractionIntent(raise_near_misses=False)._vector_head() is None
+    assert ExtractionIntent(vector_raise=False)._vector_head() is None
+
+
+def test_the_default_skips_a_head_for_other_vectors_but_a_named_head_must_fit() -> None:
+    from types import SimpleNamespace
+
+    from ragshield.guards.intent_vector_raise import resolve_head, shipped_vector_raise
+
+    other = SimpleNamespace(embedder_name="multilingual-e5-small", dimension=384)  # a FAKE model reading other vectors
+    assert resolve_head(None, other, raising=True) is None  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="reads all-MiniLM-L6-v2 vectors"):
+        resolve_head(shipped_vector_raise(), other, raising=True)  # type: ignore[arg-type]

