@@ -383,5 +383,6 @@ SECOND_OPINION_NOTE = (
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round" and "forty-fifth round".'
+    'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round" and "forty-fifth '
+    'round".'
 )
