@@ -176,3 +176,14 @@ def test_the_default_skips_a_head_for_other_vectors_but_a_named_head_must_fit() 
     assert resolve_head(None, other, raising=True) is None  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="reads all-MiniLM-L6-v2 vectors"):
         resolve_head(shipped_vector_raise(), other, raising=True)  # type: ignore[arg-type]
+
+
+def test_a_named_head_that_is_broken_fails_when_the_defense_is_built_not_on_the_first_query(tmp_path: Path) -> None:
+    from ragshield.guards.factory import DefenseContext, build_defense
+
+    (tmp_path / "broken.json").write_text("{")
+    context = DefenseContext(embedder=None)
+    with pytest.raises(ConfigError, match="cannot read intent vector raise file"):
+        build_defense("intent", context, {"intent": {"vector_raise": str(tmp_path / "broken.json")}})
+    with pytest.raises(ConfigError, match="cannot read intent vector raise file"):
+        ExtractionIntent(vector_raise=tmp_path / "broken.json").warm_up()

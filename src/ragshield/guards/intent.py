@@ -326,8 +326,10 @@ class ExtractionIntent(Detector):
     def warm_up(self) -> dict[str, bool]:
         """Load the model and, with the second opinion on, both verifiers now rather than on the first flag or
         near miss (seconds of CPU and about 350 MB; a service calls it at start-up). Returns, per verifier,
-        whether it loaded ({} without a second opinion); one that cannot load leaves its flags standing."""
+        whether it loaded ({} without a second opinion); one that cannot load leaves its flags standing. The vector
+        raise's file is read too: a broken one is a `ConfigError` here, not on the first near miss."""
         model = self._model()
+        self._vector_head()
         return self._veto().preload(str(model.meta.get("model_version"))) if self.second_opinion else {}
 
     def score_many(self, items: Sequence[RetrievalResult | Query | str]) -> np.ndarray:

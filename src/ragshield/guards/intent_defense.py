@@ -68,4 +68,5 @@ def build_defense(
             guard.fit(calibration, context.target_fpr)
         else:
             guard._model()  # load now so a broken install fails at start-up, not on the first query
+    guard._vector_head()  # the vector raise's file too (a few KB), for the same reason
     return Defense(name=guard.name, query_guards=(guard,))
