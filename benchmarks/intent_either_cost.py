@@ -35,9 +35,10 @@ from ragshield.types import Query, RetrievalResult
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
 # each guard spelt out in full, so that its name says the same whatever the packaged MiniLM file names (since session
 # 51 it names the short either raise; 4,000 characters: any query a verifier reads; "pieces": as e5 reads its own)
-IN_PIECES = {"raise_either_reading": "pieces"}
-GUARDS: dict[str, dict[str, float | int | str]] = {
-    "no either raise (before session 51)": {"raise_either_chars": 0},
+IN_PIECES = {"raise_either_reading": "pieces", "vector_raise": False}
+# (none with the vector raise of session 57: each stands for the guard as it was measured then)
+GUARDS: dict[str, dict[str, float | int | str | bool]] = {
+    "no either raise (before session 51)": {"raise_either_chars": 0, "vector_raise": False},
     "raise_either 4.0 (session 46)": {
         "raise_either": 4.0,
         "raise_either_band": 4.0,
@@ -61,12 +62,14 @@ GUARDS: dict[str, dict[str, float | int | str]] = {
         "raise_either_band": 6.0,
         "raise_either_chars": 120,
         "raise_either_reading": "whole",
+        "vector_raise": False,
     },
     "raise_either 2.0, band 12.0, at most 120 characters, read whole (session 52, WIDE)": {
         "raise_either": 2.0,
         "raise_either_band": 12.0,
         "raise_either_chars": 120,
         "raise_either_reading": "whole",
+        "vector_raise": False,
     },
 }
 OUT = qs.REPO / "benchmarks" / "results" / "intent_either_cost.json"
@@ -176,7 +179,10 @@ def main(argv: list[str] | None = None) -> None:
     settings = (
         None
         if args.vector_raise is None
-        else {"packaged": {}, "packaged + vector raise": {"vector_raise": args.vector_raise}}
+        else {
+            "without a vector raise": {"vector_raise": False},
+            "with this vector raise": {"vector_raise": args.vector_raise},
+        }
     )
     result = {"sample": args.sample} | measure(texts, settings)
     print(table(result))

@@ -114,10 +114,10 @@ def judge(
         configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
         model = first_stage(second_opinion) if isinstance(second_opinion, Path) else None
+        # with the second opinion, the guard as it ships reads with the packaged vector raise (the default, None);
+        # a candidate folder holding its own head reads with that one instead
         head = vector_raise(second_opinion) if isinstance(second_opinion, Path) else None
-        guard = ExtractionIntent(
-            embedder=embedder, model=model, second_opinion=bool(second_opinion), vector_raise=head or False
-        )
+        guard = ExtractionIntent(embedder=embedder, model=model, second_opinion=bool(second_opinion), vector_raise=head)
         if isinstance(second_opinion, Path) and has_veto_files(second_opinion):
             guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
         started = time.perf_counter()
@@ -285,7 +285,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"the shipped guard ({shipped_version()}) trained on set {args.set}: it cannot judge it")
     also_trained = tuple(v for candidate in args.candidate for v in trained_sets(candidate))
     if args.set in also_trained:
-        raise SystemExit(f"a candidate (its model or second opinion) trained on set {args.set}: it cannot judge it")
+        raise SystemExit(
+            f"a candidate (its model, second opinion or vector raise) trained on set {args.set}: it cannot judge it"
+        )
     also_trained = tuple(dict.fromkeys((*also_trained, *veto_trained_sets(), *vector_trained_sets())))
     sets = isets.HELDOUT_SETS | isets.UNREAD_JUDGES
     if args.set not in sets or not sets[args.set].exists():

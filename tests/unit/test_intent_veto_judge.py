@@ -73,7 +73,9 @@ def test_a_candidate_model_is_named_by_what_it_replaces_and_reports_the_sets_it_
 
 def test_a_candidate_model_that_trained_on_the_set_cannot_judge_it(tmp_path: Path) -> None:
     model = _first_stage(tmp_path / "modelA", ["v53"])
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set v53: it cannot"):
+    with pytest.raises(
+        SystemExit, match=r"a candidate \(its model, second opinion or vector raise\) trained on set v53: it cannot"
+    ):
         judge.main(["--set", "v53", "--again", "--candidate", str(model)])
 
 
@@ -83,7 +85,9 @@ def test_a_second_opinion_that_trained_on_held_apart_sets_cannot_judge_them_and_
     refit = _candidate(tmp_path / "refit", ("v53", "chat40"))
     assert judge.trained_sets(refit) == ("v53", "chat40")
     assert judge.veto_trained_sets(refit) == ("v53", "chat40")
-    with pytest.raises(SystemExit, match=r"a candidate \(its model or second opinion\) trained on set chat40"):
+    with pytest.raises(
+        SystemExit, match=r"a candidate \(its model, second opinion or vector raise\) trained on set chat40"
+    ):
         judge.main(["--set", "chat40", "--again", "--candidate", str(refit)])
     # the packaged e5 file trained on every read set from v19 to v47 and chat34 since session 54: the shipped guard
     # cannot judge them

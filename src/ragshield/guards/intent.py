@@ -46,23 +46,18 @@ from ragshield.errors import ConfigError
 from ragshield.guards.base import threshold_verdict
 from ragshield.guards.detector import Detector
 from ragshield.guards.intent_bank import BankIntent, InstructionBank, load_bank, parse_bank, query_segments
+from ragshield.guards.intent_embedding import IntentEmbedding
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion, either_options, logit_option
 from ragshield.guards.intent_vector_raise import VectorRaise, resolve_head
 from ragshield.guards.intent_veto import IntentVeto, shipped_veto
-from ragshield.rag.embedding import Embedder, MultilingualE5Embedder
+from ragshield.rag.embedding import Embedder
 from ragshield.types import Query, RetrievalResult, Verdict
 
 __all__ = ["BankIntent", "ExtractionIntent", "InstructionBank", "load_bank", "parse_bank", "query_segments"]
 
 logger = logging.getLogger(__name__)
 MIN_FIT = 20
-
-
-def _reusable_vector(item: RetrievalResult | Query | str, dimension: int) -> np.ndarray | None:
-    """The retrieval's query vector (float32) when `item` carries one of `dimension`, else None."""
-    vector = getattr(item, "query_vector", None)
-    return np.asarray(vector, dtype=np.float32) if vector is not None and len(vector) == dimension else None
 
 
 def _text_of(item: RetrievalResult | Query | str) -> str:
@@ -75,7 +70,7 @@ def _text_of(item: RetrievalResult | Query | str) -> str:
     raise ConfigError(f"intent scores queries (RetrievalResult, Query or str), got {type(item).__name__}")
 
 
-class ExtractionIntent(Detector):
+class ExtractionIntent(IntentEmbedding, Detector):
     """Learned extraction-intent guard; `score` is a probability in [0, 1], higher = more suspicious.
 
     Args:
@@ -108,11 +103,9 @@ class ExtractionIntent(Detector):
             logits over 0: routed near misses read no further under the line. 4 restores the reading cost of
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
             requests in other languages (model card, "thirty-second round").
-        vector_raise: None (default: the packaged head when the second opinion raises; since session 57), False
-            (off), True (the packaged head) or a file from `benchmarks/intent_vector_raise.py`: a logistic head on the
-            first part's vector (a dot product) that raises an English near miss of at most 120 characters within 12
-            logits (`intent_vector_raise.resolve_head`; model card, "forty-fifth round": on v53 and chat40, 160 of
-            200 requests caught instead of 156, 8 of 700 benign rows flagged either way).
+        vector_raise: None (default: the packaged head when the second opinion raises, since session 57), False
+            (off), True or a file from `benchmarks/intent_vector_raise.py`: a logistic head on the first part's vector
+            that raises short English near misses (`intent_vector_raise`; model card, "forty-fifth round").
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
@@ -188,87 +181,7 @@ class ExtractionIntent(Detector):
         self.require_fitted("fit(benign_queries) or use threshold='shipped'")
         return float(self.threshold_)
 
-    def _embedder(self) -> tuple[Embedder, bool]:
-        """The embedder for the model's vectors and whether it is the system's (vector reuse)."""
-        model = self._model()
-        if self.embedder is not None and getattr(self.embedder, "name", None) == model.embedder_name:
-            return self.embedder, True
-        if not hasattr(self, "own_embedder_"):
-            from ragshield.rag.embedding import make_embedder
-
-            logger.info("intent: the system embedder is not %s; loading it for the intent model", model.embedder_name)
-            self.own_embedder_ = make_embedder(model.embedder_name)
-        return self.own_embedder_, False
-
-    def _vectors(
-        self,
-        items: Sequence[RetrievalResult | Query | str],
-        texts: list[str],
-        skip: set[int] | frozenset[int] = frozenset(),
-    ) -> np.ndarray:
-        """The first embedding part's vectors, one row per text; rows in `skip` (texts the
-        multilingual part reads) are zeros, never embedded."""
-        dimension = self._model().dimension
-        out = np.zeros((len(texts), dimension), dtype=np.float32)
-        wanted = [i for i in range(len(texts)) if i not in skip]
-        if not wanted:
-            return out
-        embedder, shared = self._embedder()
-        missing = []
-        for i in wanted:
-            vector = _reusable_vector(items[i], dimension) if shared else None
-            if vector is not None:
-                out[i] = vector
-            else:
-                missing.append(i)
-        if missing:
-            # every query without a reusable vector is embedded in ONE batch
-            fresh = np.asarray(embedder.embed([texts[i] for i in missing]), dtype=np.float32)
-            if fresh.shape != (len(missing), dimension):
-                raise ConfigError(
-                    f"intent model expects {dimension}-dimensional vectors from {self._model().embedder_name!r}; "
-                    f"embedder {getattr(embedder, 'name', '?')!r} returned shape {fresh.shape}"
-                )
-            out[missing] = fresh
-        return out
-
     # -- scoring ----------------------------------------------------------------------------
-
-    def _multilingual(
-        self, items: Sequence[RetrievalResult | Query | str], texts: list[str]
-    ) -> dict[int, np.ndarray] | None:
-        """Multilingual vectors, by row, of the texts the model routes to its multilingual part:
-        the retrieval's own query vector when the system retrieves with ragshield's
-        `MultilingualE5Embedder` (no second pass), the others embedded in one batch. A routed text
-        missing from the result (all of them, when the `intent-multilingual` extra is not
-        installed) is read by the first embedding part, as in models without a multilingual part;
-        None when nothing is routed or nothing could be embedded."""
-        routed = [i for i, r in enumerate(self._model().routes(texts)) if r]
-        if not routed:
-            return None
-        # ragshield's own e5 only: a framework's wrapper under the same name may embed queries with
-        # e5's "passage:" side, which the model was not trained on
-        shared = isinstance(self.embedder, MultilingualE5Embedder)
-        found: dict[int, np.ndarray] = {}
-        for i in routed:
-            vector = _reusable_vector(items[i], MultilingualE5Embedder.dimension) if shared else None
-            if vector is not None:
-                found[i] = vector
-        missing = [i for i in routed if i not in found]
-        if not missing:
-            return found
-        if not hasattr(self, "multilingual_embedder_"):
-            available = shared or MultilingualE5Embedder.available()
-            if not available:
-                logger.warning(
-                    "intent: non-English queries are read without the multilingual embedder; "
-                    "pip install 'ragshield[intent-multilingual]' to catch them as the model card reports"
-                )
-            self.multilingual_embedder_ = (self.embedder if shared else MultilingualE5Embedder()) if available else None
-        if self.multilingual_embedder_ is None:
-            return found or None
-        vectors = self.multilingual_embedder_.embed([texts[i] for i in missing])
-        return {**found, **dict(zip(missing, vectors, strict=True))}
 
     def _read(
         self, items: Sequence[RetrievalResult | Query | str], texts: list[str], kept: list[np.ndarray] | None = None
@@ -309,7 +222,7 @@ class ExtractionIntent(Detector):
         return float(getattr(self, "threshold_", self._model().threshold))
 
     def _vector_head(self) -> VectorRaise | None:
-        """The vector raise (`vector_head_`, `intent_vector_raise.resolve`), loaded on first use; None when off."""
+        """The vector raise (`vector_head_`, `intent_vector_raise.resolve_head`), loaded on first use; None when off."""
         if not hasattr(self, "vector_head_"):
             raising = self.second_opinion and self.raise_near_misses
             self.vector_head_ = resolve_head(self.vector_raise, self._model(), raising)
@@ -383,7 +296,9 @@ class ExtractionIntent(Detector):
         """Set `threshold_` so that at most `target_fpr` of these benign queries are blocked.
 
         Use the deployment's own users' questions (several hundred for a 1% target); see
-        `ragshield calibrate`.
+        `ragshield calibrate`. The second opinion and the vector raise read these questions at the line
+        in force when `fit` runs (the shipped one, for threshold="fit"), so a fitted line far above it may flag a few
+        more near misses than the target says.
 
         Raises:
             ConfigError: fewer than 20 benign queries, or a rate outside (0, 1).

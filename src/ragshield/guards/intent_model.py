@@ -80,7 +80,8 @@ class IntentScore:
     `second_opinion`: what the veto (`intent_veto`) did, one of `SecondOpinion`'s values;
     `veto_logit`: its verifier's logit when it read the query, the largest over what it read, which
     stops at the first piece at or over its line (the probability is then sigmoid(veto_logit) when it
-    let the query through, and the operating point when it raised it)."""
+    let the query through, and the operating point when it raised it); for a query the vector raise lifted
+    (`intent_vector_raise`), the head's logit instead, on its own scale."""
 
     probability: float
     embedding_logit: float

@@ -35,28 +35,47 @@ Router = Callable[[Sequence[str]], list[bool]]  # per text, whether it goes to t
 
 
 def shipped_vector_raise() -> Path:
-    """The packaged file's path (it may be absent: the raise ships only if its round says so)."""
+    """The packaged file's path (shipped since session 57)."""
     return Path(__file__).resolve().parent.parent / "data" / FILE_NAME
 
 
 def resolve_head(setting: bool | str | Path | None, model: IntentModel, raising: bool) -> VectorRaise | None:
     """The head a guard's `vector_raise` setting names: None (the default) is the packaged head when the guard raises
-    near misses (`raising`), else none, and none (logged) for a model whose first part reads other vectors; False is
-    none; True (the packaged head) or a path must load and read the model's vectors, or it is a `ConfigError`."""
+    near misses (`raising`), else none, and none (logged) for a model it was not fitted for (another embedder or
+    dimension, or another `model_version`: its line was set on that model's calibration split); False is none; True
+    (the packaged head) or a path must load and fit the model, or it is a `ConfigError`. A packaged file that cannot
+    be read is a `ConfigError` too (a broken install), naming the way to run without it."""
     default = setting is None
     if setting is False or (default and not raising):
         return None
-    head = VectorRaise.load(shipped_vector_raise() if default or setting is True else Path(str(setting)))
-    if head.embedder_name == model.embedder_name and head.dimension == model.dimension:
+    path = shipped_vector_raise() if default or setting is True else Path(str(setting))
+    try:
+        head = VectorRaise.load(path)
+    except ConfigError as exc:
+        if setting is not None and setting is not True:
+            raise
+        raise ConfigError(f"{exc}; reinstall ragshield, or set intent: {{vector_raise: false}}") from exc
+    fitted_for = head.meta.get("model_version")
+    model_version = model.meta.get("model_version")
+    mismatch = [
+        f"{what} {theirs} (the model's {ours})"
+        for what, theirs, ours in (
+            ("embedder", head.embedder_name, model.embedder_name),
+            ("dimension", head.dimension, model.dimension),
+            ("model_version", fitted_for, model_version),
+        )
+        if theirs != ours and not (what == "model_version" and fitted_for is None)
+    ]
+    if not mismatch:
         return head
-    why = f"intent vector raise reads {head.embedder_name} vectors; the model's first part reads {model.embedder_name}"
+    why = f"intent vector raise {path.name} was fitted for {', '.join(mismatch)}"
     if not default:
         raise ConfigError(why)
     logger.info("%s: the guard runs without it", why)
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class VectorRaise:
     """A raise read off the first embedding part's vector.
 
