@@ -13,7 +13,8 @@ the thirty-fifth round's two, read whole (session 52: the candidate, band 6, and
 questions: the queries that cap lets e5 read). Single-thread CPU time, one call each (a repeated call would read
 the same near misses again). Writes `--out` (default `benchmarks/results/intent_either_cost.json`): per guard the
 median, mean, 90th and 99th percentile of the check's time as a share of the retrieval's, and how many queries each
-second-opinion state ended in; prints a table.
+second-opinion state ended in; prints a table. `--vector-raise FILE` times the guard without a vector raise beside the
+guard with FILE instead of `GUARDS` (session 57; each of `GUARDS` runs without one, as it was measured).
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--vector-raise",
         type=Path,
-        help="time the packaged guard beside it with this vector raise file (session 57) instead of GUARDS",
+        help="time the guard without a vector raise beside the guard with this file (session 57) instead of GUARDS",
     )
     args = parser.parse_args(argv)
     if not (args.data / "queries").exists():

@@ -75,7 +75,7 @@ def line_over(head: VectorRaise, texts: list[str]) -> tuple[float, int]:
 def raised(texts: list[str], labels: np.ndarray, head_file: Path) -> dict[str, Any]:
     """What the whole guard flags of `texts` without and with the head: requests and benign rows flagged."""
     out: dict[str, Any] = {}
-    for name, setting in (("packaged", False), ("with vector raise", head_file)):
+    for name, setting in (("without a vector raise", False), ("with this vector raise", head_file)):
         guard = ExtractionIntent(vector_raise=setting)
         flagged = np.array([s.probability >= guard.threshold_ for s in guard.scores(texts)])
         out[name] = {"requests": int(flagged[labels == 1].sum()), "benign": int(flagged[labels == 0].sum())}

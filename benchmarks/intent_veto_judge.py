@@ -18,7 +18,11 @@ instead (or also) hold a first-stage model, `intent_model.json` (from `train_int
 guard then reads with that model at its own operating point, and with DIR's veto files if it has
 them, else the packaged ones (configuration "candidate model DIR + second opinion"; the model alone is
 not read). The second opinion reads only flags of the model version its weights were fitted for, so a
-candidate whose `model_version` differs from its veto files' is refused rather than read without one.
+candidate whose `model_version` differs from its veto files' is refused rather than read without one. Since
+session 57 the shipped guard's "+ second opinion" reading includes its packaged vector raise
+(`ragshield.guards.intent_vector_raise`; results of earlier sessions read it without one); a DIR may hold its own
+head, `intent_vector_raise.json` (configuration "... + vector raise DIR"), read in place of the packaged one and
+refused up front if it does not fit the model it reads; a candidate first stage without one reads with none.
 `--set` names a set of `intent_sets.HELDOUT_SETS` or `intent_sets.UNREAD_JUDGES` that neither the shipped model nor a
 candidate trained on (such as v16 or chat3). Rows
 whose text (`intent_sets.text_key`) is a training or calibration row of the shipped model or of a candidate
@@ -44,9 +48,10 @@ import intent_generalisation as ig
 import intent_sets as isets
 import query_sets as qs
 import train_intent as ti
+from ragshield.errors import ConfigError
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_model import IntentModel
-from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise, shipped_vector_raise
+from ragshield.guards.intent_vector_raise import FILE_NAME, VectorRaise, resolve_head, shipped_vector_raise
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights, weights_file_name
 from ragshield.guards.intent_veto_weights import ENCODERS, VetoWeights
 from ragshield.rag.embedding import make_embedder
@@ -114,10 +119,12 @@ def judge(
         configurations[configuration_name(candidate)] = candidate
     for name, second_opinion in configurations.items():
         model = first_stage(second_opinion) if isinstance(second_opinion, Path) else None
-        # with the second opinion, the guard as it ships reads with the packaged vector raise (the default, None);
-        # a candidate folder holding its own head reads with that one instead
-        head = vector_raise(second_opinion) if isinstance(second_opinion, Path) else None
-        guard = ExtractionIntent(embedder=embedder, model=model, second_opinion=bool(second_opinion), vector_raise=head)
+        guard = ExtractionIntent(
+            embedder=embedder,
+            model=model,
+            second_opinion=bool(second_opinion),
+            vector_raise=head_setting(second_opinion),
+        )
         if isinstance(second_opinion, Path) and has_veto_files(second_opinion):
             guard.veto_ = IntentVeto({e: second_opinion / weights_file_name(e) for e in ENCODERS})
         started = time.perf_counter()
@@ -155,6 +162,28 @@ def judge(
 
 def has_veto_files(folder: Path) -> bool:
     return all((folder / weights_file_name(e)).is_file() for e in ENCODERS)
+
+
+def head_setting(configuration: bool | Path) -> Path | bool | None:
+    """The `vector_raise` a configuration reads with: the shipped guard's default (None: the packaged head, since
+    session 57), a candidate folder's own head, or none for a candidate first stage without one (the packaged head's
+    line was set on the shipped model's calibration split, not on a candidate's)."""
+    if not isinstance(configuration, Path):
+        return None
+    head = vector_raise(configuration)
+    return head if head is not None else (False if first_stage(configuration) else None)
+
+
+def head_mismatch(candidate: Path) -> str:
+    """Why a candidate folder's own head would not read its model ("" when it would, or when it has none)."""
+    head = vector_raise(candidate)
+    if head is None:
+        return ""
+    try:
+        resolve_head(head, candidate_model(candidate) or IntentModel.load(), raising=True)
+    except ConfigError as exc:
+        return str(exc)
+    return ""
 
 
 def vector_raise(candidate: Path) -> Path | None:
@@ -258,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         action="append",
         default=[],
-        help="a folder with intent_model.json and/or both refitted veto files (repeatable)",
+        help="a folder with intent_model.json, both refitted veto files and/or intent_vector_raise.json (repeatable)",
     )
     parser.add_argument(
         "--again",
@@ -278,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out and not args.again:
         raise SystemExit("--out is for --again readings: a blind reading is written where the read-once check looks")
     for candidate in args.candidate:
-        if mismatch := version_mismatch(candidate):
+        if mismatch := version_mismatch(candidate) or head_mismatch(candidate):
             raise SystemExit(f"{candidate}: {mismatch}")
     # the shipped guard first: a candidate folder without veto files reads with the packaged ones
     if args.set in (*isets.heldout_trained_on(IntentModel.load()), *veto_trained_sets(), *vector_trained_sets()):

@@ -34,7 +34,6 @@ bank-similarity guard (`ragshield.guards.intent_bank`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,6 @@ from ragshield.types import Query, RetrievalResult, Verdict
 
 __all__ = ["BankIntent", "ExtractionIntent", "InstructionBank", "load_bank", "parse_bank", "query_segments"]
 
-logger = logging.getLogger(__name__)
 MIN_FIT = 20
 
 
@@ -104,8 +102,9 @@ class ExtractionIntent(IntentEmbedding, Detector):
             before session 48 (about 13-19 ms of one core per routed query instead of 41-47) and catches fewer short
             requests in other languages (model card, "thirty-second round").
         vector_raise: None (default: the packaged head when the second opinion raises, since session 57), False
-            (off), True or a file from `benchmarks/intent_vector_raise.py`: a logistic head on the first part's vector
-            that raises short English near misses (`intent_vector_raise`; model card, "forty-fifth round").
+            (off), True (the packaged head) or a file from `benchmarks/intent_vector_raise.py`: a logistic head on the
+            first part's vector that raises short English near misses (`intent_vector_raise`; model card,
+            "forty-fifth round").
 
     Fitted attributes: `model_`, `threshold_` (set on first use unless threshold="fit"),
     and after `fit`: `n_fit_`, `target_fpr_`. Before `fit` the threshold is the shipped operating
