@@ -183,38 +183,39 @@ class ExtractionIntent(IntentEmbedding, Detector):
     # -- scoring ----------------------------------------------------------------------------
 
     def _read(
-        self, items: Sequence[RetrievalResult | Query | str], texts: list[str], kept: list[np.ndarray] | None = None
-    ) -> list[IntentScore]:
-        """The model's scores; the first embedding part's vectors go into `kept` when given (the vector raise reads
-        them, with no second embedding)."""
+        self, items: Sequence[RetrievalResult | Query | str], texts: list[str]
+    ) -> tuple[list[IntentScore], np.ndarray]:
+        """The model's scores and the first embedding part's vectors (the vector raise reads them: no second
+        embedding)."""
         multilingual = self._multilingual(items, texts)
         vectors = self._vectors(items, texts, skip=set(multilingual or ()))
-        if kept is not None:
-            kept.append(vectors)
-        return self._model().score(texts, vectors, multilingual)
+        return self._model().score(texts, vectors, multilingual), vectors
 
     def scores(self, items: Sequence[RetrievalResult | Query | str]) -> list[IntentScore]:
         """Per query: the probability and its parts (one batched call per embedder at most, and
         one more for obfuscated or encoded queries, read again in plain letters or decoded:
         `with_readable_forms`; a query the multilingual part reads is not embedded by the first
         part)."""
-        read, vectors = self.read_with_vectors(items)
+        texts = [_text_of(item) for item in items]
+        read, vectors = self._read_with_vectors(items, texts)
         head = self._vector_head()
-        if head is None:
-            return read
-        return head.apply([_text_of(item) for item in items], read, vectors, self._model().routes, self._line())
+        return read if head is None else head.apply(texts, read, vectors, self._model().routes, self._line())
 
     def read_with_vectors(self, items: Sequence[RetrievalResult | Query | str]) -> tuple[list[IntentScore], np.ndarray]:
         """The scores before the vector raise (with the second opinion's reading when it is on) and the first
         embedding part's vectors, one row per query (zeros for a query the multilingual part reads)."""
-        texts = [_text_of(item) for item in items]
-        again = self._read  # plain strings: no reusable vector, embedded afresh
+        return self._read_with_vectors(items, [_text_of(item) for item in items])
+
+    def _read_with_vectors(
+        self, items: Sequence[RetrievalResult | Query | str], texts: list[str]
+    ) -> tuple[list[IntentScore], np.ndarray]:
         model = self._model()
-        kept: list[np.ndarray] = []
-        scored = model.with_readable_forms(texts, self._read(items, texts, kept), lambda forms: again(forms, forms))
+        first, vectors = self._read(items, texts)
+        # plain strings: no reusable vector, embedded afresh
+        scored = model.with_readable_forms(texts, first, lambda forms: self._read(forms, forms)[0])
         if not self.second_opinion:
-            return scored, kept[0]
-        return self._veto().read_flags(model, texts, scored, self._line()), kept[0]
+            return scored, vectors
+        return self._veto().read_flags(model, texts, scored, self._line()), vectors
 
     def _line(self) -> float:
         """The guard's own line (a given or fitted threshold), so a raised query is flagged by this guard."""
