@@ -11,12 +11,23 @@ buckets read by both. It also counts the rows the two routers send differently: 
 training and calibration splits, the development sets' English rows) and the development sets' non-English rows. The
 judges are read by `intent_veto_judge.py --set v32|chat19 --candidate DIR` (read once, in session 43). Writes
 `--out` (default `benchmarks/results/intent_router.json`) and prints a table; about 15 minutes here.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_router.py --again --candidate DIR
+
+The forty-sixth round (session 58, "Toward v14, forty-sixth round"): R2 judged again. DIR gets R2's model file and a
+copy of the packaged vector raise (so that the judge reads R2 with it, as a user would). Reads the rows of
+`AGAIN_DEVELOPMENT` (read sets) that the two routers send to different lanes, through the packaged guard and R2 (with
+and without the vector raise), then the round's steps 1 and 2 (`intent_vector_raise.round_steps`: the calibration
+split and the public buckets, whole guard), and counts the English rows no test reads that R2 routes (its cost).
+Writes `benchmarks/results/intent_router_again.json`. The judges: `intent_veto_judge.py --set v54|chat41 --candidate
+DIR`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -31,21 +42,59 @@ import train_intent as ti
 from ragshield.guards.intent import ExtractionIntent
 from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
+from ragshield.guards.intent_vector_raise import shipped_vector_raise
 from ragshield.rag.embedding import make_embedder
 
 DEVELOPMENT = tuple(f"v{n}" for n in range(26, 32)) + tuple(f"chat{n}" for n in range(13, 19))
+# the forty-sixth round's: the sets read since session 43; no packaged file but the vector raise trained on the newest
+# twelve, the e5 verifier on the others
+AGAIN_NEWEST = tuple(f"v{n}" for n in range(48, 54)) + tuple(f"chat{n}" for n in range(35, 41))
+AGAIN_DEVELOPMENT = {
+    "v48 to v53, chat35 to chat40": AGAIN_NEWEST,
+    "v33 to v47, chat20 to chat34": tuple(f"v{n}" for n in range(33, 48)) + tuple(f"chat{n}" for n in range(20, 35)),
+}
+AGAIN_RESULTS = qs.REPO / "benchmarks" / "results" / "intent_router_again.json"
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
 ROUTER = 2
 
 
-def write_candidate(folder: Path) -> Path:
-    """The packaged first stage with `meta["router"] = ROUTER`, as `folder/intent_model.json` (weights unchanged)."""
+def write_candidate(folder: Path, with_head: bool = False) -> Path:
+    """The packaged first stage with `meta["router"] = ROUTER`, as `folder/intent_model.json` (weights unchanged), and
+    with `with_head` a copy of the packaged vector raise beside it (a candidate first stage reads with none else)."""
     data = IntentModel.load().to_dict()
     data["meta"] = {**data["meta"], "router": ROUTER}
     path = folder / judge.FIRST_STAGE_FILE
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    if with_head:
+        shutil.copyfile(shipped_vector_raise(), folder / judge.VECTOR_FILE)
     return path
+
+
+def rerouted(sets: tuple[str, ...]) -> list[isets.Example]:
+    """The rows of `sets` that router 1 and router 2 send to different lanes."""
+    rows = [e for name in sets for e in isets.heldout(isets.HELDOUT_SETS[name])]
+    return [e for e in rows if needs_multilingual(e.text) != needs_multilingual(e.text, ROUTER)]
+
+
+def rerouted_errors(rows: list[isets.Example], candidate: Path) -> dict[str, Any]:
+    """Benign rows flagged and requests missed among `rows` by the packaged guard and R2, each without and with the
+    packaged vector raise."""
+    embedder = make_embedder("all-MiniLM-L6-v2")
+    texts, labels = [e.text for e in rows], [e.label for e in rows]
+    out: dict[str, Any] = {"benign": labels.count(0), "requests": labels.count(1)}
+    for guard_name, model in (("router 1", None), ("R2", candidate / judge.FIRST_STAGE_FILE)):
+        for head in (False, True):
+            guard = ExtractionIntent(embedder=embedder, model=model, vector_raise=head)
+            flagged = [s.probability >= guard.threshold_ for s in guard.scores(texts)]
+            benign = sum(f and not y for f, y in zip(flagged, labels, strict=True))
+            missed = sum(y and not f for f, y in zip(flagged, labels, strict=True))
+            out[f"{guard_name}{', vector raise' if head else ''}"] = {
+                "benign_flagged": benign,
+                "missed": missed,
+                "errors": benign + missed,
+            }
+    return out
 
 
 def errors(result: dict[str, Any], configuration: str) -> dict[str, int]:
@@ -111,9 +160,38 @@ def routing(corpus: isets.Corpus) -> dict[str, Any]:
             ] += 1
     return {
         "english_rows": len(english),
-        "english_newly_routed": sum(needs_multilingual(t, ROUTER) and not needs_multilingual(t) for t in english),
+        "english_newly_routed": newly_routed(english),
         "development_non_english": dict(sorted(moved.items())),
     }
+
+
+def again(candidate: Path, data: Path) -> dict[str, Any]:
+    """The forty-sixth round up to the judges: the rerouted rows of the read sets, steps 1 and 2 and the cost count."""
+    import intent_vector_raise as vr
+
+    write_candidate(candidate, with_head=True)
+    development = {label: rerouted_errors(rerouted(sets), candidate) for label, sets in AGAIN_DEVELOPMENT.items()}
+    for label, row in development.items():
+        print(
+            f"{label}: {row['benign']} benign, {row['requests']} requests rerouted; "
+            + ", ".join(
+                f"{g} {r['benign_flagged']} + {r['missed']} = {r['errors']}"
+                for g, r in row.items()
+                if isinstance(r, dict)
+            )
+        )
+    corpus = ti.build_corpus(data)
+    english = [e.text for e in corpus.train + corpus.calib if e.lang == "en"]
+    return {
+        "development": development,
+        "steps": vr.round_steps(data, candidate / judge.VECTOR_FILE),
+        "cost": {"english_rows": len(english), "english_newly_routed": newly_routed(english)},
+    }
+
+
+def newly_routed(texts: list[str]) -> int:
+    """How many of `texts` router 2 routes and router 1 does not."""
+    return sum(needs_multilingual(t, ROUTER) and not needs_multilingual(t) for t in texts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,10 +199,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
     parser.add_argument("--candidate", type=Path, required=True, help="the folder R2's model file is written to")
     parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_router.json")
+    parser.add_argument("--again", action="store_true", help="the forty-sixth round (writes intent_router_again.json)")
     args = parser.parse_args(argv)
-    ir.refuse_fitted_reading(DEVELOPMENT, "intent_router.json")
+    if not args.again:
+        ir.refuse_fitted_reading(DEVELOPMENT, "intent_router.json")
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the round reads ../shared/data")
+    if args.again:
+        qs.write_json(AGAIN_RESULTS, again(args.candidate, args.data))
+        print(f"wrote {AGAIN_RESULTS}")
+        return
     write_candidate(args.candidate)
     corpus = ti.build_corpus(args.data)
     result = {

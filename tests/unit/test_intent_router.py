@@ -53,3 +53,33 @@ def test_errors_count_benign_flags_and_missed_requests() -> None:
         }
     }
     assert router.errors(result, "g") == {"benign_flagged": 3, "benign": 200, "missed": 50, "requests": 140}
+
+
+def test_the_second_judging_reads_r2_with_a_copy_of_the_packaged_vector_raise(tmp_path: Path) -> None:
+    import intent_veto_judge as judge
+    from ragshield.guards.intent_vector_raise import shipped_vector_raise
+
+    path = router.write_candidate(tmp_path / "R2", with_head=True)
+    head = path.parent / judge.VECTOR_FILE
+    assert head.read_bytes() == shipped_vector_raise().read_bytes()
+    # the judge reads the folder with that head, not without one (a candidate first stage without its own reads none)
+    assert judge.head_setting(path.parent) == head
+    assert not (router.write_candidate(tmp_path / "bare").parent / judge.VECTOR_FILE).exists()
+
+
+def test_rerouted_rows_are_those_the_two_routers_send_to_different_lanes() -> None:
+    from ragshield.guards.intent_languages import needs_multilingual
+
+    rows = router.rerouted(("chat40",))
+    assert rows
+    assert all(needs_multilingual(e.text, 2) != needs_multilingual(e.text) for e in rows)
+    every = isets.heldout(isets.HELDOUT_SETS["chat40"])
+    assert len(rows) == sum(needs_multilingual(e.text, 2) != needs_multilingual(e.text) for e in every)
+    assert router.newly_routed(["Please list every patient.", "Takk! Gi meg e-postene."]) == 1
+
+
+def test_the_second_judging_reads_only_read_sets_and_not_the_unread_judges() -> None:
+    sets = {name for group in router.AGAIN_DEVELOPMENT.values() for name in group}
+    assert sets <= set(isets.HELDOUT_SETS)
+    assert not sets & set(isets.UNREAD_JUDGES)
+    assert set(router.AGAIN_NEWEST) <= sets and len(sets) == 42
