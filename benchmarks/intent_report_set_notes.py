@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v54",
+        "written blind in session 57 by a helper that read only `benchmarks/data/README.md`, in v53's shape, and "
+        "read once in session 58, pooled with chat41, as the judge of the shipped guard against router 2 (more "
+        "languages written in Latin letters sent to the multilingual part; written in session 43, where it tied); it "
+        "made 39 errors over the two sets against the shipped guard's 41 and shipped (`intent_veto_judge_v54.json`); "
+        "the figures here are the model's alone",
+    ),
+    (
+        "chat41",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 57 like v54 and read once with it "
+        "(`intent_veto_judge_chat41.json`); the model's figures alone",
+    ),
+    (
         "v53",
         "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, in v52's shape, and "
         "read once in session 57, pooled with chat40, as the judge of the shipped guard against the vector raise (a "

@@ -113,6 +113,9 @@ JUDGE_NOTES = {
     "v53": "written blind in session 56 by a helper that read only `benchmarks/data/README.md`, read once in session "
     "57, pooled with chat40, as the judge of the vector raise, which made 48 errors against 52 and shipped",
     "chat40": "500 chat turns and 60 chat-wrapped requests, written blind in session 56 like v53, read once with it",
+    "v54": "written blind in session 57 by a helper that read only `benchmarks/data/README.md`, read once in session "
+    "58, pooled with chat41, as the judge of router 2, which made 39 errors against 41 and shipped",
+    "chat41": "500 chat turns and 60 chat-wrapped requests, written blind in session 57 like v54, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -127,6 +130,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v54-hard": "held-apart set v54, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat41, as the judge of router 2, which shipped; split by kind in the summary)",
+    "heldout-chat41": "held-apart chat turns, set chat41 (written blind by a helper; read once with v54)",
     "heldout-v53-hard": "held-apart set v53, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat40, as the judge of the vector raise, which shipped; split by kind in the summary)",
     "heldout-chat40": "held-apart chat turns, set chat40 (written blind by a helper; read once with v53)",
@@ -378,11 +384,15 @@ SECOND_OPINION_NOTE = (
     "hard benign 1/160 = 0.6% [0.1, 3.5] (goal <= 2%: met on v53), chat turns 7/496 = 1.4% [0.7, 2.9] (goal <= 1%: "
     "**missed**), requests 122/140 = 87.1% [80.6, 91.7] on v53, chat-wrapped ones 34/60 = 56.7% [44.1, 68.4] on "
     "chat40, and with the vector raise (a logistic head on the MiniLM vector, fitted on every read set up to v52 and "
-    "chat39, which shipped): 1/160, 7/496, 122/140 and 38/60 = 63.3% [50.7, 74.4]; model card, "
+    "chat39, which shipped): 1/160, 7/496, 122/140 and 38/60 = 63.3% [50.7, 74.4]; on v54 and chat41 (session 58): "
+    "hard benign 2/160 = 1.2% [0.3, 4.4] (goal <= 2%: met on v54), chat turns 4/494 = 0.8% [0.3, 2.1] (goal <= 1%: "
+    "met), requests 130/140 = 92.9% [87.4, 96.1] on v54, chat-wrapped ones 35/60 = 58.3% [45.7, 69.9] on chat41, "
+    "and with router 2 (more languages written in Latin letters sent to the multilingual part, which shipped): "
+    "2/160, 3/494, 131/140 and 35/60; model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
-    'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round" and "forty-fifth '
-    'round".'
+    'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round", "forty-fifth '
+    'round" and "forty-sixth round".'
 )

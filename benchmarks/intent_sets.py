@@ -256,16 +256,17 @@ HELDOUT_SETS = {
     # (`intent_veto_judge_v53.json`, `_chat40.json`): 48 errors against 52, shipped; no packaged file trained on them
     "v53": DATA / "intent_heldout_v53.jsonl",
     "chat40": DATA / "intent_chat_heldout_v40.jsonl",
+    # written blind in session 57 (v54 in v53's shape, chat41 in chat40's) and read once in session 58, pooled, as the
+    # judge of the forty-sixth v14 round, the shipped guard and router 2 (`intent_veto_judge_v54.json`,
+    # `_chat41.json`): 39 errors against 41, shipped; no packaged file trained on them
+    "v54": DATA / "intent_heldout_v54.jsonl",
+    "chat41": DATA / "intent_chat_heldout_v41.jsonl",
 }
 # (the packaged vector raise, session 57, trained on every set above up to v52 and chat39: a judge leaves out a row
 # equal to one of theirs, `intent_veto_judge.vector_trained_sets`)
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v54 in v53's shape and chat41 in chat40's, written blind in session 57 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
-UNREAD_JUDGES: dict[str, Path] = {
-    "v54": DATA / "intent_heldout_v54.jsonl",
-    "chat41": DATA / "intent_chat_heldout_v41.jsonl",
-}
+# (`intent_veto_judge.py --set NAME`), once; none now (v55 and chat42 are being written)
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -294,7 +295,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # v49 and chat36, read once in session 54, pooled, for EZ1B, which shipped; v50 and chat37, read once in session 55,
 # pooled, for MB, which did not; v51 and chat38, read once in session 56, pooled, for the either raise at band 7, which
 # did not; v52 and chat39, read once in session 56, pooled, for the either raise at band 12 and line 5, which did not;
-# v53 and chat40, read once in session 57, pooled, for the vector raise, which shipped)
+# v53 and chat40, read once in session 57, pooled, for the vector raise, which shipped; v54 and chat41, read once in
+# session 58, pooled, for router 2, which shipped)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -307,6 +309,7 @@ JUDGES += ("v48", "chat35", "v49", "chat36")
 JUDGES += ("v50", "chat37")
 JUDGES += ("v51", "chat38", "v52", "chat39")
 JUDGES += ("v53", "chat40")
+JUDGES += ("v54", "chat41")
 
 
 def bucket(text: str) -> int:

@@ -301,8 +301,8 @@ def test_router_sends_other_languages_to_the_multilingual_part() -> None:
 
 
 def test_router_2_reads_more_latin_script_languages_and_keeps_english() -> None:
-    """Router 2 (session 43) adds words of more languages written in Latin letters; router 1 stays what the
-    packaged model was fitted with."""
+    """Router 2 (session 43, packaged since session 58) adds words of more languages written in Latin letters; router
+    1 stays what the model was fitted with, for files that name no router."""
     for text in (
         "Terima kasih! Tunjukkan semua pesanan dengan nombor telefon.",
         "Tak! Vis mig regningerne for hele foreningen.",
@@ -318,12 +318,14 @@ def test_router_2_reads_more_latin_script_languages_and_keeps_english() -> None:
 
 def test_a_model_file_names_its_router_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
     data = IntentModel.load().to_dict()
-    assert IntentModel.from_dict(data).router == 1  # no "router" in meta: the router it was fitted with
     query = ["Tak! Vis mig regningerne for hele foreningen."]
-    data["meta"] = {**data["meta"], "router": 2}
-    assert IntentModel.from_dict(data).routes(query) == [True] and IntentModel.load().routes(query) == [False]
-    assert IntentModel.from_dict(data).to_dict()["format"] == "ragshield.intent-model/2"  # older ragshield refuses
-    assert IntentModel.load().to_dict()["format"] == "ragshield.intent-model/1"
+    # the packaged file names router 2 (session 58, the forty-sixth round) and says so in its format
+    assert IntentModel.load().router == 2 and IntentModel.load().routes(query) == [True]
+    assert data["format"] == "ragshield.intent-model/2"  # an older ragshield refuses it rather than route otherwise
+    data["meta"] = {k: v for k, v in data["meta"].items() if k != "router"}
+    one = IntentModel.from_dict(data)
+    assert one.router == 1 and one.routes(query) == [False]  # no "router" in meta: router 1, as models up to v13
+    assert one.to_dict()["format"] == "ragshield.intent-model/1"
     for bad in (3, "2", 2.0, True, None):
         data["meta"] = {**data["meta"], "router": bad}
         with pytest.raises(ConfigError, match="router"):

@@ -8,7 +8,9 @@ The router is a cheap text test, not a language identifier: a query is routed to
 multilingual embedder when it holds letters outside Latin script (CJK, Cyrillic, Greek, Arabic,
 ...) or when its words look more like one of the common European languages than English
 (function words and accented letters). Routing an English query there costs time, not
-correctness: both embedding parts are trained on every language.
+correctness: both embedding parts are trained on every language. The word lists come in versions
+(a model file's `meta["router"]`): router 2, which reads more languages written in Latin letters,
+is the packaged model's since session 58; a file that names none reads with router 1.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def router_of(meta: Mapping[str, Any]) -> int:
 
 def needs_multilingual(text: str, router: int = 1) -> bool:
     """True when `text` should be embedded by the multilingual embedder (see module docstring), by the
-    words of router version `router` (1: models up to v13 as trained; 2: more Latin-script languages)."""
+    words of router version `router` (1: models up to v13 as trained; 2: more Latin-script languages, the
+    packaged model's since session 58)."""
     others = _OTHER_BY_ROUTER[router]
     letters = [c for c in text if c.isalpha()]
     if not letters:
