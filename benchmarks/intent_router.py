@@ -20,7 +20,8 @@ copy of the packaged vector raise (so that the judge reads R2 with it, as a user
 and without the vector raise), then the round's steps 1 and 2 (`intent_vector_raise.round_steps`: the calibration
 split and the public buckets, whole guard), and counts the English rows no test reads that R2 routes (its cost).
 Writes `benchmarks/results/intent_router_again.json`. The judges: `intent_veto_judge.py --set v54|chat41 --candidate
-DIR`.
+DIR`. R2 shipped (the packaged model file names router 2 since), so `--again` now refuses to run: its packaged guard
+would be R2 itself.
 """
 
 from __future__ import annotations
@@ -203,6 +204,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.again:
         ir.refuse_fitted_reading(DEVELOPMENT, "intent_router.json")
+    elif IntentModel.load().router == ROUTER:
+        raise SystemExit(
+            "R2 shipped in session 58: the packaged model names router 2, so this round's packaged guard would be R2 "
+            "itself; its results as run are benchmarks/results/intent_router_again.json"
+        )
     if not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: the round reads ../shared/data")
     if args.again:

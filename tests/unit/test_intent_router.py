@@ -84,3 +84,8 @@ def test_the_second_judging_reads_only_read_sets_and_not_the_unread_judges() -> 
     assert sets <= set(isets.HELDOUT_SETS)
     assert not sets & set(isets.UNREAD_JUDGES)
     assert set(router.AGAIN_NEWEST) <= sets and len(sets) == 42
+
+
+def test_the_second_judging_refuses_to_run_once_r2_is_the_packaged_model() -> None:
+    with pytest.raises(SystemExit, match="R2 shipped in session 58"):
+        router.main(["--again", "--candidate", "unused"])
