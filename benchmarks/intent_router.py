@@ -22,6 +22,14 @@ split and the public buckets, whole guard), and counts the English rows no test 
 Writes `benchmarks/results/intent_router_again.json`. The judges: `intent_veto_judge.py --set v54|chat41 --candidate
 DIR`. R2 shipped (the packaged model file names router 2 since), so `--again` now refuses to run: its packaged guard
 would be R2 itself.
+
+    OMP_NUM_THREADS=2 nice .venv/bin/python benchmarks/intent_router.py --learned --candidate DIR
+
+The forty-seventh round (session 58, "Toward v14, forty-seventh round"): R3, router 2's words and then the learned
+English-or-not test (`ragshield.guards.intent_language_id`, the packaged `intent_language_id.json`, fitted by
+`train_language_id.py`), against the packaged guard (router 2), as `--again` does for R2: the rerouted rows of
+`LEARNED_DEVELOPMENT`, steps 1 and 2 and the cost count. Writes `benchmarks/results/intent_router_learned.json`. The
+judges: `intent_veto_judge.py --set v55|chat42 --candidate DIR`.
 """
 
 from __future__ import annotations
@@ -55,15 +63,22 @@ AGAIN_DEVELOPMENT = {
     "v33 to v47, chat20 to chat34": tuple(f"v{n}" for n in range(33, 48)) + tuple(f"chat{n}" for n in range(20, 35)),
 }
 AGAIN_RESULTS = qs.REPO / "benchmarks" / "results" / "intent_router_again.json"
+# the forty-seventh round's: the same sets and v54 and chat41, read since
+LEARNED_DEVELOPMENT = {
+    "v48 to v54, chat35 to chat41": (*AGAIN_NEWEST, "v54", "chat41"),
+    "v33 to v47, chat20 to chat34": AGAIN_DEVELOPMENT["v33 to v47, chat20 to chat34"],
+}
+LEARNED_RESULTS = qs.REPO / "benchmarks" / "results" / "intent_router_learned.json"
+LEARNED = 3
 PUBLIC = ("sage", "healthcaremagic", "icliniq", "enron")
 ROUTER = 2
 
 
-def write_candidate(folder: Path, with_head: bool = False) -> Path:
-    """The packaged first stage with `meta["router"] = ROUTER`, as `folder/intent_model.json` (weights unchanged), and
+def write_candidate(folder: Path, with_head: bool = False, router: int = ROUTER) -> Path:
+    """The packaged first stage with `meta["router"] = router`, as `folder/intent_model.json` (weights unchanged), and
     with `with_head` a copy of the packaged vector raise beside it (a candidate first stage reads with none else)."""
     data = IntentModel.load().to_dict()
-    data["meta"] = {**data["meta"], "router": ROUTER}
+    data["meta"] = {**data["meta"], "router": router}
     path = folder / judge.FIRST_STAGE_FILE
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
@@ -72,19 +87,21 @@ def write_candidate(folder: Path, with_head: bool = False) -> Path:
     return path
 
 
-def rerouted(sets: tuple[str, ...]) -> list[isets.Example]:
-    """The rows of `sets` that router 1 and router 2 send to different lanes."""
+def rerouted(sets: tuple[str, ...], routers: tuple[int, int] = (1, ROUTER)) -> list[isets.Example]:
+    """The rows of `sets` that the two `routers` send to different lanes."""
     rows = [e for name in sets for e in isets.heldout(isets.HELDOUT_SETS[name])]
-    return [e for e in rows if needs_multilingual(e.text) != needs_multilingual(e.text, ROUTER)]
+    return [e for e in rows if needs_multilingual(e.text, routers[0]) != needs_multilingual(e.text, routers[1])]
 
 
-def rerouted_errors(rows: list[isets.Example], candidate: Path) -> dict[str, Any]:
-    """Benign rows flagged and requests missed among `rows` by the packaged guard and R2, each without and with the
-    packaged vector raise."""
+def rerouted_errors(
+    rows: list[isets.Example], candidate: Path, names: tuple[str, str] = ("router 1", "R2")
+) -> dict[str, Any]:
+    """Benign rows flagged and requests missed among `rows` by the packaged guard and the candidate's model, each
+    without and with the packaged vector raise."""
     embedder = make_embedder("all-MiniLM-L6-v2")
     texts, labels = [e.text for e in rows], [e.label for e in rows]
     out: dict[str, Any] = {"benign": labels.count(0), "requests": labels.count(1)}
-    for guard_name, model in (("router 1", None), ("R2", candidate / judge.FIRST_STAGE_FILE)):
+    for guard_name, model in ((names[0], None), (names[1], candidate / judge.FIRST_STAGE_FILE)):
         for head in (False, True):
             guard = ExtractionIntent(embedder=embedder, model=model, vector_raise=head)
             flagged = [s.probability >= guard.threshold_ for s in guard.scores(texts)]
@@ -166,12 +183,15 @@ def routing(corpus: isets.Corpus) -> dict[str, Any]:
     }
 
 
-def again(candidate: Path, data: Path) -> dict[str, Any]:
-    """The forty-sixth round up to the judges: the rerouted rows of the read sets, steps 1 and 2 and the cost count."""
+def again(candidate: Path, data: Path, learned: bool = False) -> dict[str, Any]:
+    """The forty-sixth round (or with `learned` the forty-seventh) up to the judges: the rerouted rows of the read
+    sets, steps 1 and 2 and the cost count."""
     import intent_vector_raise as vr
 
-    write_candidate(candidate, with_head=True)
-    development = {label: rerouted_errors(rerouted(sets), candidate) for label, sets in AGAIN_DEVELOPMENT.items()}
+    routers, names = ((ROUTER, LEARNED), ("router 2", "R3")) if learned else ((1, ROUTER), ("router 1", "R2"))
+    write_candidate(candidate, with_head=True, router=routers[1])
+    groups = LEARNED_DEVELOPMENT if learned else AGAIN_DEVELOPMENT
+    development = {label: rerouted_errors(rerouted(sets, routers), candidate, names) for label, sets in groups.items()}
     for label, row in development.items():
         print(
             f"{label}: {row['benign']} benign, {row['requests']} requests rerouted; "
@@ -186,13 +206,13 @@ def again(candidate: Path, data: Path) -> dict[str, Any]:
     return {
         "development": development,
         "steps": vr.round_steps(data, candidate / judge.VECTOR_FILE),
-        "cost": {"english_rows": len(english), "english_newly_routed": newly_routed(english)},
+        "cost": {"english_rows": len(english), "english_newly_routed": newly_routed(english, routers)},
     }
 
 
-def newly_routed(texts: list[str]) -> int:
-    """How many of `texts` router 2 routes and router 1 does not."""
-    return sum(needs_multilingual(t, ROUTER) and not needs_multilingual(t) for t in texts)
+def newly_routed(texts: list[str], routers: tuple[int, int] = (1, ROUTER)) -> int:
+    """How many of `texts` the second of `routers` routes and the first does not."""
+    return sum(needs_multilingual(t, routers[1]) and not needs_multilingual(t, routers[0]) for t in texts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -201,7 +221,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--candidate", type=Path, required=True, help="the folder R2's model file is written to")
     parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_router.json")
     parser.add_argument("--again", action="store_true", help="the forty-sixth round (writes intent_router_again.json)")
+    parser.add_argument("--learned", action="store_true", help="the forty-seventh round (intent_router_learned.json)")
     args = parser.parse_args(argv)
+    if args.learned:
+        if IntentModel.load().router != ROUTER:
+            raise SystemExit("the forty-seventh round compares router 3 with a packaged model naming router 2")
+        if not (args.data / "queries").exists():
+            raise SystemExit(f"{args.data} has no queries/: the round reads ../shared/data")
+        qs.write_json(LEARNED_RESULTS, again(args.candidate, args.data, learned=True))
+        print(f"wrote {LEARNED_RESULTS}")
+        return
     if not args.again:
         ir.refuse_fitted_reading(DEVELOPMENT, "intent_router.json")
     elif IntentModel.load().router == ROUTER:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_language_id import shipped_language_id
 
 _WORDS = re.compile(r"[^\W\d_]+")
 _ENGLISH_WORDS = """the a an and or of to in on for with is are was be do does did can could would should you
@@ -58,8 +59,11 @@ sei hai obrigado obrigada valeu aqui agora dos das pra passa gracias dame muést
 ici dans sur danke zeig gib mich hier auch bedankt geef toon mij"""
 _ENGLISH = frozenset(_ENGLISH_WORDS.split())
 _OTHER = frozenset(_OTHER_WORDS.split()) - _ENGLISH
-# each router's non-English words, by version (a model's `meta["router"]`; 1 when absent)
+# each router's non-English words, by version (a model's `meta["router"]`; 1 when absent); router 3 (session 58) reads
+# router 2's words and then asks the learned English-or-not test (`intent_language_id`)
 _OTHER_BY_ROUTER = {1: _OTHER, 2: (_OTHER | frozenset(_MORE_WORDS.split())) - _ENGLISH}
+_OTHER_BY_ROUTER[3] = _OTHER_BY_ROUTER[2]
+LEARNED_ROUTERS = frozenset({3})  # routers that also ask the learned test
 ROUTERS = tuple(_OTHER_BY_ROUTER)
 
 
@@ -98,11 +102,24 @@ def router_of(meta: Mapping[str, Any]) -> int:
 def needs_multilingual(text: str, router: int = 1) -> bool:
     """True when `text` should be embedded by the multilingual embedder (see module docstring), by the
     words of router version `router` (1: models up to v13 as trained; 2: more Latin-script languages, the
-    packaged model's since session 58)."""
+    packaged model's since session 58; 3: router 2's words, then the learned test of `intent_language_id`).
+
+    Raises:
+        KeyError: a router this ragshield does not know.
+        ConfigError: router 3 and the packaged language id file cannot be read.
+    """
     others = _OTHER_BY_ROUTER[router]
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return False
+    if _reads_as_other(text, letters, others):
+        return True
+    return router in LEARNED_ROUTERS and shipped_language_id().not_english(text)
+
+
+def _reads_as_other(text: str, letters: list[str], others: frozenset[str]) -> bool:
+    """The word test: enough letters of another script, or more non-English words and accented letters than English
+    words."""
     non_latin = sum(1 for c in letters if script_of(c) != "LATIN")
     if non_latin >= max(2, len(letters) // 10):
         return True

@@ -63,7 +63,8 @@ from ragshield.guards.intent_arrays import (
 )
 from ragshield.guards.intent_decoding import decoded_form
 from ragshield.guards.intent_features import N_FEATURES, readable_form, segments_of
-from ragshield.guards.intent_languages import needs_multilingual, router_of
+from ragshield.guards.intent_language_id import shipped_language_id
+from ragshield.guards.intent_languages import LEARNED_ROUTERS, needs_multilingual, router_of
 from ragshield.guards.intent_run_together import run_together_form
 from ragshield.guards.intent_visible import visible_text
 
@@ -147,7 +148,8 @@ class IntentModel:
             or any(h is not None and not layer_fits(h, w) for h, w in layers)
         ):
             raise ConfigError("intent model weights have the wrong shape; retrain or reinstall ragshield")
-        router_of(self.meta)  # refuse a router this ragshield does not know now, not at the first query
+        if router_of(self.meta) in LEARNED_ROUTERS:  # refuse an unknown router, or a broken install, now
+            shipped_language_id()
 
     @property
     def router(self) -> int:
