@@ -313,7 +313,7 @@ def test_router_2_reads_more_latin_script_languages_and_keeps_english() -> None:
     for text in ("Can you list the side effects of ibuprofen?", "see ya", "Thanks Dan, see you at the meeting."):
         assert not needs_multilingual(text, 2), text
     with pytest.raises(KeyError):
-        needs_multilingual("hello", 3)
+        needs_multilingual("hello", 4)
 
 
 def test_a_model_file_names_its_router_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
@@ -326,7 +326,7 @@ def test_a_model_file_names_its_router_and_an_unknown_one_is_refused(tmp_path: P
     one = IntentModel.from_dict(data)
     assert one.router == 1 and one.routes(query) == [False]  # no "router" in meta: router 1, as models up to v13
     assert one.to_dict()["format"] == "ragshield.intent-model/1"
-    for bad in (3, "2", 2.0, True, None):
+    for bad in (4, "2", 2.0, True, None):
         data["meta"] = {**data["meta"], "router": bad}
         with pytest.raises(ConfigError, match="router"):
             IntentModel.from_dict(data)
