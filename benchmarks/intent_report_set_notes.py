@@ -5,6 +5,19 @@ had, newest first; `intent_report.py` prints the notes beside each set's figures
 # each held-apart set's provenance: when it was written and what reading it has had
 HELDOUT_SET_NOTES = (
     (
+        "v55",
+        "written blind in session 58 by a helper that read only `benchmarks/data/README.md`, in v54's shape, and "
+        "read once later in that session, pooled with chat42, as the judge of the shipped guard against router 3 "
+        "(router 2's words, then a learned English-or-not test on character n-grams); both made 40 errors over the "
+        "two sets, row for row, and router 3 did not ship (`intent_veto_judge_v55.json`); the figures here are the "
+        "model's alone",
+    ),
+    (
+        "chat42",
+        "500 chat turns and 60 chat-wrapped requests, written blind in session 58 like v55 and read once with it "
+        "(`intent_veto_judge_chat42.json`); the model's figures alone",
+    ),
+    (
         "v54",
         "written blind in session 57 by a helper that read only `benchmarks/data/README.md`, in v53's shape, and "
         "read once in session 58, pooled with chat41, as the judge of the shipped guard against router 2 (more "

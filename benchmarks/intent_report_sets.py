@@ -116,6 +116,9 @@ JUDGE_NOTES = {
     "v54": "written blind in session 57 by a helper that read only `benchmarks/data/README.md`, read once in session "
     "58, pooled with chat41, as the judge of router 2, which made 39 errors against 41 and shipped",
     "chat41": "500 chat turns and 60 chat-wrapped requests, written blind in session 57 like v54, read once with it",
+    "v55": "written blind in session 58 by a helper that read only `benchmarks/data/README.md`, read once later in "
+    "that session, pooled with chat42, as the judge of router 3, which tied (40 errors each) and did not ship",
+    "chat42": "500 chat turns and 60 chat-wrapped requests, written blind in session 58 like v55, read once with it",
 }
 
 # the benign sets of the false-positive table, by the name `intent_generalisation` reports them under
@@ -130,6 +133,9 @@ BENIGN_SET_LABELS = {
     "written-hard": "hand-written hard benign of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket "
     "(40 languages)",
     "written-chat": "hand-written chat turns of `intent_train_benign_v9.jsonl` and `_v10.jsonl`, test bucket",
+    "heldout-v55-hard": "held-apart set v55, hard benign and chat turns (written blind by a helper; read once, "
+    "pooled with chat42, as the judge of router 3, which tied and did not ship; split by kind in the summary)",
+    "heldout-chat42": "held-apart chat turns, set chat42 (written blind by a helper; read once with v55)",
     "heldout-v54-hard": "held-apart set v54, hard benign and chat turns (written blind by a helper; read once, "
     "pooled with chat41, as the judge of router 2, which shipped; split by kind in the summary)",
     "heldout-chat41": "held-apart chat turns, set chat41 (written blind by a helper; read once with v54)",
@@ -285,7 +291,10 @@ BENIGN_SET_LABELS = {
     "heldout-hard": "held-apart set v1, hard benign (hand-written; read once to diagnose v1)",
 }
 SECOND_OPINION_NOTE = (
-    "The figures in this section are the model's probabilities alone. The `intent` guard reads each flag "
+    "The figures in this section are the model's probabilities alone, its router included: since session 58 the "
+    "packaged model names router 2, so the rows routers 1 and 2 send to different lanes (other languages written in "
+    "Latin letters) are read by its multilingual part; reports before read them with router 1. The `intent` guard "
+    "reads each flag "
     "again with its second opinion (on by default since session 25; MiniLM, for English flags, fitted in "
     "session 29 on model v11's flags and refitted on v13's rows and flags in session 41, line 0.0; e5, for routed "
     "flags, refitted on v13's rows and flags in session 36, line +1.0, +2.0 since session 40, and refitted in "
@@ -388,11 +397,14 @@ SECOND_OPINION_NOTE = (
     "hard benign 2/160 = 1.2% [0.3, 4.4] (goal <= 2%: met on v54), chat turns 4/494 = 0.8% [0.3, 2.1] (goal <= 1%: "
     "met), requests 130/140 = 92.9% [87.4, 96.1] on v54, chat-wrapped ones 35/60 = 58.3% [45.7, 69.9] on chat41, "
     "and with router 2 (more languages written in Latin letters sent to the multilingual part, which shipped): "
-    "2/160, 3/494, 131/140 and 35/60; model card, "
+    "2/160, 3/494, 131/140 and 35/60; the same guard on v55 and chat42 (session 58): hard benign 2/160 = 1.2% "
+    "[0.3, 4.4] (goal <= 2%: met on v55), chat turns 1/497 = 0.2% [0.0, 1.1] (goal <= 1%: met), requests 128/140 = "
+    "91.4% [85.6, 95.0] on v55, chat-wrapped ones 36/60 = 60.0% [47.4, 71.4] on chat42 (router 3, a learned "
+    "English-or-not test behind router 2, tied row for row); model card, "
     '"Model v13", "The second opinion for v13\'s flags", "Toward v14, fourth round", "ninth round", "thirteenth '
     'round", "fourteenth round", "fifteenth round", "sixteenth round", "seventeenth round", "twentieth round", '
     '"twenty-fourth round", "twenty-fifth round", "twenty-sixth round", "twenty-ninth round", "thirtieth round", '
     '"thirty-first round", "thirty-second round", "thirty-third round", "thirty-fourth round", "thirty-fifth '
     'round", "thirty-eighth round", "fortieth round", "forty-third round", "forty-fourth round", "forty-fifth '
-    'round" and "forty-sixth round".'
+    'round", "forty-sixth round" and "forty-seventh round".'
 )

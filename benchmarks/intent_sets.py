@@ -261,16 +261,17 @@ HELDOUT_SETS = {
     # `_chat41.json`): 39 errors against 41, shipped; no packaged file trained on them
     "v54": DATA / "intent_heldout_v54.jsonl",
     "chat41": DATA / "intent_chat_heldout_v41.jsonl",
+    # written blind in session 58 (v55 in v54's shape, chat42 in chat41's) and read once later in that session, pooled,
+    # as the judge of the forty-seventh v14 round, the shipped guard and router 3 (`intent_veto_judge_v55.json`,
+    # `_chat42.json`): 40 errors each, not shipped; no packaged file trained on them
+    "v55": DATA / "intent_heldout_v55.jsonl",
+    "chat42": DATA / "intent_chat_heldout_v42.jsonl",
 }
 # (the packaged vector raise, session 57, trained on every set above up to v52 and chat39: a judge leaves out a row
 # equal to one of theirs, `intent_veto_judge.vector_trained_sets`)
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once: v55 in v54's shape and chat42 in chat41's, written blind in session 58 by
-# two helpers that read only `benchmarks/data/README.md`, for the next round
-UNREAD_JUDGES: dict[str, Path] = {
-    "v55": DATA / "intent_heldout_v55.jsonl",
-    "chat42": DATA / "intent_chat_heldout_v42.jsonl",
-}
+# (`intent_veto_judge.py --set NAME`), once; none now (the next round needs two written blind first)
+UNREAD_JUDGES: dict[str, Path] = {}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
@@ -300,7 +301,8 @@ UNREAD_JUDGES: dict[str, Path] = {
 # pooled, for MB, which did not; v51 and chat38, read once in session 56, pooled, for the either raise at band 7, which
 # did not; v52 and chat39, read once in session 56, pooled, for the either raise at band 12 and line 5, which did not;
 # v53 and chat40, read once in session 57, pooled, for the vector raise, which shipped; v54 and chat41, read once in
-# session 58, pooled, for router 2, which shipped)
+# session 58, pooled, for router 2, which shipped; v55 and chat42, read once in session 58, pooled, for router 3, which
+# tied and did not ship)
 JUDGES = ("v22", "chat9", "v23", "chat10", "v24", "chat11", "v25", "chat12", "v26", "chat13", "v27", "chat14")
 JUDGES += ("v28", "chat15", "v29", "chat16", "v30", "chat17", "v31", "chat18", "v32", "chat19", "v33", "chat20")
 JUDGES += ("v34", "chat21", "v35", "chat22", "v36", "chat23", "v37", "chat24", "v38", "chat25")
@@ -314,6 +316,7 @@ JUDGES += ("v50", "chat37")
 JUDGES += ("v51", "chat38", "v52", "chat39")
 JUDGES += ("v53", "chat40")
 JUDGES += ("v54", "chat41")
+JUDGES += ("v55", "chat42")
 
 
 def bucket(text: str) -> int:
