@@ -7,6 +7,9 @@ words ("Fixe, obrigado! Qual é a morada do Tiago Valadares?": "a" and "do" are 
 read the rest of the words ("obrigado", "morada", "qual"). Router 3 sends a query to the multilingual part when router
 2 does, or when this test's logit reaches its line, set so that it sends almost no English query there.
 
+Router 3 did not ship (it tied with router 2 on the blind judges v55 and chat42): the packaged model names router 2,
+and this test runs only for a model file naming router 3.
+
 Cost: numpy on the first `MAX_CHARS` characters (code points hashed by polynomial, no Python loop over n-grams): tens of
 microseconds for a short query. The file is JSON (`FORMAT`): weights as base64 float32, bias, line and metadata;
 nothing is unpickled.

@@ -10,7 +10,8 @@ multilingual embedder when it holds letters outside Latin script (CJK, Cyrillic,
 (function words and accented letters). Routing an English query there costs time, not
 correctness: both embedding parts are trained on every language. The word lists come in versions
 (a model file's `meta["router"]`): router 2, which reads more languages written in Latin letters,
-is the packaged model's since session 58; a file that names none reads with router 1.
+is the packaged model's since session 58; a file that names none reads with router 1. Router 3 (session 58, not
+shipped) adds a learned English-or-not test (`intent_language_id`) behind router 2's words.
 """
 
 from __future__ import annotations
