@@ -11,6 +11,7 @@ import base64
 import io
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -111,3 +112,11 @@ def legacy_npz_fields(raw: bytes, label: str, format_name: str) -> dict[str, Any
         arrays = {name: data[name] for name in ("embed_weights", "lexical_weights", "stack_weights")}
         biases = {name: float(data[name]) for name in ("embed_bias", "lexical_bias", "stack_bias")}
     return arrays | biases | {"meta": {**meta, "feature_version": int(meta.get("feature_version", 1))}}
+
+
+def read_json_file(path: str | Path, what: str) -> Any:
+    """The JSON in `path`; a missing, unreadable or broken file is a `ConfigError` naming `what` and the path."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} file {path}: {exc}") from exc

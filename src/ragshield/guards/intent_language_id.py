@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
-from ragshield.guards.intent_arrays import from_b64, to_b64
+from ragshield.guards.intent_arrays import from_b64, read_json_file, to_b64
 
 FORMAT = "ragshield.intent-language-id/1"
 FILE_NAME = "intent_language_id.json"  # the packaged file, in `ragshield/data`
@@ -139,11 +139,7 @@ class LanguageId:
     @classmethod
     def load(cls, path: str | Path) -> LanguageId:
         """Read a file written by `save`; a missing or broken file is a `ConfigError` naming it."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"cannot read intent language id file {path}: {exc}") from exc
-        return cls.from_dict(data, str(path))
+        return cls.from_dict(read_json_file(path, "intent language id"), str(path))
 
 
 def shipped_language_id_path() -> Path:

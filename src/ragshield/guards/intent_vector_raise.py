@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragshield.errors import ConfigError
+from ragshield.guards.intent_arrays import read_json_file
 from ragshield.guards.intent_model import IntentModel, IntentScore
 from ragshield.guards.intent_opinion import SecondOpinion
 from ragshield.guards.intent_veto_weights import band_floor
@@ -188,8 +189,4 @@ class VectorRaise:
     @classmethod
     def load(cls, path: str | Path) -> VectorRaise:
         """Read a file written by `save`; a missing or broken file is a `ConfigError` naming it."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"cannot read intent vector raise file {path}: {exc}") from exc
-        return cls.from_dict(data, str(path))
+        return cls.from_dict(read_json_file(path, "intent vector raise"), str(path))
