@@ -215,7 +215,8 @@ BENIGN_SET_LABELS = {
     "kind in the summary)",
     "heldout-chat20": "held-apart chat turns, set chat20 (written blind by a helper; read once with v33)",
     "heldout-v32-hard": "held-apart set v32, hard benign and chat turns (written blind by a helper; read once "
-    "as the judge of router 2, which did not ship; split by kind in the summary)",
+    "as the judge of router 2, which tied and did not ship then (it shipped in session 58); split by kind in the "
+    "summary)",
     "heldout-chat19": "held-apart chat turns, set chat19 (written blind by a helper; read once with v32)",
     "heldout-v31-hard": "held-apart set v31, hard benign and chat turns (written blind by a helper; read once "
     "as the judge of the e5 second opinion refitted with twelve spent development sets' rows, which shipped; split "

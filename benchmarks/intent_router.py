@@ -5,9 +5,9 @@ multilingual part and the e5 second opinion.
 
 Writes the candidate R2 into DIR (`intent_model.json`: the packaged model, weights unchanged, naming router 2 in its
 metadata), then applies the steps of the model card's rule ("Toward v14, twentieth round") that come before the
-judges: the development sets `DEVELOPMENT` (e5 never trained on them) read once more by the shipped guard and R2, as
-`intent_veto_judge.py --again --candidate DIR` reads a set (its rows left out the same way), and the public benign test
-buckets read by both. It also counts the rows the two routers send differently: English rows no test reads (the
+judges: the development sets `DEVELOPMENT` (e5 had not trained on them then) read once more by the shipped guard and R2,
+as `intent_veto_judge.py --again --candidate DIR` reads a set (its rows left out the same way), and the public benign
+test buckets read by both. It also counts the rows the two routers send differently: English rows no test reads (the
 training and calibration splits, the development sets' English rows) and the development sets' non-English rows. The
 judges are read by `intent_veto_judge.py --set v32|chat19 --candidate DIR` (read once, in session 43). Writes
 `--out` (default `benchmarks/results/intent_router.json`) and prints a table; about 15 minutes here.
@@ -29,7 +29,8 @@ The forty-seventh round (session 58, "Toward v14, forty-seventh round"): R3, rou
 English-or-not test (`ragshield.guards.intent_language_id`, the packaged `intent_language_id.json`, fitted by
 `train_language_id.py`), against the packaged guard (router 2), as `--again` does for R2: the rerouted rows of
 `LEARNED_DEVELOPMENT`, steps 1 and 2 and the cost count. Writes `benchmarks/results/intent_router_learned.json`. The
-judges: `intent_veto_judge.py --set v55|chat42 --candidate DIR`.
+judges: `intent_veto_judge.py --set v55|chat42 --candidate DIR`. Router 3 reads the packaged test
+(`ragshield/data/intent_language_id.json`), not one in DIR: a refitted test is judged by writing it there.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -55,8 +58,8 @@ from ragshield.guards.intent_vector_raise import shipped_vector_raise
 from ragshield.rag.embedding import make_embedder
 
 DEVELOPMENT = tuple(f"v{n}" for n in range(26, 32)) + tuple(f"chat{n}" for n in range(13, 19))
-# the forty-sixth round's: the sets read since session 43; no packaged file but the vector raise trained on the newest
-# twelve, the e5 verifier on the others
+# the forty-sixth round's: the sets read since session 43; of the newest twelve, no packaged file but the vector raise
+# trained on v48 to v52 and chat35 to chat39; the e5 verifier trained on the others
 AGAIN_NEWEST = tuple(f"v{n}" for n in range(48, 54)) + tuple(f"chat{n}" for n in range(35, 41))
 AGAIN_DEVELOPMENT = {
     "v48 to v53, chat35 to chat40": AGAIN_NEWEST,
@@ -210,6 +213,25 @@ def again(candidate: Path, data: Path, learned: bool = False) -> dict[str, Any]:
     }
 
 
+def router_time(corpus: isets.Corpus, repeat: int = 5) -> dict[str, Any]:
+    """Microseconds per query that routers 2 and 3 take on the public buckets' English questions (SAGE,
+    HealthcareMagic, iCliniq), single-thread, the median of `repeat` passes (the learned test loaded first)."""
+    texts = [e.text for bucket in PUBLIC[:3] for e in corpus.test[bucket]]
+    needs_multilingual(texts[0], LEARNED)  # loads the packaged test
+    out: dict[str, Any] = {"queries": len(texts), "repeat": repeat}
+    with qs.single_thread():
+        for router in (ROUTER, LEARNED):
+            passes = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                for text in texts:
+                    needs_multilingual(text, router)
+                passes.append((time.perf_counter() - started) / len(texts) * 1e6)
+            out[f"router {router} us per query"] = round(statistics.median(passes), 1)
+    print(", ".join(f"{k}: {v}" for k, v in out.items()))
+    return out
+
+
 def newly_routed(texts: list[str], routers: tuple[int, int] = (1, ROUTER)) -> int:
     """How many of `texts` the second of `routers` routes and the first does not."""
     return sum(needs_multilingual(t, routers[1]) and not needs_multilingual(t, routers[0]) for t in texts)
@@ -218,11 +240,21 @@ def newly_routed(texts: list[str], routers: tuple[int, int] = (1, ROUTER)) -> in
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=qs.DEFAULT_DATA)
-    parser.add_argument("--candidate", type=Path, required=True, help="the folder R2's model file is written to")
+    parser.add_argument("--candidate", type=Path, help="the folder the candidate's model file is written to")
     parser.add_argument("--out", type=Path, default=qs.REPO / "benchmarks" / "results" / "intent_router.json")
-    parser.add_argument("--again", action="store_true", help="the forty-sixth round (writes intent_router_again.json)")
-    parser.add_argument("--learned", action="store_true", help="the forty-seventh round (intent_router_learned.json)")
+    rounds = parser.add_mutually_exclusive_group()
+    rounds.add_argument("--again", action="store_true", help="the forty-sixth round (writes intent_router_again.json)")
+    rounds.add_argument("--learned", action="store_true", help="the forty-seventh round (intent_router_learned.json)")
+    rounds.add_argument("--learned-time", action="store_true", help="time router 2 and router 3 per English query")
     args = parser.parse_args(argv)
+    if args.learned_time:
+        result = json.loads(LEARNED_RESULTS.read_text(encoding="utf-8")) if LEARNED_RESULTS.is_file() else {}
+        result["time"] = router_time(ti.build_corpus(args.data))
+        qs.write_json(LEARNED_RESULTS, result)
+        print(f"wrote {LEARNED_RESULTS}")
+        return
+    if args.candidate is None:
+        parser.error("--candidate is required (but with --learned-time)")
     if args.learned:
         if IntentModel.load().router != ROUTER:
             raise SystemExit("the forty-seventh round compares router 3 with a packaged model naming router 2")

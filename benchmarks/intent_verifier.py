@@ -69,7 +69,6 @@ import intent_verifier_fit as ivf
 import query_sets as qs
 import train_intent as ti
 from intent_verifier_rows import add_pairs_switch, contrastive_pairs, training_rows
-from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_verifiers import load_verifier
 from ragshield.guards.intent_veto import reads_routed, shipped_weights
@@ -214,7 +213,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         texts = [e.text for e in examples]
         labels = np.array([e.label for e in examples])
         flagged = np.asarray(iscore.probabilities(model, texts, embedders)) >= model.threshold
-        reads = np.array([needs_multilingual(t) == reads_routed(weights.encoder) for t in texts], dtype=bool)
+        reads = np.array([routed == reads_routed(weights.encoder) for routed in model.routes(texts)], dtype=bool)
         logits = np.full(len(texts), np.nan)
         asked = [i for i in range(len(texts)) if flagged[i] and reads[i]]  # the veto reads only these
         whole = np.full(len(texts), np.nan)

@@ -33,7 +33,6 @@ import intent_verifier_fit as ivf
 import intent_verifier_rows as ivr
 import query_sets as qs
 import train_intent as ti
-from ragshield.guards.intent_languages import needs_multilingual
 from ragshield.guards.intent_model import IntentModel
 
 OUT = qs.REPO / "benchmarks" / "results" / "intent_verifier_e5_loo.json"
@@ -46,7 +45,8 @@ def left_out(
     verifier, kept = ivf.fit_without_language(model, training, frozen, language, vars(args))
     texts = [e.text for e in own]
     flagged = np.asarray(iscore.probabilities(model, texts, iscore.Embedders())) >= model.threshold
-    asked = [i for i in range(len(texts)) if flagged[i] and needs_multilingual(texts[i])]
+    routed = model.routes(texts)
+    asked = [i for i in range(len(texts)) if flagged[i] and routed[i]]
     logits = dict(zip(asked, iv.read(verifier, model, [texts[i] for i in asked]), strict=True))
     row: dict[str, Any] = {"training_rows": kept}
     for label, kind in ((1, "requests"), (0, "benign")):

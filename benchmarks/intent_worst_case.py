@@ -25,7 +25,7 @@ from typing import Any
 
 import query_sets as qs
 from ragshield.guards.factory import DefenseContext, build_defense
-from ragshield.guards.intent_languages import needs_multilingual
+from ragshield.guards.intent_model import IntentModel
 from ragshield.rag.embedding import make_embedder
 from ragshield.types import Query, RetrievalResult
 
@@ -77,7 +77,7 @@ def measure(repeat: int) -> dict[str, Any]:
         for name, build in CASES.items():
             text = build()
             vector = tuple(embedder.embed([text])[0])  # the retrieval's, reused by the guard
-            row: dict[str, Any] = {"characters": len(text), "routed": needs_multilingual(text)}
+            row: dict[str, Any] = {"characters": len(text), "routed": IntentModel.load().routes([text])[0]}
             for label, guard in guards.items():
                 timings = []
                 for _ in range(repeat):

@@ -34,8 +34,15 @@ def test_ngram_slots_are_stable_in_range_and_read_only_the_start() -> None:
     # 14 characters with the padding spaces: 14 + 13 + 12 + 11 n-grams
     assert len(ids) == 50
     long = "a" * 10_000
-    assert len(ngram_ids(long)) == len(ngram_ids(long[: lid.MAX_CHARS]))
+    assert np.array_equal(ngram_ids(long), ngram_ids(long[: lid.MAX_CHARS]))
     assert len(ngram_ids("")) == 3  # two padding spaces: a text without letters is still read
+
+
+def test_the_hash_is_pinned_because_the_packaged_weights_are_indexed_by_it() -> None:
+    # a change to the normalisation, the multipliers or the byte order would leave the packaged weights reading
+    # other slots without any error: these slots are the ones the packaged file was fitted with
+    assert ngram_ids("Ok").tolist() == [12521, 30084, 12787, 12521, 26299, 20677, 3369, 29585, 27464, 17182]
+    assert ngram_ids("é")[:5].tolist() == [12521, 1501, 12521, 551, 18693]
 
 
 def test_dense_and_sparse_features_give_the_same_logit() -> None:

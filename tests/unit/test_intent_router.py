@@ -79,11 +79,24 @@ def test_rerouted_rows_are_those_the_two_routers_send_to_different_lanes() -> No
     assert router.newly_routed(["Please list every patient.", "Takk! Gi meg e-postene."]) == 1
 
 
-def test_the_second_judging_reads_only_read_sets_and_not_the_unread_judges() -> None:
+def test_the_router_rounds_read_only_read_sets_and_not_the_unread_judges() -> None:
     sets = {name for group in router.AGAIN_DEVELOPMENT.values() for name in group}
     assert sets <= set(isets.HELDOUT_SETS)
     assert not sets & set(isets.UNREAD_JUDGES)
     assert set(router.AGAIN_NEWEST) <= sets and len(sets) == 42
+    learned = {name for group in router.LEARNED_DEVELOPMENT.values() for name in group}
+    assert learned == sets | {"v54", "chat41"} and learned <= set(isets.HELDOUT_SETS)
+    # the sets that judged router 3 are not among the sets its exploration read
+    assert not learned & {"v55", "chat42"}
+
+
+def test_a_router_3_candidate_names_router_3_and_reads_the_learned_test(tmp_path: Path) -> None:
+    path = router.write_candidate(tmp_path / "R3", router=router.LEARNED)
+    candidate = IntentModel.load(path)
+    assert candidate.router == 3 and candidate.routes(["Fixe, obrigado! Qual é a morada do Tiago Valadares?"]) == [True]
+    assert IntentModel.load().routes(["Fixe, obrigado! Qual é a morada do Tiago Valadares?"]) == [False]
+    with pytest.raises(SystemExit):  # two rounds at once is a usage error, not the later one silently
+        router.main(["--again", "--learned", "--candidate", str(tmp_path)])
 
 
 def test_the_second_judging_refuses_to_run_once_r2_is_the_packaged_model() -> None:

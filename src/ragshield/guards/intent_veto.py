@@ -234,7 +234,8 @@ class IntentVeto(EitherSettings):
         """`scores` (IntentScore) with each flag (probability >= `flag_at`) read by its verifier, and each
         near miss (under `flag_at` by at most the file's `raise_band` logits, or its either reading's band: that
         reading's alone beyond its own, and only for texts within its length) too when its file raises;
-        `routed`: per text, whether the model's multilingual part read it (default: the router).
+        `routed`: per text, whether the model's multilingual part read it (default: router 1, the router of a model
+        file that names none; the guard passes its model's own, `IntentModel.routes`).
 
         A near miss whose verifier logit reaches `raise_tau` gets `flag_at` as its probability (flagged;
         under any blocking bar above the operating point). One the verifier cannot read keeps the model's
