@@ -270,8 +270,12 @@ HELDOUT_SETS = {
 # (the packaged vector raise, session 57, trained on every set above up to v52 and chat39: a judge leaves out a row
 # equal to one of theirs, `intent_veto_judge.vector_trained_sets`)
 # blind sets written and committed but not read yet: in no list above, so no benchmark reads them but the judge
-# (`intent_veto_judge.py --set NAME`), once; none now (the next round needs two written blind first)
-UNREAD_JUDGES: dict[str, Path] = {}
+# (`intent_veto_judge.py --set NAME`), once: v56 in v55's shape and chat43 in chat42's, written blind in session 58 by
+# two helpers that read only `benchmarks/data/README.md`, for the next round
+UNREAD_JUDGES: dict[str, Path] = {
+    "v56": DATA / "intent_heldout_v56.jsonl",
+    "chat43": DATA / "intent_chat_heldout_v43.jsonl",
+}
 # the sets that judge the shipped model: a candidate is compared without them (`intent_generalisation.py
 # --candidate`), on the development set and the calibration split only
 # (v8's judges, set v8 and the chat set, were read twice for v8: for v9 they are the development sets;
