@@ -602,3 +602,8 @@ def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> No
     for weights in (e5, minilm):
         assert not set(weights.meta["development"]) & set(isets.heldout_trained_on(model))
     assert not set(iv.DEVELOPMENT) & set(isets.heldout_trained_on(model))
+
+
+def test_the_recipe_writes_the_router_the_packaged_model_names() -> None:
+    # the recipe trains and calibrates with router 1 and names its router after: a retrained file must route as shipped
+    assert IntentModel.load().router == ti.SHIPPED_ROUTER
