@@ -32,6 +32,7 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.datasets.base import load_corpus
 from ragshield.guards.intent import ExtractionIntent
+from ragshield.guards.intent_languages import ROUTERS
 from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import wilson
 from ragshield.types import Query, RetrievalResult
@@ -179,23 +180,28 @@ def own_benign_texts(gone: list[isets.Example], held: list[isets.Example], lang:
     return list(dict.fromkeys(own + [e.text for e in held if e.label == 0 and e.lang == lang]))
 
 
-def fold_model(corpus: isets.Corpus, embedder: Any, key: str, value: str) -> tuple[IntentModel, set[int]]:
-    """The recipe retrained and recalibrated without style or language `value` (`left_out`), and the ids of the
-    training and calibration rows it left out."""
+def fold_model(
+    corpus: isets.Corpus, embedder: Any, key: str, value: str, router: int = ti.SHIPPED_ROUTER
+) -> tuple[IntentModel, set[int]]:
+    """The recipe retrained and recalibrated without style or language `value` (`left_out`), naming `router` as the
+    recipe's file does (`IntentModel.with_router`), and the ids of the training and calibration rows it left out."""
     gone = {id(e) for e in [*corpus.train, *corpus.calib] if left_out(e, key, value)}
     train = [e for e in corpus.train if id(e) not in gone]
     calib = [e for e in corpus.calib if id(e) not in gone]
-    return ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder), gone
+    return ti.calibrate(ti.train(train, embedder, folds=LOO_FOLDS), calib, embedder).with_router(router), gone
 
 
-def leave_one_out(corpus: isets.Corpus, embedder: Any, key: str, values: list[str]) -> dict[str, Any]:
-    """Retrain without one style (key='style') or language (key='lang') and judge on it."""
+def leave_one_out(
+    corpus: isets.Corpus, embedder: Any, key: str, values: list[str], router: int = ti.SHIPPED_ROUTER
+) -> dict[str, Any]:
+    """Retrain without one style (key='style') or language (key='lang') and judge on it, the fold's file naming
+    `router`."""
     held = [e for path in isets.HELDOUT_SETS.values() for e in isets.heldout(path)]
     pooled = [e.text for name in ("sage", "healthcaremagic", "icliniq", "enron") for e in corpus.test[name]]
     out: dict[str, Any] = {}
     for value in values:
         started = time.time()
-        model, gone = fold_model(corpus, embedder, key, value)
+        model, gone = fold_model(corpus, embedder, key, value, router)
         requests = [e for e in corpus.train if id(e) in gone and e.label == 1]
         own = [e.text for e in requests if e.source == "own"]
         written = [e.text for e in requests if e.source == "written"]
@@ -424,9 +430,9 @@ def not_resumable(earlier: dict[str, Any], run: dict[str, Any]) -> str | None:
     if "held_apart_sets" not in earlier:
         return "does not name its held-apart sets (run before session 37)"
     recipe = set(vars(ti.Recipe())) & (set(earlier) | set(run))
-    differ = [
-        name for name in ("key", "folds", "held_apart_sets", *sorted(recipe)) if earlier.get(name) != run.get(name)
-    ]
+    names = ("key", "folds", "held_apart_sets", "router", *sorted(recipe))
+    # a file from before session 59 names no router: its folds named none, so read router 1
+    differ = [name for name in names if {"router": 1, **earlier}.get(name) != {"router": 1, **run}.get(name)]
     return f"was run with another {', '.join(differ)}" if differ else None
 
 
@@ -465,13 +471,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--values", help="comma-separated subset (default: every style / language but English)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="", help="what recipe this is (for --extra-loo in the report)")
+    parser.add_argument(
+        "--router", type=int, choices=ROUTERS, default=ti.SHIPPED_ROUTER, help="the router each fold's file names"
+    )
     ti.add_recipe_arguments(parser)  # a recipe study: the candidate's switches, the shipped recipe's by default
     args = parser.parse_args(argv)
     recipe = ti.recipe_from(parser, args)
     recipe.apply()  # leave-one-out trains through `train_intent.train`, which reads them at call time
     # leave-one-out is saved after each value and resumed from the file (a run killed on the shared machine
     # keeps its rows), checked before the corpus is built
-    run = {"key": args.loo, "folds": LOO_FOLDS, "held_apart_sets": sorted(isets.HELDOUT_SETS), **recipe.changes()}
+    run = {
+        "key": args.loo,
+        "folds": LOO_FOLDS,
+        "held_apart_sets": sorted(isets.HELDOUT_SETS),
+        "router": args.router,
+        **recipe.changes(),
+    }
     earlier: dict[str, Any] = {}
     if args.loo and not (args.cost or args.candidate) and args.out.exists():
         earlier = json.loads(args.out.read_text(encoding="utf-8"))
@@ -504,7 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     results = earlier.get("results", {})
     for value in args.values.split(",") if args.values else loo_values(args.loo):
         if value not in results:
-            results |= leave_one_out(corpus, embedder, args.loo, [value])
+            results |= leave_one_out(corpus, embedder, args.loo, [value], args.router)
             embedder.save()
             saved = {"title": args.title, **run, "results": results}
             qs.write_json(args.out, saved)

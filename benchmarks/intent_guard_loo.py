@@ -210,12 +210,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     packaged, recipe = packaged_recipe()
-    run = {"recipe": recipe, "settings": settings_of(packaged), "held_apart_sets": sorted(isets.HELDOUT_SETS)}
+    run = {
+        "recipe": recipe,
+        "settings": settings_of(packaged),
+        "held_apart_sets": sorted(isets.HELDOUT_SETS),
+        "router": ti.SHIPPED_ROUTER,  # the fold models' (`intent_generalisation.fold_model`)
+    }
     result = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {"languages": {}}
     if differ := [key for key, value in run.items() if result.get(key, value) != value]:
         raise SystemExit(f"{args.out} was run with other {', '.join(differ)}: use a new --out")
-    result |= run
     todo = [language for language in args.languages.split(",") if language not in result["languages"]]
+    # a file from before session 59 names no router: its fold models named none (router 1), and a new fold names one
+    if todo and result["languages"] and "router" not in result:
+        raise SystemExit(f"{args.out} holds fold models of router 1: use a new --out")
+    result |= run
     if todo and not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: refitting without {', '.join(todo)} needs ../shared/data")
     if todo:

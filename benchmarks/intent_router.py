@@ -80,11 +80,8 @@ ROUTER = 2
 def write_candidate(folder: Path, with_head: bool = False, router: int = ROUTER) -> Path:
     """The packaged first stage with `meta["router"] = router`, as `folder/intent_model.json` (weights unchanged), and
     with `with_head` a copy of the packaged vector raise beside it (a candidate first stage reads with none else)."""
-    data = IntentModel.load().to_dict()
-    data["meta"] = {**data["meta"], "router": router}
     path = folder / judge.FIRST_STAGE_FILE
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    IntentModel.load().with_router(router).save(path)
     if with_head:
         shutil.copyfile(shipped_vector_raise(), folder / judge.VECTOR_FILE)
     return path

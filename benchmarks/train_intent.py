@@ -22,7 +22,6 @@ queries a second time in plain letters (feature version 3, `IntentModel.with_rea
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Iterable
@@ -340,8 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         per_source=args.per_source,
         source_fpr=args.source_fpr,
     )
-    if args.router != 1:  # named after calibration, which split its rows with router 1 as training did
-        model = dataclasses.replace(model, meta={**model.meta, "router": args.router})
+    model = model.with_router(args.router)  # after calibration, which split its rows with router 1 as training did
     embedder.save()
     model.save(args.out)
     print(json.dumps({k: v for k, v in model.meta.items() if k != "shared_data_note"}, indent=2))

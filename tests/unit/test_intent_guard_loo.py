@@ -147,6 +147,12 @@ def test_a_file_of_another_recipe_settings_or_sets_or_a_refit_without_the_data_i
         out.write_text(json.dumps({key: value, "languages": {}}))
         with pytest.raises(SystemExit, match=f"was run with other {key}"):
             gl.main(["--languages", "ja", "--out", str(out), "--data", str(tmp_path)])
+    # a file from before session 59 (no router named) prints its table, but takes no fold of another router
+    packaged, recipe = gl.packaged_recipe()
+    run = {"recipe": recipe, "settings": gl.settings_of(packaged), "held_apart_sets": sorted(isets.HELDOUT_SETS)}
+    out.write_text(json.dumps(run | {"languages": {"ja": _row(90, 124)}}))
+    with pytest.raises(SystemExit, match="holds fold models of router 1"):
+        gl.main(["--languages", "ja,it", "--out", str(out), "--data", str(tmp_path)])
     out.unlink()
     with pytest.raises(SystemExit, match=r"refitting without ja needs \.\./shared/data"):
         gl.main(["--languages", "ja", "--out", str(out), "--data", str(tmp_path / "absent")])

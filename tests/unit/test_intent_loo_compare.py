@@ -89,6 +89,9 @@ def test_a_file_goes_on_only_as_the_same_run() -> None:
     assert ig.not_resumable({**run, "key": "style"}, run) == "was run with another key"
     assert ig.not_resumable({**run, "held_apart_sets": ["v1"]}, run) == "was run with another held_apart_sets"
     assert "does not name" in str(ig.not_resumable({"key": "lang", "results": {}}, run))
+    # files from before session 59 name no router: their folds are router 1's
+    assert ig.not_resumable(run, {**run, "router": 1}) is None
+    assert ig.not_resumable(run, {**run, "router": 2}) == "was run with another router"
 
 
 def test_leave_one_out_will_not_go_on_in_a_file_run_over_other_held_apart_sets(

@@ -20,6 +20,7 @@ import intent_recipe  # noqa: E402
 import intent_sets as isets  # noqa: E402
 import intent_training_corpus  # noqa: E402
 import train_intent as ti  # noqa: E402
+from ragshield.errors import ConfigError  # noqa: E402
 from ragshield.guards.intent_model import IntentModel  # noqa: E402
 
 
@@ -607,3 +608,13 @@ def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> No
 def test_the_recipe_writes_the_router_the_packaged_model_names() -> None:
     # the recipe trains and calibrates with router 1 and names its router after: a retrained file must route as shipped
     assert IntentModel.load().router == ti.SHIPPED_ROUTER
+
+
+def test_naming_a_router_changes_only_the_router_a_model_file_names() -> None:
+    packaged = IntentModel.load()
+    first = packaged.with_router(1)
+    assert first.router == 1 and "router" not in first.meta  # as files before session 43, which older ragshields read
+    assert first.with_router(ti.SHIPPED_ROUTER).to_dict() == packaged.to_dict()
+    assert first.threshold == packaged.threshold
+    with pytest.raises(ConfigError, match="router 4"):
+        packaged.with_router(4)

@@ -376,6 +376,16 @@ class IntentModel:
         """The same weights with another operating point (what `ragshield calibrate` saves)."""
         return self._replace(meta={**self.meta, "operating_point": {**details, "threshold": float(threshold)}})
 
+    def with_router(self, router: int) -> IntentModel:
+        """The same weights and operating point, naming router version `router` (`meta["router"]`; none for router 1,
+        as files before session 43 so that older ragshields read them).
+
+        Raises:
+            ConfigError: a router this ragshield does not know.
+        """
+        meta = {key: value for key, value in self.meta.items() if key != "router"}
+        return self._replace(meta=meta if router_of({"router": router}) == 1 else {**meta, "router": router})
+
     def with_multilingual_shift(self, shift: float) -> IntentModel:
         """The same model with `shift` (log-odds; positive = more suspicious) added to the
         multilingual stacker's bias: how training gives the texts that stacker reads their own
