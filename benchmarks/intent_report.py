@@ -173,10 +173,13 @@ def _guard_loo_clause(paths: Path | tuple[Path, ...], goal: float) -> str:
     first of `paths` that has it), its own requests caught and own benign rows flagged, against the fold model alone
     ("" when not run)."""
     languages: dict[str, Any] = {}
+    routers: dict[str, int] = {}  # each language's fold model's router (files before session 59 name none: 1)
     for path in [paths] if isinstance(paths, Path) else paths:
         if path.is_file():
-            for language, row in json.loads(path.read_text(encoding="utf-8"))["languages"].items():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            for language, row in saved["languages"].items():
                 languages.setdefault(language, row)
+                routers.setdefault(language, saved.get("router", 1))
     if not languages:
         return ""
     parts = []
@@ -194,7 +197,13 @@ def _guard_loo_clause(paths: Path | tuple[Path, ...], goal: float) -> str:
         " With the whole guard refitted without the language (its e5 verifier too, at the packaged line, band and "
         'raise line; `benchmarks/intent_guard_loo.py`, model card, "The whole guard, one language left out"): '
         + "; ".join(parts)
-        + f"; measured for {', '.join(languages)} only."
+        + f"; measured for {', '.join(languages)} only"
+        + "; the fold models of "
+        + "; of ".join(
+            f"{', '.join(lang for lang in languages if routers[lang] == router)} name router {router}"
+            for router in sorted(set(routers.values()))
+        )
+        + "."
     )
 
 

@@ -187,8 +187,9 @@ def test_the_report_reads_every_guard_loo_file_and_the_first_that_has_a_language
 
     first, second = tmp_path / "s49.json", tmp_path / "s50.json"
     first.write_text(json.dumps({"languages": {"ja": row(91, 124)}}))
-    second.write_text(json.dumps({"languages": {"ja": row(10, 124), "ru": row(110, 128)}}))
+    second.write_text(json.dumps({"router": 2, "languages": {"ja": row(10, 124), "ru": row(110, 128)}}))
     clause = ir._guard_loo_clause((first, second, tmp_path / "absent.json"), 0.80)
     assert "ja 73.4% [65.0, 80.4] (n=124) **MISSED**" in clause and "ru 85.9%" in clause
-    assert "measured for ja, ru only" in clause
+    # which router each language's fold model named (a file before session 59 names none: router 1)
+    assert clause.endswith("measured for ja, ru only; the fold models of ja name router 1; of ru name router 2.")
     assert [path.name for path in ir.GUARD_LOO] == list(ir.GUARD_LOO_FILES)
