@@ -32,7 +32,7 @@ import query_sets as qs
 import train_intent as ti
 from ragshield.datasets.base import load_corpus
 from ragshield.guards.intent import ExtractionIntent
-from ragshield.guards.intent_languages import ROUTERS
+from ragshield.guards.intent_languages import ROUTERS, router_of
 from ragshield.guards.intent_model import IntentModel
 from ragshield.metrics.intervals import wilson
 from ragshield.types import Query, RetrievalResult
@@ -424,15 +424,16 @@ def with_loo_files(result: dict[str, Any], loo_files: tuple[Path, ...]) -> None:
 
 
 def not_resumable(earlier: dict[str, Any], run: dict[str, Any]) -> str | None:
-    """Why a leave-one-out file `earlier` cannot go on as run `run` (its key, folds, held-apart sets and recipe
-    changes), or None. A language's counts include the held-apart sets' rows, so rows run over other sets,
-    another recipe or another key would not be comparable with the new ones."""
+    """Why a leave-one-out file `earlier` cannot go on as run `run` (its key, folds, held-apart sets, the router its
+    folds name and recipe changes), or None. A language's counts include the held-apart sets' rows, so rows run over
+    other sets, another recipe, router or key would not be comparable with the new ones."""
     if "held_apart_sets" not in earlier:
         return "does not name its held-apart sets (run before session 37)"
     recipe = set(vars(ti.Recipe())) & (set(earlier) | set(run))
-    names = ("key", "folds", "held_apart_sets", "router", *sorted(recipe))
-    # a file from before session 59 names no router: its folds named none, so read router 1
-    differ = [name for name in names if {"router": 1, **earlier}.get(name) != {"router": 1, **run}.get(name)]
+    differ = [name for name in ("key", "folds", "held_apart_sets") if earlier.get(name) != run.get(name)]
+    # a file from before session 59 names no router: its folds named none, router 1 (`router_of`'s default)
+    differ += ["router"] if router_of(earlier) != router_of(run) else []
+    differ += [name for name in sorted(recipe) if earlier.get(name) != run.get(name)]
     return f"was run with another {', '.join(differ)}" if differ else None
 
 

@@ -47,6 +47,7 @@ import intent_verifier_fit as ivf
 import intent_verifier_rows as ivr
 import query_sets as qs
 import train_intent as ti
+from ragshield.guards.intent_languages import router_of
 from ragshield.guards.intent_model import IntentModel
 from ragshield.guards.intent_opinion import SecondOpinion
 from ragshield.guards.intent_veto import IntentVeto, shipped_weights
@@ -148,11 +149,14 @@ def left_out_language(
     packaged: VetoWeights,
     recipe: dict[str, Any],
     folder: Path,
+    router: int,
 ) -> dict[str, Any]:
+    """One left-out language's row: the fold model (naming `router`) refitted without `language`, its fold e5
+    verifier, and the three configurations read on the language's rows (see the module docstring)."""
     started = time.time()
     chosen_on = set(packaged.meta.get("development", ()))  # the band and raise line were chosen on these sets' rows
     held = [e for name, path in isets.HELDOUT_SETS.items() if name not in chosen_on for e in isets.heldout(path)]
-    model, gone = ig.fold_model(corpus, embedders, "lang", language)
+    model, gone = ig.fold_model(corpus, embedders, "lang", language, router)
     version = f"fold without {language}"  # the fold's veto files are read for this model only
     model.meta["model_version"] = version
     verifier, rows = fold_verifier(model, training, frozen, language, recipe)
@@ -221,8 +225,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{args.out} was run with other {', '.join(differ)}: use a new --out")
     todo = [language for language in args.languages.split(",") if language not in result["languages"]]
     # a file from before session 59 names no router: its fold models named none (router 1), and a new fold names one
-    if todo and result["languages"] and "router" not in result:
-        raise SystemExit(f"{args.out} holds fold models of router 1: use a new --out")
+    if todo and result["languages"] and router_of(result) != run["router"]:  # a file before session 59 names none
+        raise SystemExit(f"{args.out} holds fold models of router {router_of(result)}: use a new --out")
     result |= run
     if todo and not (args.data / "queries").exists():
         raise SystemExit(f"{args.data} has no queries/: refitting without {', '.join(todo)} needs ../shared/data")
@@ -236,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as folder:
             for language in todo:
                 row = left_out_language(
-                    corpus, embedders, training, base.frozen, language, packaged, recipe, Path(folder)
+                    corpus, embedders, training, base.frozen, language, packaged, recipe, Path(folder), run["router"]
                 )
                 result["languages"][language] = row
                 embedders.save()

@@ -12,6 +12,7 @@ import query_sets as qs
 from intent_report_encoded import encoded_section
 from intent_report_set_notes import HELDOUT_SET_NOTES
 from intent_report_sets import BENIGN_SET_LABELS, JUDGE_NOTES, SECOND_OPINION_NOTE
+from ragshield.guards.intent_languages import router_of
 from ragshield.metrics.intervals import rate_text
 
 GOAL_TPR_FAMILY, GOAL_TPR_STYLE, GOAL_TPR_LANG, GOAL_FPR, GOAL_FPR_HARD = 0.95, 0.90, 0.80, 0.01, 0.02
@@ -170,8 +171,8 @@ GUARD_LOO_NAME = "fold model + fold e5 verifier"  # `intent_guard_loo.CONFIGURAT
 
 def _guard_loo_clause(paths: Path | tuple[Path, ...], goal: float) -> str:
     """The whole guard left without a language (`benchmarks/intent_guard_loo.py`), if run: per language (from the
-    first of `paths` that has it), its own requests caught and own benign rows flagged, against the fold model alone
-    ("" when not run)."""
+    first of `paths` that has it), its own requests caught and own benign rows flagged, against the fold model alone,
+    and which router each language's fold models name ("" when not run)."""
     languages: dict[str, Any] = {}
     routers: dict[str, int] = {}  # each language's fold model's router (files before session 59 name none: 1)
     for path in [paths] if isinstance(paths, Path) else paths:
@@ -179,7 +180,7 @@ def _guard_loo_clause(paths: Path | tuple[Path, ...], goal: float) -> str:
             saved = json.loads(path.read_text(encoding="utf-8"))
             for language, row in saved["languages"].items():
                 languages.setdefault(language, row)
-                routers.setdefault(language, saved.get("router", 1))
+                routers.setdefault(language, router_of(saved))
     if not languages:
         return ""
     parts = []

@@ -605,8 +605,27 @@ def test_the_shipped_second_opinion_names_the_flags_that_chose_its_lines() -> No
     assert not set(iv.DEVELOPMENT) & set(isets.heldout_trained_on(model))
 
 
-def test_the_recipe_writes_the_router_the_packaged_model_names() -> None:
+def test_the_recipe_writes_the_router_the_packaged_model_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # the recipe trains and calibrates with router 1 and names its router after: a retrained file must route as shipped
+    class FakeEmbedders:  # training is faked: this checks what `main` writes, not what it fits
+        def save(self) -> None:
+            pass
+
+    seen: list[int] = []
+
+    def fake_calibrate(model: IntentModel, *args: Any, **kwargs: Any) -> IntentModel:
+        seen.append(model.router)  # calibration splits its rows with the model's router
+        return model
+
+    monkeypatch.setattr(ti, "build_corpus", lambda *args, **kwargs: isets.Corpus())
+    monkeypatch.setattr(ti, "Embedders", FakeEmbedders)
+    monkeypatch.setattr(ti, "train", lambda *args, **kwargs: IntentModel.load().with_router(1))
+    monkeypatch.setattr(ti, "calibrate", fake_calibrate)
+    for argv, router in (([], ti.SHIPPED_ROUTER), (["--router", "1"], 1)):
+        out = tmp_path / f"router{router}.json"
+        ti.main(["--out", str(out), *argv])
+        assert IntentModel.load(out).router == router
+    assert seen == [1, 1]
     assert IntentModel.load().router == ti.SHIPPED_ROUTER
 
 
