@@ -155,7 +155,8 @@ def summary(g: dict[str, Any]) -> list[str]:
     return out
 
 
-GUARD_LOO_FILES = (
+GUARD_LOO_FILES = (  # newest first: a language is read from the first file that has it
+    "intent_guard_loo_lang_s59.json",
     "intent_guard_loo_lang.json",
     "intent_guard_loo_lang_s50.json",
     "intent_guard_loo_lang_s51.json",
