@@ -224,8 +224,8 @@ def main(argv: list[str] | None = None) -> None:
     if differ := [key for key, value in run.items() if result.get(key, value) != value]:
         raise SystemExit(f"{args.out} was run with other {', '.join(differ)}: use a new --out")
     todo = [language for language in args.languages.split(",") if language not in result["languages"]]
-    # a file from before session 59 names no router: its fold models named none (router 1), and a new fold names one
-    if todo and result["languages"] and router_of(result) != run["router"]:  # a file before session 59 names none
+    # the check above passes a file from before session 59, which names no router: its fold models are router 1's
+    if todo and result["languages"] and router_of(result) != run["router"]:
         raise SystemExit(f"{args.out} holds fold models of router {router_of(result)}: use a new --out")
     result |= run
     if todo and not (args.data / "queries").exists():

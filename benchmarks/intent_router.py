@@ -78,8 +78,9 @@ ROUTER = 2
 
 
 def write_candidate(folder: Path, with_head: bool = False, router: int = ROUTER) -> Path:
-    """The packaged first stage with `meta["router"] = router`, as `folder/intent_model.json` (weights unchanged), and
-    with `with_head` a copy of the packaged vector raise beside it (a candidate first stage reads with none else)."""
+    """The packaged first stage naming `router` (`IntentModel.with_router`), as `folder/intent_model.json` (weights
+    unchanged), and with `with_head` a copy of the packaged vector raise beside it (a candidate first stage reads with
+    none else)."""
     path = folder / judge.FIRST_STAGE_FILE
     IntentModel.load().with_router(router).save(path)
     if with_head:
